@@ -1,0 +1,2 @@
+// Placeholder translation unit until the compute backends land.
+namespace akview {}

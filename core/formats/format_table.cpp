@@ -1,0 +1,102 @@
+// The table of formats, tried in order: content decides; the file extension is only a tie-breaker
+// when the content is too short or too broken to tell (so a broken .gguf gets GGUF's error).
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "core/formats/format.hpp"
+#include "core/formats/gguf.hpp"
+#include "core/formats/recognised.hpp"
+#include "core/formats/safetensors.hpp"
+
+namespace akview {
+
+bool Probe::has_entry(std::string_view name) const {
+  return std::binary_search(entries.begin(), entries.end(), name);
+}
+
+namespace {
+
+constexpr std::array kFormats = {
+    FormatEntry{"gguf", "GGUF file (v2/v3), or one part of a split set", sniff_gguf, open_gguf},
+    FormatEntry{"safetensors", "SafeTensors file", sniff_safetensors, open_safetensors},
+    FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, nullptr},
+    FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, nullptr},
+    FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, nullptr},
+    FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, nullptr},
+    FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, nullptr},
+    FormatEntry{"safetensors-dir", "directory with model.safetensors or model.safetensors.index.json",
+                sniff_safetensors_dir, open_safetensors_dir},
+    FormatEntry{"gguf-dir", "directory with .gguf files", sniff_gguf_dir, open_gguf_dir},
+};
+
+std::string hex_head(const Probe& p) {
+  std::string s;
+  for (size_t i = 0; i < std::min<size_t>(p.head.size(), 8); ++i) s += fmt::format("{}{:02x}", i ? " " : "", p.head[i]);
+  return s;
+}
+
+}  // namespace
+
+std::span<const FormatEntry> format_table() { return kFormats; }
+
+Result<Probe> probe_path(const std::string& path) {
+  Probe p;
+  p.path = path;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0)
+    return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot open: {}", std::strerror(errno)));
+  if (S_ISDIR(st.st_mode)) {
+    p.is_dir = true;
+    DIR* d = opendir(path.c_str());
+    if (!d) return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot list: {}", std::strerror(errno)));
+    while (dirent* e = readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      p.entries.emplace_back(e->d_name);
+    }
+    closedir(d);
+    std::sort(p.entries.begin(), p.entries.end());
+    return p;
+  }
+  if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::io, path, kNoOffset, "not a regular file or directory");
+  p.size = static_cast<uint64_t>(st.st_size);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot open: {}", std::strerror(errno)));
+  p.head.resize(std::min<uint64_t>(p.size, 4096));
+  ssize_t got = p.head.empty() ? 0 : pread(fd, p.head.data(), p.head.size(), 0);
+  ::close(fd);
+  if (got < 0) return make_error(ErrorCode::io, path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
+  p.head.resize(static_cast<size_t>(got));
+  return p;
+}
+
+Result<Model> open_model(const std::string& path, const OpenOptions& options) {
+  auto probe = probe_path(path);
+  if (!probe) return std::move(probe).error();
+  for (const auto& f : kFormats) {
+    if (!f.sniff(*probe)) continue;
+    if (!f.open)
+      return make_error(ErrorCode::unsupported, path, kNoOffset,
+                        fmt::format("recognised as {}, which akview does not open yet", f.description));
+    auto model = f.open(*probe, options);
+    if (model) {
+      model->path = path;
+      model->build_index();
+    }
+    return model;
+  }
+  if (probe->is_dir)
+    return make_error(ErrorCode::not_recognized, path, kNoOffset,
+                      "directory holds no model.safetensors, model.safetensors.index.json, *.gguf or Ollama store");
+  if (probe->size == 0) return make_error(ErrorCode::not_recognized, path, 0, "empty file: not a weight file");
+  return make_error(ErrorCode::not_recognized, path, 0,
+                    fmt::format("not a known weight format (first bytes: {})", hex_head(*probe)));
+}
+
+}  // namespace akview

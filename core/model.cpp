@@ -1,0 +1,97 @@
+// Model bookkeeping: shapes, interned strings, and an open-addressing name index
+// (4 bytes a slot, so a million tensors cost 8 MB of index rather than a node-based map).
+#include "core/model.hpp"
+
+#include <array>
+#include <functional>
+
+namespace akview {
+
+Model::Model() = default;
+Model::~Model() = default;
+Model::Model(Model&&) noexcept = default;
+Model& Model::operator=(Model&&) noexcept = default;
+
+std::string_view meta_type_name(MetaType t) {
+  static constexpr std::array<std::string_view, 14> kNames = {
+      "UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
+      "BOOL", "STRING", "ARRAY", "UINT64", "INT64", "FLOAT64", "JSON"};
+  auto i = static_cast<size_t>(t);
+  return i < kNames.size() ? kNames[i] : "?";
+}
+
+uint64_t Model::n_elements(const Tensor& t) const {
+  uint64_t n = 1;
+  for (int64_t d : shape(t)) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::span<const uint8_t> Model::data(const Tensor& t) const {
+  if (t.file >= files.size()) return {};
+  return files[t.file].map.range(t.offset, t.nbytes);
+}
+
+uint32_t Model::add_tensor(Tensor t, std::span<const int64_t> shape) {
+  t.dims_at = static_cast<uint32_t>(dims.size());
+  t.rank = static_cast<uint8_t>(shape.size());
+  dims.insert(dims.end(), shape.begin(), shape.end());
+  tensors.push_back(t);
+  return static_cast<uint32_t>(tensors.size() - 1);
+}
+
+std::string_view Model::intern(std::string s) {
+  strings_.push_back(std::move(s));
+  return strings_.back();
+}
+
+void Model::build_index() {
+  size_t cap = 16;
+  while (cap < tensors.size() * 2) cap <<= 1;
+  slots_.assign(cap, kNone);
+  const size_t mask = cap - 1;
+  for (uint32_t i = 0; i < tensors.size(); ++i) {
+    size_t h = std::hash<std::string_view>{}(tensors[i].name) & mask;
+    while (slots_[h] != kNone) {
+      if (tensors[slots_[h]].name == tensors[i].name) break;   // keep the first of duplicates
+      h = (h + 1) & mask;
+    }
+    if (slots_[h] == kNone) slots_[h] = i;
+  }
+}
+
+const Tensor* Model::find(std::string_view name) const {
+  if (slots_.empty()) {
+    for (const auto& t : tensors)
+      if (t.name == name) return &t;
+    return nullptr;
+  }
+  const size_t mask = slots_.size() - 1;
+  size_t h = std::hash<std::string_view>{}(name) & mask;
+  while (slots_[h] != kNone) {
+    if (tensors[slots_[h]].name == name) return &tensors[slots_[h]];
+    h = (h + 1) & mask;
+  }
+  return nullptr;
+}
+
+const MetaEntry* Model::find_meta(std::string_view key) const {
+  for (const auto& m : meta)
+    if (m.key == key) return &m;
+  return nullptr;
+}
+
+uint64_t Model::total_bytes() const {
+  uint64_t sum = 0;
+  for (const auto& t : tensors)
+    if (!(t.flags & kTensorCompanion)) sum += t.nbytes;
+  return sum;
+}
+
+uint64_t Model::total_parameters() const {
+  uint64_t sum = 0;
+  for (const auto& t : tensors)
+    if (!(t.flags & kTensorCompanion)) sum += n_elements(t);
+  return sum;
+}
+
+}  // namespace akview

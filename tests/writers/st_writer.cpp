@@ -1,0 +1,2 @@
+// STUB: replaced by the SafeTensors fixture writer.
+namespace akview::testing {}
