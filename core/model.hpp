@@ -86,10 +86,14 @@ struct MetaEntry {
 };
 
 // A problem that does not stop the model from opening (shown by `check`, and in the UI).
+// `fails_check`: the file breaks a rule of its format that akview tolerates when browsing
+// (e.g. leading whitespace before a SafeTensors header); `akview check` then exits 1.
 struct Note {
+  ErrorCode code = ErrorCode::schema;
   std::string file;
-  uint64_t offset;
+  uint64_t offset = kNoOffset;
   std::string message;
+  bool fails_check = false;
 };
 
 class Model {
