@@ -131,8 +131,9 @@ bool JsonReader::syntax_error(std::string message) {
   return false;
 }
 
-void JsonReader::skip_ws() {
-  while (pos_ < size_ && is_ws(data_[pos_])) ++pos_;
+inline void JsonReader::skip_ws() {
+  // Compact headers have no whitespace: one test and out.
+  while (pos_ < size_ && data_[pos_] <= ' ' && is_ws(data_[pos_])) ++pos_;
 }
 
 void JsonReader::close_container() {
@@ -376,7 +377,11 @@ bool JsonReader::read_number(JsonToken& tok) {
     if (pos_ < size_ && data_[pos_] >= '0' && data_[pos_] <= '9')
       return syntax_error("numbers may not have leading zeros");
   } else {
-    while (pos_ < size_ && data_[pos_] >= '0' && data_[pos_] <= '9') {
+    // Up to 19 digits cannot overflow 64 bits: accumulate without checks, then check the rest.
+    const size_t digits_from = pos_;
+    while (pos_ < size_ && pos_ - digits_from < 19 && static_cast<uint8_t>(data_[pos_] - '0') <= 9)
+      mag = mag * 10 + (data_[pos_++] - '0');
+    while (pos_ < size_ && static_cast<uint8_t>(data_[pos_] - '0') <= 9) {
       const uint64_t d = data_[pos_] - '0';
       if (mag > (UINT64_MAX - d) / 10) fits = false;
       else mag = mag * 10 + d;

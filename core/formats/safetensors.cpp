@@ -78,16 +78,15 @@ class HeaderParser {
   HeaderParser(Model& model, uint32_t file_index, std::span<const uint8_t> header, uint64_t header_len,
                uint64_t file_size)
       : model_(model), file_index_(file_index), path_(model.files[file_index].path),
-        reader_(header, path_, kLengthPrefixBytes), header_len_(header_len), file_size_(file_size),
+        header_(header), reader_(header, path_, kLengthPrefixBytes), header_len_(header_len), file_size_(file_size),
         first_tensor_(static_cast<uint32_t>(model.tensors.size())) {}
 
   Status run() {
     const uint64_t estimate = header_len_ / kMinBytesPerTensor + 1;
     reserve_more(model_.tensors, estimate);
     reserve_more(model_.dims, 2 * estimate);
-    key_offsets_.reserve(estimate);
-    names_.reserve(estimate);
     if (!parse_object()) return reader_.error();
+    AKV_TRY(check_unique_names());
     AKV_TRY(validate_layout());
     if (unknown_fields_ > kMaxFieldNotes)
       model_.notes.push_back({ErrorCode::schema, path_, kNoOffset,
@@ -213,13 +212,38 @@ class HeaderParser {
     // Until validate_layout(): offset/nbytes hold the raw relative [begin, end).
     t.offset = begin;
     t.nbytes = end;
-    const auto index = static_cast<uint32_t>(model_.tensors.size());
+    if (!in_header(name)) escaped_keys_.push_back({static_cast<uint32_t>(model_.tensors.size()), key_offset});
     model_.tensors.push_back(t);
-    key_offsets_.push_back(key_offset);
-    auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };
-    if (names_.insert(name, index, name_of) != NameSet::kAbsent)
-      return fail(ErrorCode::duplicate_tensor, key_offset, fmt::format("tensor {} appears twice in the header", quote_name(name)));
     return true;
+  }
+
+  bool in_header(std::string_view name) const {
+    const auto* p = reinterpret_cast<const uint8_t*>(name.data());
+    return p > header_.data() && p < header_.data() + header_.size();
+  }
+
+  // File offset of the key of tensor `i` (model index): names that are views into the header give
+  // it for free; unescaped (interned) names were recorded as they came.
+  uint64_t key_offset(uint32_t i) const {
+    const std::string_view name = model_.tensors[i].name;
+    if (in_header(name))
+      return kLengthPrefixBytes + static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(name.data()) - header_.data()) - 1;
+    auto it = std::lower_bound(escaped_keys_.begin(), escaped_keys_.end(), i,
+                               [](const EscapedKey& k, uint32_t v) { return k.tensor < v; });
+    return it != escaped_keys_.end() && it->tensor == i ? it->offset : kNoOffset;
+  }
+
+  // Duplicate names, once the count is known (so the hash table is sized once, never grown).
+  Status check_unique_names() {
+    const auto end = static_cast<uint32_t>(model_.tensors.size());
+    NameSet names;
+    names.reserve(end - first_tensor_);
+    auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };
+    for (uint32_t i = first_tensor_; i < end; ++i)
+      if (names.insert(model_.tensors[i].name, i, name_of) != NameSet::kAbsent)
+        return make_error(ErrorCode::duplicate_tensor, path_, key_offset(i),
+                          fmt::format("tensor {} appears twice in the header", quote_name(model_.tensors[i].name)));
+    return {};
   }
 
   bool duplicate_field(std::string_view name, std::string_view field, uint64_t offset) {
@@ -301,7 +325,7 @@ class HeaderParser {
     for (uint32_t k = 0; k < n; ++k) {
       const uint32_t i = sorted ? k : order[k];
       Tensor& t = tensors[i];
-      const uint64_t begin = t.offset, end = t.nbytes, at = key_offsets_[i];
+      const uint64_t begin = t.offset, end = t.nbytes, at = key_offset(first_tensor_ + i);
       if (end < begin)
         return make_error(ErrorCode::bad_offset, path_, at,
                           fmt::format("tensor {}: data_offsets [{}, {}] end before they begin", quote_name(t.name), begin, end));
@@ -355,6 +379,7 @@ class HeaderParser {
   Model& model_;
   uint32_t file_index_;
   std::string path_;
+  std::span<const uint8_t> header_;
   JsonReader reader_;
   uint64_t header_len_;
   uint64_t file_size_;
@@ -362,8 +387,11 @@ class HeaderParser {
   bool seen_metadata_ = false;
   size_t unknown_fields_ = 0;
   DtypeCache dtypes_;
-  NameSet names_;                       // names of this file's tensors (indices into model.tensors)
-  std::vector<uint64_t> key_offsets_;   // per tensor of this file: file offset of its key
+  struct EscapedKey {
+    uint32_t tensor;   // index into model.tensors
+    uint64_t offset;   // file offset of its key
+  };
+  std::vector<EscapedKey> escaped_keys_;   // keys whose names were unescaped (rare)
 };
 
 // Rules 1-5 and the leading-'{' rule, on the mapped bytes; then the JSON and the layout.
