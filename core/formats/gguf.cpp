@@ -150,8 +150,8 @@ class GgufFileParser {
     auto need = checked_mul(static_cast<uint64_t>(count), min_bytes);
     if (!need || *need > r_.remaining())
       return error(ErrorCode::count_too_large, field_offset,
-                   fmt::format("{} {} needs at least {} bytes but only {} remain", what, count,
-                               need ? fmt::format("{}", *need) : std::string("more than 2^64"), r_.remaining()));
+                   fmt::format("{} {} needs {} bytes but only {} remain", what, count,
+                               need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r_.remaining()));
     return {};
   }
 

@@ -113,9 +113,9 @@ Status read_array(ByteReader& r, int depth, const GgufValueContext& ctx, MetaVal
   auto need = checked_mul(count, elem->min_bytes);
   if (!need || *need > r.remaining())
     return make_error(ErrorCode::count_too_large, r.file(), at + 4,
-                      fmt::format("{}: array of {} {} elements needs at least {} bytes but only {} remain", ctx.what,
+                      fmt::format("{}: array of {} {} elements needs {} bytes but only {} remain", ctx.what,
                                   count, meta_type_name(elem->type),
-                                  need ? fmt::format("{}", *need) : std::string("more than 2^64"), r.remaining()));
+                                  need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r.remaining()));
   out.type = MetaType::array;
   out.elem_type = elem->type;
   out.count = count;
