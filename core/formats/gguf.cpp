@@ -61,30 +61,36 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-// Open-addressing set of tensor names (indices into model.tensors): 4 bytes a slot, no node
-// allocations, so 100k names cost well under a millisecond to insert.
+// Open-addressing set of tensor names: each slot packs a 32-bit hash tag with a tensor index, so a
+// probe compares names only when the tags agree; no node allocations.
 class TensorNameSet {
  public:
   TensorNameSet(const std::vector<Tensor>& tensors, size_t expected) : tensors_(tensors) {
     size_t cap = 16;
-    while (cap < expected * 2) cap <<= 1;
-    slots_.assign(cap, kNone);
+    while (cap < expected + expected / 2) cap <<= 1;   // load factor <= 2/3
+    slots_.assign(cap, 0);
   }
-  // Inserts tensor `index`; returns the index of an earlier tensor with the same name, or kNone.
-  uint32_t insert(uint32_t index) {
-    const std::string_view name = tensors_[index].name;
-    size_t h = std::hash<std::string_view>{}(name) & (slots_.size() - 1);
-    while (slots_[h] != kNone) {
-      if (tensors_[slots_[h]].name == name) return slots_[h];
-      h = (h + 1) & (slots_.size() - 1);
+  static uint64_t hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
+  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
+  uint32_t insert(std::string_view name, uint32_t index) { return insert(name, hash(name), index); }
+  // Inserts `name` as tensor `index`; returns the index of an earlier tensor of that name, or kNone.
+  uint32_t insert(std::string_view name, uint64_t h, uint32_t index) {
+    const uint64_t tag = h >> 32;
+    const size_t mask = slots_.size() - 1;
+    for (size_t at = h & mask;; at = (at + 1) & mask) {
+      const uint64_t slot = slots_[at];
+      if (slot == 0) {
+        slots_[at] = (tag << 32) | (uint64_t{index} + 1);
+        return kNone;
+      }
+      const uint32_t other = static_cast<uint32_t>(slot) - 1;
+      if ((slot >> 32) == tag && tensors_[other].name == name) return other;
     }
-    slots_[h] = index;
-    return kNone;
   }
 
  private:
   const std::vector<Tensor>& tensors_;
-  std::vector<uint32_t> slots_;
+  std::vector<uint64_t> slots_;   // 0: empty
 };
 
 class GgufFileParser {
@@ -209,107 +215,14 @@ class GgufFileParser {
     AKV_TRY(check_count(n_tensors_, kMinTensorInfoBytes, 8, "tensor count"));
     const size_t n = static_cast<size_t>(n_tensors_);
     const uint32_t first = static_cast<uint32_t>(model_.tensors.size());
+    first_index_ = first;
     model_.tensors.reserve(first + n);
     model_.dims.reserve(model_.dims.size() + n * 2);
-    // Relative offsets, checked once the data section's start is known.
-    std::vector<uint64_t> offset_field_at(n);
-    std::vector<uint64_t> relative_offsets(n);
+    TensorNameSet names(model_.tensors, first + n);
+    for (uint32_t i = 0; i < first; ++i) names.insert(model_.tensors[i].name, i);   // earlier parts of a split set
+    infos_start_ = r_.file_offset();
     uint64_t expected_offset = 0;
-    for (size_t i = 0; i < n; ++i) {
-      const uint64_t info_at = r_.file_offset();
-      const uint64_t name_len = r_.u64("tensor name length");
-      if (!r_.ok()) return r_.error();
-      if (name_len > r_.remaining())
-        return error(ErrorCode::count_too_large, info_at,
-                     fmt::format("tensor #{}: name length {} exceeds the {} bytes that remain", i, name_len,
-                                 r_.remaining()));
-      Tensor t;
-      t.name = r_.chars(name_len, "tensor name");
-      t.file = file_index_;
-      const std::string shown = printable(t.name);
-      if (name_len > kMaxTensorNameBytes)
-        note(ErrorCode::schema, info_at,
-             fmt::format("tensor '{}': name is {} bytes; ggml allows at most {}", shown, name_len, kMaxTensorNameBytes),
-             true);
-      if (!is_valid_utf8(t.name))
-        note(ErrorCode::bad_utf8, info_at, fmt::format("tensor '{}': name is not valid UTF-8", shown), true);
-
-      const uint64_t dims_at = r_.file_offset();
-      const uint32_t n_dims = r_.u32("tensor n_dims");
-      if (!r_.ok()) return r_.error();
-      if (n_dims > kMaxDims)
-        return error(ErrorCode::too_many_dims, dims_at,
-                     fmt::format("tensor '{}' has {} dimensions; GGUF allows at most {}", shown, n_dims, kMaxDims));
-      std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
-      uint64_t n_elements = 1;
-      bool overflowed = false;
-      for (uint32_t d = 0; d < n_dims; ++d) {
-        const uint64_t ne_at = r_.file_offset();
-        ne[d] = r_.i64("tensor dimension");
-        if (!r_.ok()) return r_.error();
-        if (ne[d] < 0)
-          return error(ErrorCode::bad_shape, ne_at, fmt::format("tensor '{}': ne[{}] = {} is negative", shown, d, ne[d]));
-        auto product = checked_mul(n_elements, static_cast<uint64_t>(ne[d]));
-        if (!product || *product > static_cast<uint64_t>(INT64_MAX)) overflowed = true;
-        else n_elements = *product;
-      }
-      // A zero dimension makes the product 0 whatever the others are; ggml checks each partial
-      // product against INT64_MAX, which this mirrors.
-      if (overflowed)
-        return error(ErrorCode::overflow, dims_at,
-                     fmt::format("tensor '{}': element count of ne = [{}] overflows 64 bits", shown,
-                                 fmt::join(ne.begin(), ne.begin() + n_dims, ", ")));
-
-      const uint64_t type_at = r_.file_offset();
-      const uint32_t ggml_id = r_.u32("tensor type");
-      const uint64_t offset_at = r_.file_offset();
-      const uint64_t offset = r_.u64("tensor offset");
-      if (!r_.ok()) return r_.error();
-      auto type = type_from_ggml(ggml_id);
-      if (!type) {
-        if (ggml_id_removed(ggml_id))
-          return error(ErrorCode::unknown_type, type_at,
-                       fmt::format("tensor '{}' has ggml type {} ({}), which was removed from GGUF", shown, ggml_id,
-                                   removed_type_name(ggml_id)));
-        return error(ErrorCode::unknown_type, type_at,
-                     fmt::format("tensor '{}' has unknown ggml type {} (known: 0-{})", shown, ggml_id,
-                                 kGgmlTypeCount - 1));
-      }
-      t.type = *type;
-      const TypeInfo& info = type_info(*type);
-      if (static_cast<uint64_t>(ne[0]) % info.block_elems != 0)
-        return error(ErrorCode::bad_shape, dims_at + 4,
-                     fmt::format("tensor '{}': ne[0] = {} is not a multiple of {}'s block of {} elements", shown, ne[0],
-                                 info.name, info.block_elems));
-      // nbytes = (ne[0] / block) * block_bytes * ne[1] * ne[2] * ne[3]
-      std::optional<uint64_t> nbytes = checked_mul(static_cast<uint64_t>(ne[0]) / info.block_elems, info.block_bytes);
-      for (uint32_t d = 1; d < kMaxDims && nbytes; ++d) nbytes = checked_mul(*nbytes, static_cast<uint64_t>(ne[d]));
-      if (!nbytes)
-        return error(ErrorCode::overflow, dims_at, fmt::format("tensor '{}': byte size overflows 64 bits", shown));
-      t.nbytes = *nbytes;
-
-      if (offset % alignment_ != 0)
-        return error(ErrorCode::bad_alignment, offset_at,
-                     fmt::format("tensor '{}': offset {} is not a multiple of the alignment ({})", shown, offset,
-                                 alignment_));
-      // Tensors are contiguous in info order, each padded to the alignment (ggml's rule); this also
-      // rules out overlaps, gaps and reversals.
-      if (offset != expected_offset)
-        return error(ErrorCode::bad_offset, offset_at,
-                     fmt::format("tensor '{}' has offset {}, expected {}", shown, offset, expected_offset));
-      auto padded = checked_align_up(t.nbytes, alignment_);
-      auto next = padded ? checked_add(expected_offset, *padded) : std::nullopt;
-      if (!next)
-        return error(ErrorCode::overflow, offset_at,
-                     fmt::format("tensor '{}': data end overflows 64 bits", shown));
-      expected_offset = *next;
-      offset_field_at[i] = offset_at;
-      relative_offsets[i] = offset;
-
-      std::array<int64_t, kMaxDims> numpy_shape{};
-      for (uint32_t d = 0; d < n_dims; ++d) numpy_shape[d] = ne[n_dims - 1 - d];   // ne is innermost-first
-      model_.add_tensor(t, std::span<const int64_t>(numpy_shape.data(), n_dims));
-    }
+    for (size_t i = 0; i < n; ++i) AKV_TRY(parse_tensor_info(first + i, names, expected_offset));
     header_end_ = r_.file_offset();
     data_start_ = header_end_;
     if (n > 0) {
@@ -317,36 +230,150 @@ class GgufFileParser {
       if (!aligned) return error(ErrorCode::overflow, header_end_, "data section start overflows 64 bits");
       data_start_ = *aligned;
     }
-    return check_data_and_names(first, offset_field_at, relative_offsets);
+    return check_data_bounds(first);
   }
 
-  Status check_data_and_names(uint32_t first, const std::vector<uint64_t>& offset_field_at,
-                              const std::vector<uint64_t>& relative_offsets) {
+  // One tensor info: name | u32 n_dims | i64 ne[n_dims] | u32 type | u64 offset. `expected_offset`
+  // is the running, padded end of the data of the tensors before it.
+  Status parse_tensor_info(size_t index, TensorNameSet& names, uint64_t& expected_offset) {
+    const uint64_t info_at = r_.file_offset();
+    const uint64_t name_len = r_.u64("tensor name length");
+    if (!r_.ok()) return r_.error();
+    if (name_len > r_.remaining())
+      return error(ErrorCode::count_too_large, info_at,
+                   fmt::format("tensor #{}: name length {} exceeds the {} bytes that remain",
+                               index - first_index_, name_len, r_.remaining()));
+    Tensor t;
+    t.name = r_.chars(name_len, "tensor name");
+    t.file = file_index_;
+    // The name's slot is fetched while the rest of the info is parsed (the set outgrows the caches).
+    const uint64_t name_hash = names.hash(t.name);
+    names.prefetch(name_hash);
+    auto shown = [&t] { return printable(t.name); };   // only errors and notes need it
+    if (name_len > kMaxTensorNameBytes)
+      note(ErrorCode::schema, info_at,
+           fmt::format("tensor '{}': name is {} bytes; ggml allows at most {}", shown(), name_len, kMaxTensorNameBytes),
+           true);
+    if (!is_valid_utf8(t.name))
+      note(ErrorCode::bad_utf8, info_at, fmt::format("tensor '{}': name is not valid UTF-8", shown()), true);
+
+    const uint64_t dims_at = r_.file_offset();
+    const uint32_t n_dims = r_.u32("tensor n_dims");
+    if (!r_.ok()) return r_.error();
+    if (n_dims > kMaxDims)
+      return error(ErrorCode::too_many_dims, dims_at,
+                   fmt::format("tensor '{}' has {} dimensions; GGUF allows at most {}", shown(), n_dims, kMaxDims));
+    // The rest of the info in one bounds check: ne[n_dims], type, offset.
+    const uint64_t ne_at = r_.file_offset();
+    const auto fixed = r_.bytes(8 * n_dims + 4 + 8, "tensor info");
+    if (!r_.ok()) return r_.error();
+    std::array<int64_t, kMaxDims> ne{1, 1, 1, 1};
+    std::memcpy(ne.data(), fixed.data(), 8 * n_dims);
+    uint32_t ggml_id;
+    uint64_t offset;
+    std::memcpy(&ggml_id, fixed.data() + 8 * n_dims, 4);
+    std::memcpy(&offset, fixed.data() + 8 * n_dims + 4, 8);
+    const uint64_t type_at = ne_at + 8 * n_dims, offset_at = type_at + 4;
+
+    // ggml checks each partial product against INT64_MAX; a zero dimension does not excuse an
+    // overflow among the others.
+    uint64_t n_elements = 1;
+    bool overflowed = false;
+    for (uint32_t d = 0; d < n_dims; ++d) {
+      if (ne[d] < 0)
+        return error(ErrorCode::bad_shape, ne_at + 8 * d,
+                     fmt::format("tensor '{}': ne[{}] = {} is negative", shown(), d, ne[d]));
+      auto product = checked_mul(n_elements, static_cast<uint64_t>(ne[d]));
+      if (!product || *product > static_cast<uint64_t>(INT64_MAX)) overflowed = true;
+      else n_elements = *product;
+    }
+    if (overflowed)
+      return error(ErrorCode::overflow, ne_at,
+                   fmt::format("tensor '{}': element count of ne = [{}] overflows 64 bits", shown(),
+                               fmt::join(ne.begin(), ne.begin() + n_dims, ", ")));
+
+    auto type = type_from_ggml(ggml_id);
+    if (!type) {
+      if (ggml_id_removed(ggml_id))
+        return error(ErrorCode::unknown_type, type_at,
+                     fmt::format("tensor '{}' has ggml type {} ({}), which was removed from GGUF", shown(), ggml_id,
+                                 removed_type_name(ggml_id)));
+      return error(ErrorCode::unknown_type, type_at,
+                   fmt::format("tensor '{}' has unknown ggml type {} (known: 0-{})", shown(), ggml_id,
+                               kGgmlTypeCount - 1));
+    }
+    t.type = *type;
+    const TypeInfo& info = type_info(*type);
+    if (static_cast<uint64_t>(ne[0]) % info.block_elems != 0)
+      return error(ErrorCode::bad_shape, ne_at,
+                   fmt::format("tensor '{}': ne[0] = {} is not a multiple of {}'s block of {} elements", shown(), ne[0],
+                               info.name, info.block_elems));
+    // nbytes = (ne[0] / block) * block_bytes * ne[1] * ne[2] * ne[3]
+    std::optional<uint64_t> nbytes = checked_mul(static_cast<uint64_t>(ne[0]) / info.block_elems, info.block_bytes);
+    for (uint32_t d = 1; d < kMaxDims && nbytes; ++d) nbytes = checked_mul(*nbytes, static_cast<uint64_t>(ne[d]));
+    if (!nbytes)
+      return error(ErrorCode::overflow, ne_at, fmt::format("tensor '{}': byte size overflows 64 bits", shown()));
+    t.nbytes = *nbytes;
+
+    if (offset % alignment_ != 0)
+      return error(ErrorCode::bad_alignment, offset_at,
+                   fmt::format("tensor '{}': offset {} is not a multiple of the alignment ({})", shown(), offset,
+                               alignment_));
+    // Tensors are contiguous in info order, each padded to the alignment (ggml's rule); this also
+    // rules out overlaps, gaps and reversals.
+    if (offset != expected_offset)
+      return error(ErrorCode::bad_offset, offset_at,
+                   fmt::format("tensor '{}' has offset {}, expected {}", shown(), offset, expected_offset));
+    auto padded = checked_align_up(t.nbytes, alignment_);
+    auto next = padded ? checked_add(expected_offset, *padded) : std::nullopt;
+    if (!next)
+      return error(ErrorCode::overflow, offset_at, fmt::format("tensor '{}': data end overflows 64 bits", shown()));
+    expected_offset = *next;
+    t.offset = offset;   // relative until the data section's start is known
+
+    const uint32_t earlier = names.insert(t.name, name_hash, static_cast<uint32_t>(index));
+    if (earlier != kNone) {
+      const Tensor& e = model_.tensors[earlier];
+      std::string where = e.file == file_index_ ? std::string("earlier in this file")
+                                                : fmt::format("also in '{}'", model_.files[e.file].path);
+      return error(ErrorCode::duplicate_tensor, info_at, fmt::format("tensor '{}' appears twice ({})", shown(), where));
+    }
+    std::array<int64_t, kMaxDims> numpy_shape{};
+    for (uint32_t d = 0; d < n_dims; ++d) numpy_shape[d] = ne[n_dims - 1 - d];   // ne is innermost-first
+    model_.add_tensor(t, std::span<const int64_t>(numpy_shape.data(), n_dims));
+    return {};
+  }
+
+  // Makes each new tensor's offset absolute and checks its data lies inside the file.
+  Status check_data_bounds(uint32_t first) {
     const uint64_t file_size = map_.size();
-    TensorNameSet names(model_.tensors, model_.tensors.size());
-    for (uint32_t i = 0; i < first; ++i) names.insert(i);   // earlier parts of a split set
-    for (size_t i = 0; i < relative_offsets.size(); ++i) {
-      Tensor& t = model_.tensors[first + i];
-      const uint32_t earlier = names.insert(static_cast<uint32_t>(first + i));
-      if (earlier != kNone) {
-        const Tensor& e = model_.tensors[earlier];
-        std::string where = e.file == file_index_ ? std::string("earlier in this file")
-                                                  : fmt::format("also in '{}'", model_.files[e.file].path);
-        return error(ErrorCode::duplicate_tensor, offset_field_at[i],
-                     fmt::format("tensor '{}' appears twice ({})", printable(t.name), where));
-      }
-      auto begin = checked_add(data_start_, relative_offsets[i]);
+    for (size_t i = first; i < model_.tensors.size(); ++i) {
+      Tensor& t = model_.tensors[i];
+      auto begin = checked_add(data_start_, t.offset);
       auto end = begin ? checked_add(*begin, t.nbytes) : std::nullopt;
       if (!end)
-        return error(ErrorCode::overflow, offset_field_at[i],
+        return error(ErrorCode::overflow, offset_field_position(i - first),
                      fmt::format("tensor '{}': data end overflows 64 bits", printable(t.name)));
       if (*end > file_size)
-        return error(ErrorCode::out_of_bounds, offset_field_at[i],
+        return error(ErrorCode::out_of_bounds, offset_field_position(i - first),
                      fmt::format("tensor '{}': data [{:#x}, {:#x}) ends past the end of the file ({:#x})",
                                  printable(t.name), *begin, *end, file_size));
-      t.offset = *begin;   // absolute
+      t.offset = *begin;
     }
     return {};
+  }
+
+  // File position of the offset field of tensor info `index` (error path only: the infos were
+  // read once already, so this walk stays in bounds; not storing it keeps opening lean).
+  uint64_t offset_field_position(size_t index) const {
+    ByteReader r(map_.bytes(), path_, 0);
+    r.seek(infos_start_);
+    for (size_t i = 0;; ++i) {
+      r.skip(r.u64(), "name");
+      r.skip(8 * uint64_t{r.u32()} + 4, "dims and type");
+      if (i == index || !r.ok()) return r.file_offset();
+      r.skip(8, "offset");
+    }
   }
 
   Model& model_;
@@ -358,6 +385,8 @@ class GgufFileParser {
   int64_t n_tensors_ = 0;
   int64_t n_kv_ = 0;
   uint32_t alignment_ = kDefaultAlignment;
+  uint64_t infos_start_ = 0;
+  uint32_t first_index_ = 0;   // model index of this file's first tensor
   uint64_t header_end_ = 0;
   uint64_t data_start_ = 0;
 };

@@ -195,6 +195,14 @@ bool is_valid_utf8(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const auto* end = p + text.size();
   while (p < end) {
+    // Names and keys are mostly ASCII: skip 8 bytes at a time while no high bit is set.
+    while (end - p >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p, 8);
+      if (word & 0x8080808080808080ull) break;
+      p += 8;
+    }
+    if (p == end) break;
     if (*p < 0x80) {
       ++p;
       continue;
