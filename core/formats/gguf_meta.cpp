@@ -180,15 +180,11 @@ Status read_gguf_value(ByteReader& reader, MetaType type, int depth, const GgufV
 }
 
 std::optional<int64_t> meta_integer(const MetaValue& value) {
-  switch (value.type) {   // the signedness split is the table's; this only picks the union member
-    case MetaType::u8: case MetaType::u16: case MetaType::u32: case MetaType::u64:
-      if (value.num.u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-      return static_cast<int64_t>(value.num.u);
-    case MetaType::i8: case MetaType::i16: case MetaType::i32: case MetaType::i64:
-      return value.num.i;
-    default:
-      return std::nullopt;
-  }
+  const GgufValueType* t = gguf_value_type(static_cast<uint64_t>(value.type));
+  if (!t || t->fixed_bytes == 0 || t->is_float || t->type == MetaType::boolean) return std::nullopt;
+  if (t->is_signed) return value.num.i;
+  if (value.num.u > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(value.num.u);
 }
 
 bool is_valid_utf8(std::string_view text) {

@@ -389,3 +389,27 @@ TEST_F(GgufErrors, TolerableProblemsBecomeNotes) {
 
 }  // namespace
 }  // namespace akview::testing
+
+namespace akview::testing {
+namespace {
+
+// 70 000 names: past the name set's initial size, so duplicates are still found after it grows.
+TEST(GgufManyTensors, DuplicateFoundAfterTheNameSetGrows) {
+  TempDir dir;
+  GgufWriter w;
+  w.options().alignment = 4;
+  w.set_alignment(4);
+  for (int i = 0; i < 70000; ++i) w.add_tensor({"t" + std::to_string(i), kGgmlF32, {1}});
+  auto ok = write_and_open(dir, w);
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  EXPECT_EQ(ok->tensors.size(), 70000u);
+  EXPECT_EQ(ok->find("t69999"), &ok->tensors.back());
+  w.tensors().back().name = "t3";
+  auto dup = write_and_open(dir, w, "dup.gguf");
+  ASSERT_FALSE(dup.ok());
+  EXPECT_EQ(dup.error().code, ErrorCode::duplicate_tensor);
+  EXPECT_NE(dup.error().message.find("'t3'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace akview::testing
