@@ -196,6 +196,8 @@ std::vector<uint8_t> GgufWriter::bytes() const {
 }
 
 bool GgufWriter::write(const std::string& path, bool sparse) const {
+  // Replace rather than truncate: ext4 flushes a file truncated and rewritten in place on close.
+  ::unlink(path.c_str());
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return false;
   bool ok;
