@@ -16,7 +16,7 @@ void open_bytes(const TempDir& dir, const std::vector<uint8_t>& bytes, size_t& r
   std::remove(path.c_str());
   FILE* f = std::fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr);
-  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
   std::fclose(f);
   auto model = open_model(path);
   if (model.ok()) {
