@@ -22,6 +22,7 @@
 #include "core/checked.hpp"
 #include "core/formats/gguf_meta.hpp"
 #include "core/formats/gguf_split.hpp"
+#include "core/formats/tensor_name_set.hpp"
 
 namespace akview {
 namespace {
@@ -61,59 +62,10 @@ std::string printable(std::string_view s) {
   return out;
 }
 
-// Open-addressing set of tensor names: each slot packs a 32-bit hash tag with a tensor index, so a
-// probe compares names only when the tags agree; no node allocations. It grows with the names
-// actually read, so a hostile tensor count cannot make it large.
-class TensorNameSet {
- public:
-  explicit TensorNameSet(const std::vector<Tensor>& tensors, size_t expected) : tensors_(tensors) {
-    size_t cap = 16;
-    while (cap < expected + expected / 2) cap <<= 1;   // load factor <= 2/3
-    slots_.assign(cap, 0);
-  }
-  static uint64_t hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
-  void prefetch(uint64_t h) const { __builtin_prefetch(&slots_[h & (slots_.size() - 1)]); }
-  uint32_t insert(std::string_view name, uint32_t index) { return insert(name, hash(name), index); }
-  // Inserts `name` as tensor `index`; returns the index of an earlier tensor of that name, or kNone.
-  uint32_t insert(std::string_view name, uint64_t h, uint32_t index) {
-    if (3 * (size_ + 1) > 2 * slots_.size()) grow();
-    const uint64_t tag = h >> 32;
-    const size_t mask = slots_.size() - 1;
-    for (size_t at = h & mask;; at = (at + 1) & mask) {
-      const uint64_t slot = slots_[at];
-      if (slot == 0) {
-        slots_[at] = (tag << 32) | (uint64_t{index} + 1);
-        ++size_;
-        return kNone;
-      }
-      const uint32_t other = static_cast<uint32_t>(slot) - 1;
-      if ((slot >> 32) == tag && tensors_[other].name == name) return other;
-    }
-  }
-
- private:
-  void grow() {
-    std::vector<uint64_t> old(slots_.size() * 2, 0);
-    old.swap(slots_);
-    const size_t mask = slots_.size() - 1;
-    for (uint64_t slot : old) {
-      if (slot == 0) continue;
-      size_t at = hash(tensors_[static_cast<uint32_t>(slot) - 1].name) & mask;
-      while (slots_[at] != 0) at = (at + 1) & mask;
-      slots_[at] = slot;
-    }
-  }
-
-  const std::vector<Tensor>& tensors_;
-  std::vector<uint64_t> slots_;   // 0: empty
-  size_t size_ = 0;
-};
-
 // Reservations follow the counts only up to this many entries; past it, containers grow with
 // what is actually read (a count is checked against the bytes that remain, but a large file
 // could still claim more entries than it holds).
 constexpr size_t kMaxReserve = size_t{1} << 20;
-constexpr size_t kNameSetInitial = size_t{1} << 16;   // the name set starts here and doubles
 
 class GgufFileParser {
  public:
@@ -242,7 +194,7 @@ class GgufFileParser {
     const size_t n_reserve = std::min(n, kMaxReserve);
     model_.tensors.reserve(first + n_reserve);
     model_.dims.reserve(model_.dims.size() + n_reserve * 2);
-    TensorNameSet names(model_.tensors, std::min(first + n_reserve, kNameSetInitial));
+    TensorNameSet names(model_.tensors, first + n_reserve);
     for (uint32_t i = 0; i < first; ++i) names.insert(model_.tensors[i].name, i);   // earlier parts of a split set
     infos_start_ = r_.file_offset();
     uint64_t expected_offset = 0;

@@ -393,8 +393,8 @@ TEST_F(GgufErrors, TolerableProblemsBecomeNotes) {
 namespace akview::testing {
 namespace {
 
-// 70 000 names: past the name set's initial size, so duplicates are still found after it grows.
-TEST(GgufManyTensors, DuplicateFoundAfterTheNameSetGrows) {
+// 70 000 tensors: all listed and findable; a duplicate of an early name in the last info is found.
+TEST(GgufManyTensors, SeventyThousandTensorsAndALateDuplicate) {
   TempDir dir;
   GgufWriter w;
   w.options().alignment = 4;
