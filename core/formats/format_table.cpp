@@ -12,6 +12,7 @@
 
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
+#include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
 
@@ -26,8 +27,8 @@ namespace {
 constexpr std::array kFormats = {
     FormatEntry{"gguf", "GGUF file (v2/v3), or one part of a split set", sniff_gguf, open_gguf},
     FormatEntry{"safetensors", "SafeTensors file", sniff_safetensors, open_safetensors},
-    FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, nullptr},
-    FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, nullptr},
+    FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, open_pytorch_zip},
+    FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, open_pytorch_legacy},
     FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, nullptr},
     FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, nullptr},
     FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, nullptr},
