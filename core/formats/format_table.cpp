@@ -12,6 +12,7 @@
 
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
+#include "core/formats/mlx.hpp"
 #include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
@@ -31,7 +32,7 @@ constexpr std::array kFormats = {
     FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, open_pytorch_legacy},
     FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, nullptr},
     FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, nullptr},
-    FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, nullptr},
+    FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, open_mlx_dir},
     FormatEntry{"safetensors-dir", "directory with model.safetensors or model.safetensors.index.json",
                 sniff_safetensors_dir, open_safetensors_dir},
     FormatEntry{"gguf-dir", "directory with .gguf files", sniff_gguf_dir, open_gguf_dir},
