@@ -13,6 +13,7 @@
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/mlx.hpp"
+#include "core/formats/ollama.hpp"
 #include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
@@ -30,8 +31,8 @@ constexpr std::array kFormats = {
     FormatEntry{"safetensors", "SafeTensors file", sniff_safetensors, open_safetensors},
     FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, open_pytorch_zip},
     FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, open_pytorch_legacy},
-    FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, nullptr},
-    FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, nullptr},
+    FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, open_ollama_manifest},
+    FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, open_ollama_store},
     FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, open_mlx_dir},
     FormatEntry{"safetensors-dir", "directory with model.safetensors or model.safetensors.index.json",
                 sniff_safetensors_dir, open_safetensors_dir},
@@ -80,7 +81,11 @@ Result<Probe> probe_path(const std::string& path) {
 
 Result<Model> open_model(const std::string& path, const OpenOptions& options) {
   auto probe = probe_path(path);
-  if (!probe) return std::move(probe).error();
+  if (!probe) {
+    // Not a path: perhaps an Ollama `name:tag` in the models folder (FORMATS.md §4.1).
+    if (auto manifest = resolve_ollama_reference(path)) probe = probe_path(*manifest);
+    if (!probe) return std::move(probe).error();
+  }
   for (const auto& f : kFormats) {
     if (!f.sniff(*probe)) continue;
     if (!f.open)
