@@ -352,6 +352,12 @@ Result<std::vector<uint8_t>> torch_tensor_bytes(const Model& model, uint32_t ind
   auto shape = model.shape(t);
   auto stride = torch_strides(model, index);
   const uint64_t numel = model.n_elements(t);
+  // Stride-0 views (expand) can name far more elements than their storage holds; a hostile file
+  // must not turn that into a huge allocation.
+  auto out_bytes = checked_mul(numel, elem);
+  if (!out_bytes || *out_bytes > st.nbytes * 16 + (1u << 20))
+    return make_error(ErrorCode::size_mismatch, model.files[t.file].path, t.offset,
+                      fmt::format("tensor '{}' repeats its {}-byte storage too often to gather", t.name, st.nbytes));
   std::vector<uint8_t> out;
   out.reserve(numel * elem);   // bounded: open checked that every element lies inside the storage
   std::vector<int64_t> idx(shape.size(), 0);

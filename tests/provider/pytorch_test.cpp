@@ -205,3 +205,38 @@ TEST(Pickle, PlainDataRoundTrips) {
 
 }  // namespace
 }  // namespace akview
+
+namespace akview {
+namespace {
+
+// Every truncation and a sweep of single-byte corruptions of both checkpoints open or fail cleanly.
+TEST(PyTorch, DamagedCheckpointsFailCleanly) {
+  for (const char* rel : {"pytorch/conv_linear_zip.pt", "pytorch/conv_linear_legacy.pt"}) {
+    const auto good = test::read_file(test::oracle(rel));
+    const std::string path = testing::TempDir() + "/akview_damaged.pt";
+    auto write = [&](const std::vector<uint8_t>& bytes) {
+      std::FILE* f = std::fopen(path.c_str(), "wb");
+      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      std::fclose(f);
+    };
+    for (size_t n = 0; n < good.size(); n += 7) {
+      write(std::vector<uint8_t>(good.begin(), good.begin() + static_cast<ptrdiff_t>(n)));
+      auto m = open_model(path);
+      if (m.ok()) {
+        EXPECT_LE(m->tensors.size(), 20u);
+      }
+    }
+    for (size_t at = 0; at < good.size(); at += 3) {
+      auto bad = good;
+      bad[at] ^= 0xff;
+      write(bad);
+      auto m = open_model(path);
+      if (m.ok()) {
+        for (uint32_t i = 0; i < m->tensors.size(); ++i) (void)torch_tensor_bytes(*m, i);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace akview
