@@ -216,7 +216,7 @@ TEST(PyTorch, DamagedCheckpointsFailCleanly) {
     const std::string path = testing::TempDir() + "/akview_damaged.pt";
     auto write = [&](const std::vector<uint8_t>& bytes) {
       std::FILE* f = std::fopen(path.c_str(), "wb");
-      std::fwrite(bytes.data(), 1, bytes.size(), f);
+      if (!bytes.empty()) std::fwrite(bytes.data(), 1, bytes.size(), f);
       std::fclose(f);
     };
     for (size_t n = 0; n < good.size(); n += 7) {
