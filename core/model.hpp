@@ -53,6 +53,25 @@ struct Tensor {
   uint64_t nbytes = 0;
 };
 
+// PyTorch checkpoints (FORMATS.md §5.3): what a Tensor does not carry. One row per tensor,
+// indexed like Model::tensors, present only when the model came from a PyTorch checkpoint.
+struct TorchTensorInfo {
+  uint32_t storage = 0;          // index into Model::torch_storages
+  uint64_t storage_offset = 0;   // in elements of the tensor's dtype
+  uint32_t strides_at = 0;       // first stride in Model::torch_strides (the Tensor's rank gives the count)
+  bool is_parameter = false;
+  bool requires_grad = false;
+};
+
+// One storage of a PyTorch checkpoint; several tensors may share it (views, tied weights).
+struct TorchStorage {
+  std::string_view key;          // zip: <prefix>/data/<key>; legacy: the key in the storage list
+  std::string_view location;     // "cpu", "cuda:0", ...
+  uint32_t file = 0;
+  uint64_t offset = 0;           // absolute offset of the storage's first byte
+  uint64_t nbytes = 0;
+};
+
 // Metadata value types; 0..12 are GGUF's gguf_type codes, the rest are akview's.
 enum class MetaType : uint8_t {
   u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7, string = 8, array = 9,
@@ -111,6 +130,10 @@ class Model {
   std::vector<QuantInfo> quants;
   std::vector<MetaEntry> meta;
   std::vector<Note> notes;
+  // PyTorch only (empty otherwise): strides, storage offsets and the storages tensors share.
+  std::vector<TorchTensorInfo> torch_tensors;
+  std::vector<TorchStorage> torch_storages;
+  std::vector<int64_t> torch_strides;
 
   std::span<const int64_t> shape(const Tensor& t) const { return {dims.data() + t.dims_at, t.rank}; }
   uint64_t n_elements(const Tensor& t) const;   // product of the shape (checked at open)

@@ -12,6 +12,9 @@
 
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
+#include "core/formats/mlx.hpp"
+#include "core/formats/ollama.hpp"
+#include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
 
@@ -26,11 +29,11 @@ namespace {
 constexpr std::array kFormats = {
     FormatEntry{"gguf", "GGUF file (v2/v3), or one part of a split set", sniff_gguf, open_gguf},
     FormatEntry{"safetensors", "SafeTensors file", sniff_safetensors, open_safetensors},
-    FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, nullptr},
-    FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, nullptr},
-    FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, nullptr},
-    FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, nullptr},
-    FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, nullptr},
+    FormatEntry{"pytorch-zip", "PyTorch zip checkpoint (torch.save)", sniff_pytorch_zip, open_pytorch_zip},
+    FormatEntry{"pytorch-legacy", "PyTorch legacy pickle checkpoint", sniff_pytorch_legacy, open_pytorch_legacy},
+    FormatEntry{"ollama-manifest", "Ollama manifest", sniff_ollama_manifest, open_ollama_manifest},
+    FormatEntry{"ollama-store", "Ollama models folder (manifests/ + blobs/)", sniff_ollama_store, open_ollama_store},
+    FormatEntry{"mlx", "MLX quantized model directory (config.json with quantization)", sniff_mlx_dir, open_mlx_dir},
     FormatEntry{"safetensors-dir", "directory with model.safetensors or model.safetensors.index.json",
                 sniff_safetensors_dir, open_safetensors_dir},
     FormatEntry{"gguf-dir", "directory with .gguf files", sniff_gguf_dir, open_gguf_dir},
@@ -78,7 +81,11 @@ Result<Probe> probe_path(const std::string& path) {
 
 Result<Model> open_model(const std::string& path, const OpenOptions& options) {
   auto probe = probe_path(path);
-  if (!probe) return std::move(probe).error();
+  if (!probe) {
+    // Not a path: perhaps an Ollama `name:tag` in the models folder (FORMATS.md §4.1).
+    if (auto manifest = resolve_ollama_reference(path)) probe = probe_path(*manifest);
+    if (!probe) return std::move(probe).error();
+  }
   for (const auto& f : kFormats) {
     if (!f.sniff(*probe)) continue;
     if (!f.open)

@@ -1,0 +1,64 @@
+// `akview diff A B` as data (PRODUCT.md batch mode): pairs two Models' tensors through canonical
+// names (native names where neither side maps), reports missing tensors and shape/type changes and,
+// when asked, each pair's value error (max abs, RMS, relative RMS, cosine), streamed in row chunks
+// with progress and cancellation. B is the reference: errors are of A's values against B's.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/result.hpp"
+
+namespace akview {
+
+// Decodes rows [row_begin, row_end) of tensor `index` of `model` (logical shape: rows = all but the
+// innermost dimension) into `out`. The default decodes through core/decode (PyTorch strided views
+// are gathered first).
+using RowDecoder = std::function<Status(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out)>;
+Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out);
+
+struct ValueError {
+  double max_abs = 0;
+  double rmse = 0;
+  double rel_rmse = 0;   // rmse / RMS of B (0 when B is all zero)
+  double cosine = 0;     // of A and B as flat vectors (1 when both are zero)
+  uint64_t elements = 0;
+};
+
+struct TensorDiff {
+  std::string key;                 // canonical name, or the native name for unmapped pairs
+  bool canonical = true;           // false: paired by native name
+  uint32_t a = kNone, b = kNone;   // tensor indices; kNone = missing on that side
+  bool shape_differs = false;
+  bool type_differs = false;
+  std::string_view note;           // conversion transform the rule expects (llama q/k permutation, gemma +1)
+  bool has_values = false;
+  ValueError error;
+  std::string value_problem;       // why values were not compared ("" when they were or were not asked for)
+};
+
+struct DiffReport {
+  std::vector<TensorDiff> rows;    // A's order, then B-only tensors
+  size_t only_a = 0, only_b = 0, shape_changes = 0, type_changes = 0;
+  bool cancelled = false;
+};
+
+struct DiffOptions {
+  bool values = false;                        // compute value errors
+  RowDecoder decode;                          // empty: decode_tensor_rows
+  uint64_t chunk_elems = 1 << 20;             // elements decoded per step and side (bounds memory)
+  std::function<void(double)> progress;       // in [0,1], over the pairs compared
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options = {});
+
+// The value error of tensor `ia` of `a` against `ib` of `b` (same element count and row length).
+Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options = {});
+
+}  // namespace akview

@@ -1,0 +1,29 @@
+// SHA-256 (FIPS 180-4), streaming, for Ollama blob digests (FORMATS.md §4.1-4.2: blobs are named by
+// the SHA-256 of their bytes). Small and dependency-free; speed is what one core gives (~250 MB/s).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace akview {
+
+class Sha256 {
+ public:
+  Sha256();
+  void update(std::span<const uint8_t> bytes);
+  std::array<uint8_t, 32> finish();   // the object is spent afterwards
+
+ private:
+  void block(const uint8_t* p);
+  std::array<uint32_t, 8> h_;
+  std::array<uint8_t, 64> buf_{};
+  size_t used_ = 0;
+  uint64_t total_ = 0;
+};
+
+std::string sha256_hex(std::span<const uint8_t> bytes);
+std::string to_hex(std::span<const uint8_t> bytes);
+
+}  // namespace akview
