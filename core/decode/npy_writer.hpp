@@ -29,4 +29,12 @@ Status write_npy(const std::string& path, const TensorView& view, std::span<cons
                  const DumpOptions& options = {});
 Status write_raw_f32(const std::string& path, const TensorView& view, const DumpOptions& options = {});
 
+// The same over any source of decoded rows (e.g. PyTorch strided views gathered row by row):
+// `rows(r0, r1, out)` fills (r1 - r0) * n_cols floats.
+using RowSource = std::function<Status(int64_t row_begin, int64_t row_end, float* out)>;
+Status write_npy(const std::string& path, int64_t n_rows, int64_t n_cols, const RowSource& rows,
+                 std::span<const int64_t> shape = {}, const DumpOptions& options = {});
+Status write_raw_f32(const std::string& path, int64_t n_rows, int64_t n_cols, const RowSource& rows,
+                     const DumpOptions& options = {});
+
 }  // namespace akview
