@@ -24,6 +24,10 @@ namespace {
 struct CliOptions {
   std::string path;
   std::vector<std::string> names;    // tensor names or metadata key
+  std::string path_b;                // diff: the reference model
+  std::string rows;                  // --rows A:B
+  std::string out;                   // --out FILE
+  bool no_values = false;            // diff: names, shapes and types only
   bool json = false;
   bool csv = false;
   bool no_color = false;
@@ -78,9 +82,54 @@ int run_meta(CliOptions& o) {
 }
 
 int run_check(CliOptions& o) {
-  CheckReport r = make_check_report(o.path);
+  CheckReport r = make_check_report(o.path, /*verify_digests=*/true);
   print_check(r.ok() || o.json ? stdout : stderr, r, o.format());
   return r.ok() ? kExitOk : kExitBadInput;
+}
+
+int run_dump(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  auto r = make_dump(*model, DumpQuery{o.names.front(), o.rows, o.out});
+  if (!r) return report_error(r.error());
+  print_dump(stdout, *r, o.format());
+  return kExitOk;
+}
+
+int run_groups(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  auto r = make_groups_report(*model, GroupsQuery{o.names.front(), o.rows});
+  if (!r) return report_error(r.error());
+  print_groups(stdout, *r, o.format());
+  return kExitOk;
+}
+
+int run_stats(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  auto rows = make_stats_rows(*model, o.names);
+  if (!rows) return report_error(rows.error());
+  print_stats(stdout, *rows, o.format());
+  return kExitOk;
+}
+
+int run_map(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  print_map(stdout, make_map_report(*model), o.format());
+  return kExitOk;
+}
+
+int run_diff(CliOptions& o) {
+  auto a = open_or_report(o.path);
+  if (!a) return kExitBadInput;
+  auto b = open_or_report(o.path_b);
+  if (!b) return kExitBadInput;
+  DiffOptions options;
+  options.values = !o.no_values;
+  print_diff(stdout, make_diff_report(*a, *b, options), o.format());
+  return kExitOk;
 }
 
 struct CommandRow {
@@ -113,8 +162,46 @@ const std::vector<CommandRow>& command_table() {
          add_csv(c, o);
        },
        run_meta},
-      {"check", "validate everything; list every problem as FILE@0xOFFSET: what",
+      {"check", "validate everything; list every problem as FILE@0xOFFSET: what (Ollama blobs: sizes and sha256)",
        [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); }, run_check},
+      {"dump", "dequantized values (numpy order) [--rows A:B] [--out FILE.npy|FILE.f32]",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensor", o.names, "native or canonical tensor name")->required()->expected(1);
+         c->add_option("--rows", o.rows, "row range A:B (rows = all but the innermost dimension)");
+         c->add_option("--out", o.out, "write FILE.npy (NumPy) or raw little-endian f32 to any other name");
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_dump},
+      {"groups", "per-group quantization parameters of a row range [--rows A:B]",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensor", o.names, "native or canonical tensor name")->required()->expected(1);
+         c->add_option("--rows", o.rows, "row range A:B (default: all rows up to 64, else the first 16)");
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_groups},
+      {"stats", "value statistics and histograms (all tensors, or those named)",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensors", o.names, "native or canonical tensor names");
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_stats},
+      {"map", "native -> canonical names and roles, and the extracted config with its sources",
+       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); add_csv(c, o); }, run_map},
+      {"diff", "tensor by tensor through canonical names: missing, shape/type changes, value error of A against B",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("reference", o.path_b, "the model B that A is compared against")->required();
+         c->add_flag("--no-values", o.no_values, "compare names, shapes and types only");
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_diff},
   };
   return kCommands;
 }

@@ -1,10 +1,11 @@
 // `akview check`: open with every validation and list each problem as FILE@0xOFFSET: what.
 #include "core/formats/format.hpp"
+#include "core/formats/ollama.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
 
-CheckReport make_check_report(const std::string& path) {
+CheckReport make_check_report(const std::string& path, bool verify_digests) {
   CheckReport r;
   r.path = path;
   auto model = open_model(path);
@@ -16,7 +17,12 @@ CheckReport make_check_report(const std::string& path) {
   r.format = model->format;
   r.files = model->files.size();
   r.tensors = model->tensors.size();
-  for (const auto& n : model->notes) {
+  std::vector<Note> notes = model->notes;
+  if (verify_digests && model->format == "ollama") {
+    auto verified = verify_ollama_blobs(*model);
+    notes.insert(notes.end(), verified.begin(), verified.end());
+  }
+  for (const auto& n : notes) {
     NoteRow row{std::string(error_info(n.code).slug), n.file, n.offset, n.message, n.fails_check};
     (n.fails_check ? r.problems : r.warnings).push_back(std::move(row));
   }

@@ -30,7 +30,37 @@ Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optio
                                             uint64_t max_array_elems = 16);
 
 // Opens `path` and validates everything; every problem is a row, the report never fails.
-CheckReport make_check_report(const std::string& path);
+// `verify_digests`: also hash every Ollama blob against its manifest (reads all the data).
+CheckReport make_check_report(const std::string& path, bool verify_digests = false);
+
+// A tensor by native name, else by canonical name (`layers.0.attention.q.weight`).
+Result<uint32_t> find_tensor(const Model& model, std::string_view name);
+// "A:B", ":B", "A:" or "A" (one row) against `n_rows`; usage error when malformed or out of range.
+Result<std::pair<int64_t, int64_t>> parse_row_range(std::string_view text, int64_t n_rows);
+// Logical rows x cols of a tensor (rows: all but the innermost dimension).
+std::pair<int64_t, int64_t> tensor_rows_cols(const Model& model, const Tensor& t);
+
+struct DumpQuery {
+  std::string tensor;
+  std::string rows;               // "A:B" (empty: all)
+  std::string out;                // FILE.npy (NumPy) or any other name (raw little-endian f32); empty: values in the report
+  uint64_t max_print_elems = uint64_t{1} << 24;
+};
+Result<DumpReport> make_dump(const Model& model, const DumpQuery& query);
+
+struct GroupsQuery {
+  std::string tensor;
+  std::string rows;               // empty: all rows up to 64, else the first 16
+};
+Result<GroupsReport> make_groups_report(const Model& model, const GroupsQuery& query);
+
+// Value statistics of the named tensors (all non-companion tensors when `names` is empty).
+Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vector<std::string>& names,
+                                              const StatsOptions& options = {});
+
+MapReport make_map_report(const Model& model);
+
+DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptions& options);
 
 // Natural order: "layers.2" before "layers.10".
 bool natural_less(std::string_view a, std::string_view b);

@@ -9,12 +9,16 @@ namespace {
 
 nlohmann::json offset_json(uint64_t offset) { return offset == kNoOffset ? nlohmann::json(nullptr) : nlohmann::json(offset); }
 
+}  // namespace
+
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
+
+namespace {
 
 std::string note_line(const NoteRow& n) {
   std::string where = n.offset == kNoOffset ? escape_for_terminal(n.file)

@@ -34,5 +34,19 @@ void print_info(std::FILE* out, const InfoReport& r, OutputFormat format);
 void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format);
 void print_meta(std::FILE* out, const std::vector<MetaRow>& rows, OutputFormat format, bool single_key);
 void print_check(std::FILE* out, const CheckReport& r, OutputFormat format);
+void print_dump(std::FILE* out, const DumpReport& r, OutputFormat format);
+void print_groups(std::FILE* out, const GroupsReport& r, OutputFormat format);
+void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat format);
+void print_map(std::FILE* out, const MapReport& r, OutputFormat format);
+void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format);
+
+nlohmann::json to_json(const DumpReport& r);
+nlohmann::json to_json(const GroupsReport& r);
+nlohmann::json to_json(const StatsRow& r);
+nlohmann::json to_json(const MapReport& r);
+nlohmann::json to_json(const DiffTableReport& r);
+// JSON number, or null for NaN/Inf (JSON has no non-finite numbers).
+nlohmann::json json_number(double v);
+std::string csv_field(std::string_view s);
 
 }  // namespace akview

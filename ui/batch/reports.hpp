@@ -9,7 +9,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/decode/groups.hpp"
+#include "core/decode/stats.hpp"
+#include "core/diff.hpp"
 #include "core/model.hpp"
+#include "core/names/model_config.hpp"
 
 namespace akview {
 
@@ -85,6 +89,70 @@ struct CheckReport {
   std::vector<NoteRow> problems;   // errors and fails_check notes: any makes the check fail
   std::vector<NoteRow> warnings;   // notes that do not fail the check
   bool ok() const { return problems.empty(); }
+};
+
+struct DumpReport {
+  std::string name;
+  std::string type;
+  std::vector<int64_t> shape;
+  int64_t row_begin = 0, row_end = 0, n_cols = 0;
+  std::vector<float> values;      // rows [row_begin, row_end) x n_cols when printed (no --out)
+  std::string out_path;           // the file written, when --out was given
+  uint64_t bytes_written = 0;
+  std::string caveat;             // decoder assumption to state (e.g. unverified F4 nibble order)
+};
+
+struct GroupsReport {
+  std::string name;
+  std::string type;
+  uint8_t bits = 0;
+  uint32_t group_size = 0;
+  int64_t row_begin = 0, row_end = 0, n_rows = 0;
+  std::vector<QuantGroup> groups;
+};
+
+struct StatsRow {
+  std::string name;
+  std::string type;
+  std::vector<int64_t> shape;
+  TensorStats stats;
+  std::string problem;            // why no stats (undecodable type), empty otherwise
+  std::string caveat;
+};
+
+struct MapRow {
+  std::string native;
+  std::optional<std::string> canonical;
+  std::string role;
+  std::string note;
+  int64_t layer = -1;
+};
+
+struct MapReport {
+  std::string path;
+  std::string arch;
+  std::vector<MapRow> rows;
+  uint64_t unmapped = 0;
+  ModelConfig config;
+};
+
+struct DiffRow {
+  std::string key;
+  bool canonical = true;
+  std::optional<std::string> name_a, name_b;
+  std::optional<std::string> type_a, type_b;
+  std::optional<std::vector<int64_t>> shape_a, shape_b;
+  bool shape_differs = false, type_differs = false;
+  std::string note;
+  std::optional<ValueError> error;
+  std::string value_problem;
+};
+
+struct DiffTableReport {
+  std::string path_a, path_b;
+  std::vector<DiffRow> rows;
+  size_t only_a = 0, only_b = 0, shape_changes = 0, type_changes = 0;
+  bool cancelled = false;
 };
 
 }  // namespace akview

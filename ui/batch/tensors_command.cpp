@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/names/name_map.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
@@ -78,15 +79,22 @@ Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const Tensor
       return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
+  NameMap map = build_name_map(model);
+  std::vector<const std::string*> canonical(model.tensors.size(), nullptr);
+  for (const auto& e : map.entries)
+    if (e.mapped) canonical[e.tensor] = &e.canonical;
   std::vector<TensorRow> rows;
   rows.reserve(model.tensors.size());
-  for (const auto& t : model.tensors) {
+  for (uint32_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
     if (!query.companions && (t.flags & kTensorCompanion)) continue;
     if (re) {
-      bool hit = std::regex_search(t.name.begin(), t.name.end(), *re);
+      bool hit = std::regex_search(t.name.begin(), t.name.end(), *re) ||
+                 (canonical[i] && std::regex_search(*canonical[i], *re));
       if (hit == query.invert) continue;
     }
     rows.push_back(make_tensor_row(model, t));
+    if (canonical[i]) rows.back().canonical = *canonical[i];
   }
   std::stable_sort(rows.begin(), rows.end(), [&](const TensorRow& a, const TensorRow& b) {
     return query.descending ? column->less(b, a) : column->less(a, b);
