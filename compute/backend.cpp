@@ -56,7 +56,7 @@ uint64_t weight_bytes(const TensorView& view) {
   return view.data.size() + view.scales.size() + view.biases.size() + view.global_scale.size();
 }
 
-Status validate_view(const TensorView& v) {
+Status check_view(const TensorView& v) {
   if (v.n_rows < 0 || v.n_cols < 0) return view_error("negative dimension");
   const TypeInfo& info = type_info(v.type);
   auto need = checked_mul(v.row_bytes, static_cast<uint64_t>(v.n_rows));

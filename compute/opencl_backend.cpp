@@ -142,7 +142,7 @@ class OpenClBackend final : public Backend {
   Status matvec(const TensorView& view, const float* x, float* y) override {
     init();
     if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
-    AKV_TRY(validate_view(view));
+    AKV_TRY(check_view(view));
     const ClKernelRow* row = find(view);
     if (!row) return cpu_backend().matvec(view, x, y);
     if (view.n_rows == 0) return {};
@@ -312,6 +312,7 @@ class OpenClBackend final : public Backend {
       api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
       std::string log(n, '\0');
       if (n) api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
       why_ = "kernel build failed: " + cl_error_name(err) + ": " + log.substr(0, 2000);
       return;
     }

@@ -11,7 +11,7 @@
 namespace akview::compute {
 
 Status reference_matvec(const TensorView& view, const float* x, double* y, double* abs_wx) {
-  AKV_TRY(validate_view(view));
+  AKV_TRY(check_view(view));
   if (!can_decode(view.type))
     return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("no decoder for type ") + std::string(type_info(view.type).name));
   const int64_t cols = view.n_cols;

@@ -25,12 +25,12 @@ __kernel void mv_q2_k(__global const uchar* W, ulong w_bytes, __global const flo
     for (int n = 0; n < 2; ++n) {
       __global const uchar* q = blk + 16 + 32 * n;
       for (int shift = 0; shift < 8; shift += 2) {
-        for (int half = 0; half < 2; ++half) {
+        for (int hf = 0; hf < 2; ++hf) {
           const uchar sc = blk[is++];
           float sq = 0.0f, sx = 0.0f;
           for (int l = 0; l < 16; ++l) {
             const float xv = xb[l];
-            sq += (float)((q[l + 16 * half] >> shift) & 3) * xv;
+            sq += (float)((q[l + 16 * hf] >> shift) & 3) * xv;
             sx += xv;
           }
           acc += d * (sc & 0xF) * sq - dmin * (sc >> 4) * sx;
@@ -57,12 +57,12 @@ __kernel void mv_q3_k(__global const uchar* W, ulong w_bytes, __global const flo
     for (int n = 0; n < 2; ++n) {
       __global const uchar* q = blk + 32 + 32 * n;
       for (int shift = 0; shift < 8; shift += 2) {
-        for (int half = 0; half < 2; ++half) {
+        for (int hf = 0; hf < 2; ++hf) {
           const int s = ((k < 8 ? sc[k] & 0xF : sc[k - 8] >> 4) | (((sc[8 + k % 4] >> (2 * (k / 4))) & 3) << 4)) - 32;
           ++k;
           float sq = 0.0f;
           for (int l = 0; l < 16; ++l) {
-            const int i = l + 16 * half;
+            const int i = l + 16 * hf;
             sq += (float)(((q[i] >> shift) & 3) - ((hm[i] & m) ? 0 : 4)) * xb[l];
           }
           acc += d * (float)s * sq;
