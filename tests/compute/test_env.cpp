@@ -15,3 +15,10 @@ struct PoclCacheDir {
 } g_pocl_cache_dir;
 
 }  // namespace
+
+// LeakSanitizer (ASan builds): PoCL and its LLVM keep compiler state alive until exit, which LSan
+// reports as leaks when a kernel is built cold. Only leaks whose stack passes through those two
+// libraries are suppressed; leak detection stays on for akview's own code.
+extern "C" const char* __lsan_default_suppressions() {
+  return "leak:libpocl.so\nleak:libLLVM-15.so\nleak:libLLVM.so\n";
+}
