@@ -31,7 +31,7 @@ inline float load_affine_param(TypeId type, const uint8_t* base, size_t index) {
 inline size_t affine_param_bytes(TypeId type) { return type == TypeId::f32 ? 4 : 2; }
 
 template <int kBits>
-inline void affine_group(const uint8_t* p, size_t n, float s, float b, float* y) {
+inline void affine_group(const uint8_t* __restrict p, size_t n, float s, float b, float* __restrict y) {
   if constexpr (kBits == 8) {
     for (size_t j = 0; j < n; ++j) y[j] = s * static_cast<float>(p[j]) + b;
   } else if constexpr (kBits == 4) {

@@ -3,6 +3,10 @@
 // Every element is read byte-wise (little-endian), so no pointer into the mapping is ever cast.
 #include <cstring>
 
+#if defined(__F16C__)
+#include <immintrin.h>
+#endif
+
 #include "core/decode/decoders.hpp"
 #include "core/decode/float_formats.hpp"
 
@@ -11,8 +15,8 @@ namespace {
 
 // One element of `kBytes` bytes -> one float, over the flat run of rows.
 template <size_t kBytes, float (*Elem)(const uint8_t*)>
-void decode_elements(const TensorView& v, int64_t row_begin, int64_t row_end, float* out) {
-  const uint8_t* src = v.data.data() + static_cast<size_t>(row_begin) * v.row_bytes;
+void decode_elements(const TensorView& v, int64_t row_begin, int64_t row_end, float* __restrict out) {
+  const uint8_t* __restrict src = v.data.data() + static_cast<size_t>(row_begin) * v.row_bytes;
   const size_t n = static_cast<size_t>(row_end - row_begin) * static_cast<size_t>(v.n_cols);
   for (size_t i = 0; i < n; ++i) out[i] = Elem(src + i * kBytes);
 }
@@ -45,7 +49,22 @@ void decode_f32(const TensorView& v, int64_t b, int64_t e, float* out) {
   const size_t n = static_cast<size_t>(e - b) * static_cast<size_t>(v.n_cols);
   if (n != 0) std::memcpy(out, v.data.data() + static_cast<size_t>(b) * v.row_bytes, n * sizeof(float));
 }
-void decode_f16(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<2, elem_f16>(v, b, e, o); }
+// F16: with F16C (x86 -march=native) 8 halves per instruction, exact like the scalar path; the tail
+// and other targets use the branchless scalar conversion.
+void decode_f16(const TensorView& v, int64_t b, int64_t e, float* o) {
+#if defined(__F16C__)
+  const uint8_t* src = v.data.data() + static_cast<size_t>(b) * v.row_bytes;
+  const size_t n = static_cast<size_t>(e - b) * static_cast<size_t>(v.n_cols);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));   // unaligned load intrinsic
+    _mm256_storeu_ps(o + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) o[i] = elem_f16(src + 2 * i);
+#else
+  decode_elements<2, elem_f16>(v, b, e, o);
+#endif
+}
 void decode_bf16(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<2, elem_bf16>(v, b, e, o); }
 void decode_f64(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<8, elem_f64>(v, b, e, o); }
 void decode_i8(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_i8>(v, b, e, o); }
@@ -70,18 +89,18 @@ void decode_c128(const TensorView& v, int64_t b, int64_t e, float* o) { decode_e
 // float4_e2m1fn_x2 / MLX order).
 //   byte k: [7..4 elem 2k+1][3..0 elem 2k]
 namespace {
-void f4_block(const uint8_t* b, float* y) {
+void f4_block(const uint8_t* __restrict b, float* __restrict y) {
   y[0] = fp::e2m1_to_f32(b[0] & 0xF);
   y[1] = fp::e2m1_to_f32(b[0] >> 4);
 }
 // F6 (safetensors), 4 elements in 3 bytes. ASSUMED: a little-endian bit stream, element k at bits
 // [6k, 6k+6) of the 24-bit little-endian word (the same LSB-first rule as MLX packing).
 //   bytes b0 b1 b2 -> w = b0 | b1<<8 | b2<<16; elem k = (w >> 6k) & 0x3F
-void f6_e2m3_block(const uint8_t* b, float* y) {
+void f6_e2m3_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint32_t w = b[0] | (static_cast<uint32_t>(b[1]) << 8) | (static_cast<uint32_t>(b[2]) << 16);
   for (int k = 0; k < 4; ++k) y[k] = fp::e2m3_to_f32(static_cast<uint8_t>((w >> (6 * k)) & 0x3F));
 }
-void f6_e3m2_block(const uint8_t* b, float* y) {
+void f6_e3m2_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint32_t w = b[0] | (static_cast<uint32_t>(b[1]) << 8) | (static_cast<uint32_t>(b[2]) << 16);
   for (int k = 0; k < 4; ++k) y[k] = fp::e3m2_to_f32(static_cast<uint8_t>((w >> (6 * k)) & 0x3F));
 }

@@ -11,7 +11,7 @@ constexpr int8_t kFp4Doubled[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, 
 
 // MXFP4 (32, 17 bytes)
 //   +0 u8 e (E8M0) | +1 u8 qs[16]      d = 2^(e-128) (ggml's _half helper); y = kvalue * d
-void mxfp4_block(const uint8_t* b, float* y) {
+void mxfp4_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = fp::e8m0_half_to_f32(b[0]);
   for (int j = 0; j < 16; ++j) {
     y[j] = static_cast<float>(kFp4Doubled[b[1 + j] & 0x0F]) * d;
@@ -22,7 +22,7 @@ void mxfp4_block(const uint8_t* b, float* y) {
 // NVFP4 (64, 36 bytes)
 //   +0 u8 d[4] (UE4M3, one per 16 elements) | +4 u8 qs[32] (8 bytes per sub-block)
 //   sub-block s: element j = low nibble of qs[8s+j], element j+8 = high nibble; y = kvalue * d/2
-void nvfp4_block(const uint8_t* b, float* y) {
+void nvfp4_block(const uint8_t* __restrict b, float* __restrict y) {
   for (int s = 0; s < 4; ++s) {
     const float d = fp::ue4m3_half_to_f32(b[s]);
     const uint8_t* qs = b + 4 + 8 * s;

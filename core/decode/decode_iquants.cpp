@@ -20,7 +20,7 @@ inline float sign_of(uint8_t signs, int j) { return (signs >> j) & 1 ? -1.0f : 1
 //   +0 f16 d | +2 u16 qs[32]: per 32-element sub-block ib, 8 bytes = aux0 (4 grid indices, 1 byte each)
 //   and aux1 (LE u32: 4 x 7-bit sign indices, bits 28..31 the scale)
 //   db = d * (0.5 + scale) * 0.25; y = db * grid * sign
-void iq2_xxs_block(const uint8_t* b, float* y) {
+void iq2_xxs_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   for (int ib = 0; ib < 8; ++ib) {
     const uint8_t* q = b + 2 + 8 * ib;
@@ -38,7 +38,7 @@ void iq2_xxs_block(const uint8_t* b, float* y) {
 // IQ2_XS (256, 74 bytes)
 //   +0 f16 d | +2 u16 qs[32] (9-bit grid index | 7-bit sign index << 9) | +66 u8 scales[8] (2 x 4 bits)
 //   db[h] = d * (0.5 + nibble h) * 0.25 for the two 16-element halves of sub-block ib
-void iq2_xs_block(const uint8_t* b, float* y) {
+void iq2_xs_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* scales = b + 66;
   for (int ib = 0; ib < 8; ++ib) {
@@ -58,7 +58,7 @@ void iq2_xs_block(const uint8_t* b, float* y) {
 // IQ2_S (256, 82 bytes)
 //   +0 f16 d | +2 u8 qs[32] (grid index low 8 bits) | +34 u8 signs[32] | +66 u8 qh[8] (2 high bits
 //   per index) | +74 u8 scales[8]      index = qs[l] | ((qh[ib] << (8 - 2l)) & 0x300)
-void iq2_s_block(const uint8_t* b, float* y) {
+void iq2_s_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* qs = b + 2;
   const uint8_t* signs = b + 34;
@@ -82,7 +82,7 @@ void iq2_s_block(const uint8_t* b, float* y) {
 //   +0 f16 d | +2 u8 qs[64] (1-byte grid indices, 4 elements each) | +66 u8 scales_and_signs[32]
 //   per sub-block ib: LE u32 = 4 x 7-bit sign indices + 4-bit scale (bits 28..31)
 //   db = d * (0.5 + scale) * 0.5
-void iq3_xxs_block(const uint8_t* b, float* y) {
+void iq3_xxs_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* qs = b + 2;
   const uint8_t* ss = b + 66;
@@ -107,7 +107,7 @@ void iq3_xxs_block(const uint8_t* b, float* y) {
 //   +0 f16 d | +2 u8 qs[64] | +66 u8 qh[8] (9th index bit) | +74 u8 signs[32] | +106 u8 scales[4]
 //   two sub-blocks per scale byte: db = d * (1 + 2 * nibble)
 //   index = qs[2l+k] | ((qh << (8 - 2l - k)) & 256)
-void iq3_s_block(const uint8_t* b, float* y) {
+void iq3_s_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* qs = b + 2;
   const uint8_t* qh = b + 66;
@@ -139,7 +139,7 @@ constexpr float kIq1Delta = 0.125f;
 //   +0 f16 d | +2 u8 qs[32] (grid index low 8 bits) | +34 u16 qh[8]: per sub-block, 4 x 3 high index
 //   bits (bits 3l..3l+2), scale bits 12..14, delta sign bit 15
 //   dl = d * (2*scale + 1); y = dl * (grid + delta)
-void iq1_s_block(const uint8_t* b, float* y) {
+void iq1_s_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* qs = b + 2;
   for (int ib = 0; ib < 8; ++ib) {
@@ -159,7 +159,7 @@ void iq1_s_block(const uint8_t* b, float* y) {
 //   +0 u8 qs[32] | +32 u8 qh[16] (per 8 elements: 3 high index bits + delta sign bit 3, two per byte)
 //   +48 u8 scales[8] as 4 LE u16: 3-bit sub-scales (4 per u16), and the f16 d spread over the top
 //   nibbles: d bits = sc0>>12 | (sc1>>8)&0xF0 | (sc2>>4)&0xF00 | sc3&0xF000
-void iq1_m_block(const uint8_t* b, float* y) {
+void iq1_m_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* qs = b;
   const uint8_t* qh = b + 32;
   uint16_t sc[4];
@@ -190,7 +190,7 @@ constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1
 
 // IQ4_NL (32, 18 bytes)
 //   +0 f16 d | +2 u8 qs[16]: element j = low nibble, j+16 = high nibble; y = d * kvalues[nibble]
-void iq4_nl_block(const uint8_t* b, float* y) {
+void iq4_nl_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   for (int j = 0; j < 16; ++j) {
     y[j] = d * static_cast<float>(kIq4nlValues[b[2 + j] & 0xF]);
@@ -202,7 +202,7 @@ void iq4_nl_block(const uint8_t* b, float* y) {
 //   +0 f16 d | +2 u16 scales_h (2 high bits per sub-block) | +4 u8 scales_l[4] (4 low bits, 2 per byte)
 //   +8 u8 qs[128] (16 bytes per 32-element sub-block, IQ4_NL nibble order)
 //   ls = low | high << 4; dl = d * (ls - 32); y = dl * kvalues[nibble]
-void iq4_xs_block(const uint8_t* b, float* y) {
+void iq4_xs_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint16_t scales_h = load_u16(b + 2);
   const uint8_t* scales_l = b + 4;

@@ -15,7 +15,7 @@ using fp::load_u16;
 //   +0 u8 scales[16] (low nibble scale, high nibble min, per 16 elements)
 //   +16 u8 qs[64] (2-bit codes: byte l of 32-byte half h, shift 2s -> elements h*128 + s*32 + l (+16))
 //   +80 f16 d | +82 f16 dmin                y = (d*sc) * q - (dmin*m)
-void q2_k_block(const uint8_t* b, float* y) {
+void q2_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* scales = b;
   const uint8_t* q = b + 16;
   const float d = f16_to_f32(load_u16(b + 80));
@@ -38,7 +38,7 @@ void q2_k_block(const uint8_t* b, float* y) {
 //   +0 u8 hmask[32] (bit m of hmask[l]: high bit of a code) | +32 u8 qs[64] (low 2 bits)
 //   +96 u8 scales[12] (16 x 6-bit, offset 32) | +108 f16 d
 //   y = (d * (s - 32)) * (q2 - (high bit clear ? 4 : 0))
-void q3_k_block(const uint8_t* b, float* y) {
+void q3_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* hm = b;
   const uint8_t* q = b + 32;
   int8_t sc[16];
@@ -64,7 +64,7 @@ void q3_k_block(const uint8_t* b, float* y) {
 // Q4_K (256, 144 bytes)
 //   +0 f16 d | +2 f16 dmin | +4 u8 scales[12] (8 x (6-bit scale, 6-bit min)) | +16 u8 qs[128]
 //   64-element chunk c: low nibbles of qs[32c..32c+31] then high nibbles; y = (d*sc)*q - (dmin*m)
-void q4_k_block(const uint8_t* b, float* y) {
+void q4_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const float dmin = f16_to_f32(load_u16(b + 2));
   const uint8_t* scales = b + 4;
@@ -85,7 +85,7 @@ void q4_k_block(const uint8_t* b, float* y) {
 // Q5_K (256, 176 bytes)
 //   +0 f16 d | +2 f16 dmin | +4 u8 scales[12] | +16 u8 qh[32] | +48 u8 qs[128]
 //   like Q4_K, plus bit (2c) / (2c+1) of qh[l] as the 5th bit of the low / high nibble codes
-void q5_k_block(const uint8_t* b, float* y) {
+void q5_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const float dmin = f16_to_f32(load_u16(b + 2));
   const uint8_t* scales = b + 4;
@@ -109,25 +109,27 @@ void q5_k_block(const uint8_t* b, float* y) {
 
 // Q6_K (256, 210 bytes)
 //   +0 u8 ql[128] (low 4 bits) | +128 u8 qh[64] (high 2 bits) | +192 i8 scales[16] | +208 f16 d
-//   per 128-element half: element l + 32k (k = 0..3) takes ql nibble / qh bit pair k; y = (d*sc)*(q-32)
-void q6_k_block(const uint8_t* b, float* y) {
+//   per 128-element half: element l + 32k (k = 0..3) takes ql nibble / qh bit pair k;
+//   y = (d*sc)*(q-32), sc = scales[8n + l/16 + 2k] (ggml's d * sc * q, same rounding)
+void q6_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* ql = b;
   const uint8_t* qh = b + 128;
   const uint8_t* scb = b + 192;
   const float d = f16_to_f32(load_u16(b + 208));
   for (int n = 0; n < 2; ++n) {
-    float sc[8];
-    for (int k = 0; k < 8; ++k) sc[k] = static_cast<float>(static_cast<int8_t>(scb[8 * n + k]));
-    for (int l = 0; l < 32; ++l) {
-      const int is = l / 16;
-      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[l] = d * sc[is] * static_cast<float>(q1);
-      y[l + 32] = d * sc[is + 2] * static_cast<float>(q2);
-      y[l + 64] = d * sc[is + 4] * static_cast<float>(q3);
-      y[l + 96] = d * sc[is + 6] * static_cast<float>(q4);
+    for (int half = 0; half < 2; ++half) {   // elements l in [16*half, 16*half+16) share scales
+      float dl[4];
+      for (int k = 0; k < 4; ++k) dl[k] = d * static_cast<float>(static_cast<int8_t>(scb[8 * n + half + 2 * k]));
+      for (int l = 16 * half; l < 16 * half + 16; ++l) {
+        const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+        const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+        const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+        const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+        y[l] = dl[0] * static_cast<float>(q1);
+        y[l + 32] = dl[1] * static_cast<float>(q2);
+        y[l + 64] = dl[2] * static_cast<float>(q3);
+        y[l + 96] = dl[3] * static_cast<float>(q4);
+      }
     }
     y += 128;
     ql += 64;
@@ -137,7 +139,7 @@ void q6_k_block(const uint8_t* b, float* y) {
 
 // Q8_K (256, 292 bytes)
 //   +0 f32 d | +4 i8 qs[256] | +260 i16 bsums[16] (ignored)      y = d * q
-void q8_k_block(const uint8_t* b, float* y) {
+void q8_k_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = fp::load_f32(b);
   for (int j = 0; j < 256; ++j) y[j] = d * static_cast<float>(static_cast<int8_t>(b[4 + j]));
 }

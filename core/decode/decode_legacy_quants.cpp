@@ -14,7 +14,7 @@ using fp::load_u32;
 // Q4_0 (32 elements, 18 bytes)
 //   +0 f16 d | +2 u8 qs[16]
 //   element j = low nibble of qs[j], element j+16 = high nibble; y = (q - 8) * d
-void q4_0_block(const uint8_t* b, float* y) {
+void q4_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint8_t* qs = b + 2;
   for (int j = 0; j < 16; ++j) {
@@ -25,7 +25,7 @@ void q4_0_block(const uint8_t* b, float* y) {
 
 // Q4_1 (32, 20 bytes)
 //   +0 f16 d | +2 f16 m | +4 u8 qs[16]      y = q * d + m
-void q4_1_block(const uint8_t* b, float* y) {
+void q4_1_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const float m = f16_to_f32(load_u16(b + 2));
   const uint8_t* qs = b + 4;
@@ -38,7 +38,7 @@ void q4_1_block(const uint8_t* b, float* y) {
 // Q5_0 (32, 22 bytes)
 //   +0 f16 d | +2 u8 qh[4] (LE u32: bit j = 5th bit of element j) | +6 u8 qs[16]
 //   y = (q5 - 16) * d
-void q5_0_block(const uint8_t* b, float* y) {
+void q5_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const uint32_t qh = load_u32(b + 2);
   const uint8_t* qs = b + 6;
@@ -52,7 +52,7 @@ void q5_0_block(const uint8_t* b, float* y) {
 
 // Q5_1 (32, 24 bytes)
 //   +0 f16 d | +2 f16 m | +4 u8 qh[4] | +8 u8 qs[16]      y = q5 * d + m
-void q5_1_block(const uint8_t* b, float* y) {
+void q5_1_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const float m = f16_to_f32(load_u16(b + 2));
   const uint32_t qh = load_u32(b + 4);
@@ -67,21 +67,21 @@ void q5_1_block(const uint8_t* b, float* y) {
 
 // Q8_0 (32, 34 bytes)
 //   +0 f16 d | +2 i8 qs[32]      y = q * d
-void q8_0_block(const uint8_t* b, float* y) {
+void q8_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
 }
 
 // Q8_1 (32, 36 bytes), an intermediate type with no ggml dequantizer: y = q * d (s is ignored)
 //   +0 f16 d | +2 f16 s (= d * sum q) | +4 i8 qs[32]
-void q8_1_block(const uint8_t* b, float* y) {
+void q8_1_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<int8_t>(b[4 + j])) * d;
 }
 
 // Q1_0 (128, 18 bytes)
 //   +0 f16 d | +2 u8 qs[16]: bit j%8 of qs[j/8]; y = bit ? d : -d
-void q1_0_block(const uint8_t* b, float* y) {
+void q1_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   const float neg_d = -d;
   for (int j = 0; j < 128; ++j) y[j] = ((b[2 + j / 8] >> (j % 8)) & 1) ? d : neg_d;
@@ -89,7 +89,7 @@ void q1_0_block(const uint8_t* b, float* y) {
 
 // Q2_0 (64, 18 bytes)
 //   +0 f16 d | +2 u8 qs[16]: bits 2(j%4)..+1 of qs[j/4]; y = (q - 1) * d  (00=-1 01=0 10=+1 11=+2)
-void q2_0_block(const uint8_t* b, float* y) {
+void q2_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = f16_to_f32(load_u16(b));
   for (int j = 0; j < 64; ++j) y[j] = static_cast<float>(((b[2 + j / 4] >> (2 * (j % 4))) & 3) - 1) * d;
 }

@@ -15,7 +15,7 @@ inline float trit(uint8_t x, uint8_t pow3, float d) {
   const int xi = (static_cast<uint16_t>(q) * 3) >> 8;
   return static_cast<float>(xi - 1) * d;
 }
-void tq1_0_block(const uint8_t* b, float* y) {
+void tq1_0_block(const uint8_t* __restrict b, float* __restrict y) {
   static constexpr uint8_t kPow3[6] = {1, 3, 9, 27, 81, 243};
   const uint8_t* qs = b;
   const uint8_t* qh = b + 48;
@@ -31,7 +31,7 @@ void tq1_0_block(const uint8_t* b, float* y) {
 // TQ2_0 (256, 66 bytes): 2-bit codes, y = (q - 1) * d
 //   +0 u8 qs[64] | +64 f16 d
 //   for half j in {0, 32}, shift l in 0..3, m in 0..31: element = (qs[j+m] >> 2l) & 3
-void tq2_0_block(const uint8_t* b, float* y) {
+void tq2_0_block(const uint8_t* __restrict b, float* __restrict y) {
   const float d = fp::f16_to_f32(fp::load_u16(b + 64));
   for (int j = 0; j < 64; j += 32)
     for (int l = 0; l < 4; ++l)

@@ -20,7 +20,7 @@ using BlockDecoder = void (*)(const uint8_t* block, float* out);
 // blocks and the block function is inlined into one straight loop (dispatch happens once per call).
 template <size_t kBlockElems, size_t kBlockBytes, void (*Block)(const uint8_t*, float*)>
 void decode_block_rows(const TensorView& v, int64_t row_begin, int64_t row_end, float* out) {
-  const uint8_t* src = v.data.data() + static_cast<size_t>(row_begin) * v.row_bytes;
+  const uint8_t* __restrict src = v.data.data() + static_cast<size_t>(row_begin) * v.row_bytes;
   const size_t n_blocks = static_cast<size_t>(row_end - row_begin) * (static_cast<size_t>(v.n_cols) / kBlockElems);
   for (size_t i = 0; i < n_blocks; ++i) Block(src + i * kBlockBytes, out + i * kBlockElems);
 }

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's first command: installs what is missing, builds akview and the demo model that
+# the project's own writers generate, and opens it.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+./.ci/install-deps
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build akview akview_demo_model >/dev/null
+exec ./build/ui/akview "$@" build/assets/demo

@@ -1,0 +1,152 @@
+// The batch commands through the real binary: JSON tables equal the oracle manifest, malformed
+// files exit 1 with one line naming file and offset, usage errors exit 2, no escape bytes.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_process.hpp"
+
+namespace akview::testing {
+namespace {
+
+const std::string kOracles = AKVIEW_ORACLES_DIR;
+
+nlohmann::json load_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+std::string lower(std::string s) {
+  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+TEST(BatchCli, GgufTensorsJsonMatchesManifest) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  int files = 0;
+  for (const auto& f : manifest["gguf"]["files"]) {
+    std::string path = kOracles + "/" + f["path"].get<std::string>();
+    auto r = run_akview({"tensors", path, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+    auto rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), f["tensors"].size()) << path;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& want = f["tensors"][i];
+      const auto& got = rows[i];
+      EXPECT_EQ(got["name"], want["name"]) << path;
+      EXPECT_EQ(got["type"], lower(want["type"].get<std::string>())) << path;
+      EXPECT_EQ(got["shape"], want["shape"]) << path;
+      EXPECT_EQ(got["offset"], want["abs_offset"]) << path;
+      EXPECT_EQ(got["nbytes"], want["nbytes"]) << path;
+      EXPECT_TRUE(got.contains("canonical")) << path;
+      EXPECT_EQ(got["file"], path);
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 27);
+}
+
+TEST(BatchCli, GgufMetaJsonMatchesManifest) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  for (const auto& f : manifest["gguf"]["files"]) {
+    std::string path = kOracles + "/" + f["path"].get<std::string>();
+    for (const auto& [key, want] : f["metadata"].items()) {
+      auto r = run_akview({"meta", path, key, "--json"});
+      ASSERT_EQ(r.exit_code, 0) << path << " " << key << ": " << r.err;
+      auto got = nlohmann::json::parse(r.out);
+      EXPECT_EQ(got["key"], key);
+      if (want["type"] == "ARRAY") {
+        EXPECT_EQ(got["type"].get<std::string>().rfind("ARRAY", 0), 0u) << key;
+      } else {
+        EXPECT_EQ(got["type"], want["type"]) << path << " " << key;
+      }
+      EXPECT_EQ(got["value"], want["value"]) << path << " " << key;
+    }
+    if (f["path"] == "gguf/kv_types.gguf") break;   // one file covers every type; the rest repeat keys
+  }
+}
+
+TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  for (const auto& m : manifest["safetensors"]["models"]) {
+    if (m["kind"] != "safetensors-hf" && m["kind"] != "safetensors-hf-sharded") continue;
+    std::string dir = kOracles + "/" + m["dir"].get<std::string>();
+    auto r = run_akview({"tensors", dir, "--json", "--sort", "name"});
+    ASSERT_EQ(r.exit_code, 0) << dir << ": " << r.err;
+    auto rows = nlohmann::json::parse(r.out);
+    ASSERT_EQ(rows.size(), m["tensors"].size()) << dir;
+    std::map<std::string, nlohmann::json> by_name;
+    for (const auto& row : rows) by_name[row["name"]] = row;
+    for (const auto& want : m["tensors"]) {
+      auto it = by_name.find(want["name"]);
+      ASSERT_NE(it, by_name.end()) << want["name"];
+      EXPECT_EQ(it->second["type"], lower(want["dtype"].get<std::string>()));
+      EXPECT_EQ(it->second["shape"], want["shape"]);
+      EXPECT_EQ(it->second["offset"], want["abs_offset"]);
+      EXPECT_EQ(it->second["file"], kOracles + "/" + want["file"].get<std::string>());
+    }
+  }
+}
+
+TEST(BatchCli, MalformedFilesGetTheirVerdict) {
+  auto cases = load_json(kOracles + "/malformed/malformed.json");
+  for (const auto& c : cases["cases"]) {
+    std::string path = kOracles + "/" + c["path"].get<std::string>();
+    auto r = run_akview({"info", path});
+    const std::string expect = c["expect"];
+    if (expect == "accept") {
+      EXPECT_EQ(r.exit_code, 0) << path << ": " << r.err;
+      continue;
+    }
+    if (expect == "reject_strict" && r.exit_code == 0) {
+      auto check = run_akview({"check", path});   // tolerated when browsing, but check must fail
+      EXPECT_EQ(check.exit_code, 1) << path;
+      continue;
+    }
+    EXPECT_EQ(r.exit_code, 1) << path << " (" << c["reason"] << "): " << r.out;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find(path + "@0x"), std::string::npos) << "names file and offset: " << r.err;
+    EXPECT_TRUE(r.out.empty());
+  }
+}
+
+TEST(BatchCli, ExitCodes) {
+  EXPECT_EQ(run_akview({"info"}).exit_code, 2);                          // missing PATH
+  EXPECT_EQ(run_akview({"frobnicate", "x"}).exit_code, 2);               // unknown command
+  EXPECT_EQ(run_akview({"tensors", kOracles + "/gguf/f32.gguf", "--sort", "nope"}).exit_code, 2);
+  EXPECT_EQ(run_akview({"tensors", kOracles + "/gguf/f32.gguf", "--filter", "("}).exit_code, 2);
+  EXPECT_EQ(run_akview({"info", kOracles + "/README.md"}).exit_code, 1);  // not a weight file
+  EXPECT_EQ(run_akview({"info", "/nonexistent/model.gguf"}).exit_code, 1);
+  EXPECT_EQ(run_akview({"meta", kOracles + "/gguf/f32.gguf", "no.such.key"}).exit_code, 1);
+  EXPECT_EQ(run_akview({"check", kOracles + "/gguf/f32.gguf"}).exit_code, 0);
+  EXPECT_EQ(run_akview({"check", kOracles + "/malformed/gguf_bad_magic.gguf"}).exit_code, 1);
+}
+
+TEST(BatchCli, FilterSortAndCsv) {
+  std::string path = kOracles + "/gguf/q8_0.gguf";
+  auto r = run_akview({"tensors", path, "--json", "--filter", "attn_[kv]", "--sort", "name"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["name"], "blk.0.attn_k.weight");
+  EXPECT_EQ(rows[1]["name"], "blk.0.attn_v.weight");
+  auto inv = run_akview({"tensors", path, "--json", "--filter", "attn_[kv]", "--invert"});
+  EXPECT_EQ(nlohmann::json::parse(inv.out).size(), 3u);
+  auto by_bytes = nlohmann::json::parse(run_akview({"tensors", path, "--json", "--sort", "bytes", "--desc"}).out);
+  for (size_t i = 1; i < by_bytes.size(); ++i) EXPECT_GE(by_bytes[i - 1]["nbytes"], by_bytes[i]["nbytes"]);
+  auto csv = run_akview({"tensors", path, "--csv"});
+  EXPECT_EQ(csv.out.rfind("name,canonical,type,shape", 0), 0u);
+  EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);
+}
+
+TEST(BatchCli, BatchOutputHasNoEscapeBytes) {
+  for (const char* cmd : {"info", "tensors", "meta"}) {
+    auto r = run_akview({cmd, kOracles + "/gguf/kv_types.gguf"}, {"TERM=xterm-256color"});
+    EXPECT_EQ(r.exit_code, 0) << cmd << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace akview::testing

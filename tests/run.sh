@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The README's test command: installs what is missing, builds, and runs every test twice:
+# a release build, then an AddressSanitizer + UndefinedBehaviorSanitizer build (any report fails).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+./.ci/install-deps
+
+jobs="$(nproc)"
+export POCL_CACHE_DIR="$root/build/pocl-cache"
+mkdir -p "$POCL_CACHE_DIR"
+
+echo "== release build"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j"$jobs"
+(cd build && ctest --output-on-failure -j"$jobs" --timeout 600)
+
+echo "== ASan + UBSan build"
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:strict_string_checks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export POCL_CACHE_DIR="$root/build-asan/pocl-cache"
+mkdir -p "$POCL_CACHE_DIR"
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAKVIEW_SANITIZE=ON -DAKVIEW_BENCH=OFF >/dev/null
+ninja -C build-asan -j"$jobs"
+(cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)

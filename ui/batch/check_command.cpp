@@ -1,0 +1,26 @@
+// `akview check`: open with every validation and list each problem as FILE@0xOFFSET: what.
+#include "core/formats/format.hpp"
+#include "ui/batch/commands.hpp"
+
+namespace akview {
+
+CheckReport make_check_report(const std::string& path) {
+  CheckReport r;
+  r.path = path;
+  auto model = open_model(path);
+  if (!model) {
+    const Error& e = model.error();
+    r.problems.push_back({std::string(error_info(e.code).slug), e.file, e.offset, e.message, true});
+    return r;
+  }
+  r.format = model->format;
+  r.files = model->files.size();
+  r.tensors = model->tensors.size();
+  for (const auto& n : model->notes) {
+    NoteRow row{std::string(error_info(n.code).slug), n.file, n.offset, n.message, n.fails_check};
+    (n.fails_check ? r.problems : r.warnings).push_back(std::move(row));
+  }
+  return r;
+}
+
+}  // namespace akview

@@ -1,0 +1,182 @@
+// Text / JSON / CSV rendering of the batch reports. The JSON field names are the stable interface
+// documented in README.md ("JSON reference").
+#include "ui/batch/printers.hpp"
+
+#include <fmt/format.h>
+
+namespace akview {
+namespace {
+
+nlohmann::json offset_json(uint64_t offset) { return offset == kNoOffset ? nlohmann::json(nullptr) : nlohmann::json(offset); }
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string note_line(const NoteRow& n) {
+  std::string where = n.offset == kNoOffset ? escape_for_terminal(n.file)
+                                            : fmt::format("{}@{:#x}", escape_for_terminal(n.file), n.offset);
+  return fmt::format("{}: {}", where, escape_for_terminal(n.message));
+}
+
+void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
+
+std::string type_label(const TensorRow& r) {
+  if (r.group_size) return fmt::format("{} {}-bit g{}", r.type, r.bits, r.group_size);
+  return r.type;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const NoteRow& n) {
+  return {{"code", n.code}, {"file", n.file}, {"offset", offset_json(n.offset)}, {"message", n.message},
+          {"fails_check", n.fails_check}};
+}
+
+nlohmann::json to_json(const InfoReport& r) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : r.files)
+    files.push_back({{"path", f.path}, {"role", f.role}, {"size", f.size}, {"header_bytes", f.header_bytes},
+                     {"data_offset", f.data_offset}});
+  nlohmann::json types = nlohmann::json::array();
+  for (const auto& t : r.types)
+    types.push_back({{"type", t.type}, {"tensors", t.tensors}, {"parameters", t.parameters}, {"bytes", t.bytes}});
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& n : r.notes) notes.push_back(to_json(n));
+  return {{"path", r.path},
+          {"format", r.format},
+          {"architecture", r.architecture.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.architecture)},
+          {"name", r.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.name)},
+          {"files", files},
+          {"tensors", r.tensors},
+          {"parameters", r.parameters},
+          {"bytes", r.bytes},
+          {"metadata_keys", r.metadata_keys},
+          {"types", types},
+          {"notes", notes}};
+}
+
+nlohmann::json to_json(const TensorRow& r) {
+  nlohmann::json j = {{"name", r.name},
+                      {"canonical", r.canonical ? nlohmann::json(*r.canonical) : nlohmann::json(nullptr)},
+                      {"type", r.type},
+                      {"shape", r.shape},
+                      {"parameters", r.parameters},
+                      {"file", r.file},
+                      {"offset", r.offset},
+                      {"nbytes", r.nbytes},
+                      {"bits_per_weight", r.bits_per_weight}};
+  if (r.group_size) {
+    j["bits"] = r.bits;
+    j["group_size"] = r.group_size;
+  }
+  if (r.companion) j["companion"] = true;
+  if (r.unsupported) j["unsupported"] = true;
+  return j;
+}
+
+nlohmann::json to_json(const MetaRow& r) {
+  nlohmann::json j = {{"key", r.key}, {"type", r.type}, {"value", r.value}, {"source", r.source},
+                      {"file", r.file}, {"offset", r.offset}};
+  if (r.type.rfind("ARRAY", 0) == 0) {
+    j["count"] = r.count;
+    j["truncated"] = r.truncated;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const CheckReport& r) {
+  nlohmann::json problems = nlohmann::json::array(), warnings = nlohmann::json::array();
+  for (const auto& n : r.problems) problems.push_back(to_json(n));
+  for (const auto& n : r.warnings) warnings.push_back(to_json(n));
+  return {{"path", r.path}, {"ok", r.ok()}, {"format", r.format}, {"files", r.files},
+          {"tensors", r.tensors}, {"problems", problems}, {"warnings", warnings}};
+}
+
+void print_info(std::FILE* out, const InfoReport& r, OutputFormat format) {
+  if (format == OutputFormat::json) return print_json(out, to_json(r));
+  fmt::print(out, "path        {}\n", escape_for_terminal(r.path));
+  fmt::print(out, "format      {}\n", r.format);
+  if (!r.architecture.empty()) fmt::print(out, "arch        {}\n", escape_for_terminal(r.architecture));
+  if (!r.name.empty()) fmt::print(out, "name        {}\n", escape_for_terminal(r.name));
+  fmt::print(out, "tensors     {}\n", r.tensors);
+  fmt::print(out, "parameters  {} ({})\n", r.parameters, format_count(r.parameters));
+  fmt::print(out, "bytes       {} ({})\n", r.bytes, format_bytes(r.bytes));
+  fmt::print(out, "metadata    {} keys\n", r.metadata_keys);
+  fmt::print(out, "files       {}\n", r.files.size());
+  for (const auto& f : r.files)
+    fmt::print(out, "  {:<12} {:>12}  header {:>10}  {}\n", f.role, format_bytes(f.size), format_bytes(f.header_bytes),
+               escape_for_terminal(f.path));
+  fmt::print(out, "types\n");
+  for (const auto& t : r.types)
+    fmt::print(out, "  {:<12} {:>6} tensors  {:>10} params  {:>12}\n", t.type, t.tensors, format_count(t.parameters),
+               format_bytes(t.bytes));
+  for (const auto& n : r.notes) fmt::print(out, "note: {}\n", note_line(n));
+}
+
+void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format) {
+  if (format == OutputFormat::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : rows) arr.push_back(to_json(r));
+    return print_json(out, arr);
+  }
+  if (format == OutputFormat::csv) {
+    fmt::print(out, "name,canonical,type,shape,parameters,nbytes,bits_per_weight,file,offset\n");
+    for (const auto& r : rows)
+      fmt::print(out, "{},{},{},{},{},{},{:.4f},{},{}\n", csv_field(r.name), csv_field(r.canonical.value_or("")),
+                 csv_field(type_label(r)), csv_field(format_shape(r.shape)), r.parameters, r.nbytes, r.bits_per_weight,
+                 csv_field(r.file), r.offset);
+    return;
+  }
+  size_t name_w = 4;
+  for (const auto& r : rows) name_w = std::max(name_w, escape_for_terminal(r.name).size() + (r.companion ? 2 : 0));
+  name_w = std::min<size_t>(name_w, 72);
+  fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6}  {:>12}\n", "name", name_w, "type", "shape", "params", "bytes",
+             "bpw", "offset");
+  for (const auto& r : rows) {
+    std::string name = (r.companion ? "  " : "") + escape_for_terminal(r.name);
+    fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6.2f}  {:>12}{}\n", name, name_w, type_label(r),
+               format_shape(r.shape), format_count(r.parameters), format_bytes(r.nbytes), r.bits_per_weight,
+               format_offset(r.offset), r.unsupported ? "  (unsupported)" : "");
+  }
+}
+
+void print_meta(std::FILE* out, const std::vector<MetaRow>& rows, OutputFormat format, bool single_key) {
+  if (format == OutputFormat::json) {
+    if (single_key && rows.size() == 1) return print_json(out, to_json(rows.front()));
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : rows) arr.push_back(to_json(r));
+    return print_json(out, arr);
+  }
+  if (format == OutputFormat::csv) {
+    fmt::print(out, "key,type,value,source\n");
+    for (const auto& r : rows)
+      fmt::print(out, "{},{},{},{}\n", csv_field(r.key), csv_field(r.type), csv_field(dump_json(r.value, -1)), r.source);
+    return;
+  }
+  if (single_key && rows.size() == 1 && rows.front().value.is_string()) {
+    fmt::print(out, "{}\n", escape_for_terminal(rows.front().value.get<std::string>()));
+    return;
+  }
+  size_t key_w = 3;
+  for (const auto& r : rows) key_w = std::max(key_w, r.key.size());
+  key_w = std::min<size_t>(key_w, 60);
+  for (const auto& r : rows) {
+    std::string value = escape_for_terminal(dump_json(r.value, -1));
+    if (r.truncated) value += fmt::format(" … ({} elements)", r.count);
+    fmt::print(out, "{:<{}}  {:<16} {}\n", escape_for_terminal(r.key), key_w, r.type, value);
+  }
+}
+
+void print_check(std::FILE* out, const CheckReport& r, OutputFormat format) {
+  if (format == OutputFormat::json) return print_json(out, to_json(r));
+  for (const auto& n : r.problems) fmt::print(out, "{}\n", note_line(n));
+  for (const auto& n : r.warnings) fmt::print(out, "warning: {}\n", note_line(n));
+  if (r.ok())
+    fmt::print(out, "ok: {} ({}, {} files, {} tensors)\n", escape_for_terminal(r.path), r.format, r.files, r.tensors);
+}
+
+}  // namespace akview

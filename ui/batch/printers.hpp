@@ -1,0 +1,38 @@
+// Printers: render reports as text for people, JSON for scripts, CSV for tables.
+// Text output escapes control characters, so a hostile tensor name never reaches the terminal raw.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ui/batch/reports.hpp"
+
+namespace akview {
+
+enum class OutputFormat { text, json, csv };
+
+// Control characters (C0, DEL, C1) and invalid UTF-8 become \xNN; valid UTF-8 passes through.
+std::string escape_for_terminal(std::string_view s);
+std::string format_bytes(uint64_t bytes);          // "1.50 MiB"
+std::string format_count(uint64_t n);              // "1.2B", "40.9K"
+std::string format_shape(const std::vector<int64_t>& shape);   // "[4096, 14336]"
+std::string format_offset(uint64_t offset);        // "0x1f40"
+
+nlohmann::json to_json(const InfoReport& r);
+nlohmann::json to_json(const TensorRow& r);
+nlohmann::json to_json(const MetaRow& r);
+nlohmann::json to_json(const CheckReport& r);
+nlohmann::json to_json(const NoteRow& r);
+// Dumps JSON with invalid UTF-8 replaced (never throws on hostile names).
+std::string dump_json(const nlohmann::json& j, int indent = 2);
+
+void print_info(std::FILE* out, const InfoReport& r, OutputFormat format);
+void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format);
+void print_meta(std::FILE* out, const std::vector<MetaRow>& rows, OutputFormat format, bool single_key);
+void print_check(std::FILE* out, const CheckReport& r, OutputFormat format);
+
+}  // namespace akview
