@@ -5,6 +5,8 @@
 #include <array>
 #include <functional>
 
+#include "core/name_set.hpp"
+
 namespace akview {
 
 Model::Model() = default;
@@ -44,18 +46,28 @@ std::string_view Model::intern(std::string s) {
   return strings_.back();
 }
 
+constexpr uint64_t kEmptySlot = ~uint64_t{0};
+
+// Each slot keeps 32 bits of the name's hash beside the index, so a probe compares names only when
+// the tags agree: a million lookups then touch the slot array, not a million random names.
 void Model::build_index() {
   size_t cap = 16;
   while (cap < tensors.size() * 2) cap <<= 1;
-  slots_.assign(cap, kNone);
+  slots_.assign(cap, kEmptySlot);
   const size_t mask = cap - 1;
   for (uint32_t i = 0; i < tensors.size(); ++i) {
-    size_t h = std::hash<std::string_view>{}(tensors[i].name) & mask;
-    while (slots_[h] != kNone) {
-      if (tensors[slots_[h]].name == tensors[i].name) break;   // keep the first of duplicates
-      h = (h + 1) & mask;
+    const uint64_t h = hash_name(tensors[i].name);
+    const uint64_t tag = h >> 32;
+    size_t at = h & mask;
+    bool duplicate = false;
+    while (slots_[at] != kEmptySlot) {
+      if ((slots_[at] >> 32) == tag && tensors[slots_[at] & 0xffffffffu].name == tensors[i].name) {
+        duplicate = true;   // keep the first of duplicates
+        break;
+      }
+      at = (at + 1) & mask;
     }
-    if (slots_[h] == kNone) slots_[h] = i;
+    if (!duplicate) slots_[at] = tag << 32 | i;
   }
 }
 
@@ -66,10 +78,11 @@ const Tensor* Model::find(std::string_view name) const {
     return nullptr;
   }
   const size_t mask = slots_.size() - 1;
-  size_t h = std::hash<std::string_view>{}(name) & mask;
-  while (slots_[h] != kNone) {
-    if (tensors[slots_[h]].name == name) return &tensors[slots_[h]];
-    h = (h + 1) & mask;
+  const uint64_t h = hash_name(name);
+  const uint64_t tag = h >> 32;
+  for (size_t at = h & mask; slots_[at] != kEmptySlot; at = (at + 1) & mask) {
+    const Tensor& t = tensors[slots_[at] & 0xffffffffu];
+    if ((slots_[at] >> 32) == tag && t.name == name) return &t;
   }
   return nullptr;
 }

@@ -131,7 +131,7 @@ class Model {
 
  private:
   std::deque<std::string> strings_;
-  std::vector<uint32_t> slots_;          // open-addressing hash of tensor indices by name
+  std::vector<uint64_t> slots_;          // open-addressing hash: (hash tag << 32) | tensor index
 };
 
 }  // namespace akview

@@ -1,0 +1,52 @@
+// Helpers for the GGUF tests: a temporary directory and a small valid model to break.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "core/formats/format.hpp"
+#include "tests/writers/gguf_writer.hpp"
+
+namespace akview::testing {
+
+class TempDir {
+ public:
+  TempDir() {
+    std::string templ = (std::filesystem::temp_directory_path() / "akview_gguf_XXXXXX").string();
+    path_ = ::mkdtemp(templ.data()) ? templ : std::string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12;
+
+// A valid little model: two keys and three tensors of different types.
+inline GgufWriter small_model() {
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.set("llama.block_count", gguf_u32(1));
+  w.add_tensor({"token_embd.weight", kGgmlQ4_0, {64, 3}});
+  w.add_tensor({"blk.0.attn_norm.weight", kGgmlF32, {5}});
+  w.add_tensor({"output.weight", kGgmlF16, {4, 2, 3}});
+  return w;
+}
+
+// Writes `w` to `dir/name` and opens it through format detection.
+inline Result<Model> write_and_open(const TempDir& dir, const GgufWriter& w, const std::string& name = "m.gguf") {
+  const std::string path = dir.file(name);
+  if (!w.write(path)) return make_error(ErrorCode::io, path, kNoOffset, "test could not write the file");
+  return open_model(path);
+}
+
+}  // namespace akview::testing
