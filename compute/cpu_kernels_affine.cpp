@@ -34,18 +34,22 @@ bool accepts_affine(const TensorView& v) {
          scalar_loader(v.scales_type) && !v.biases.empty() && scalar_loader(v.biases_type) && v.global_scale.empty();
 }
 
-// 2- and 4-bit codes are read 8 bytes at a time: lane i holds byte i, and code s of byte i is
-// element i*per_byte + s. xperm puts x in that order: xperm[c + 8s + i] = x[c + i*per_byte + s].
+// Vector lanes the SIMD path uses per bit width (4-bit: 16 with AVX-512, so a chunk is 32 codes;
+// 2-bit stays at 8 lanes, so a chunk of 32 codes never straddles a 32-element group).
+constexpr int lanes_for(int bits) { return (AKVIEW_CPU_AVX512 && bits == 4) ? 16 : 8; }
+
+// 2- and 4-bit codes are read `lanes` bytes at a time: lane i holds byte i, and code s of byte i
+// is element i*per_byte + s. xperm puts x in that order: xperm[c + lanes*s + i] = x[c + i*per_byte + s].
 void prepare_affine(const TensorView& v, const float* x, std::vector<float>& xperm) {
   if (v.bits != 2 && v.bits != 4) {
     xperm.clear();
     return;
   }
-  const int per_byte = 8 / v.bits, chunk = 8 * per_byte;
+  const int per_byte = 8 / v.bits, lanes = lanes_for(v.bits), chunk = lanes * per_byte;
   xperm.resize(static_cast<size_t>(v.n_cols));
   for (int64_t c = 0; c + chunk <= v.n_cols; c += chunk)
     for (int s = 0; s < per_byte; ++s)
-      for (int i = 0; i < 8; ++i) xperm[c + 8 * s + i] = x[c + i * per_byte + s];
+      for (int i = 0; i < lanes; ++i) xperm[c + lanes * s + i] = x[c + i * per_byte + s];
 }
 
 // Decodes 32 codes of `bits` (3, 5, 6, or any) starting at element e0 (a multiple of 8).
@@ -62,6 +66,26 @@ constexpr bool kSimdBits(int bits) { return AKVIEW_CPU_AVX2 && (bits == 8 || bit
 // sum over one group of q * x: a vector of partial sums on the SIMD path, a float otherwise.
 template <int kBits>
 auto group_dot(const uint8_t* row, int64_t e0, int64_t g, const float* x, const float* xperm) {
+#if AKVIEW_CPU_AVX512
+  if constexpr (kBits == 8 || kBits == 4) {
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    const uint8_t* p = row + e0 * kBits / 8;
+    if constexpr (kBits == 8) {
+      for (int64_t e = 0; e < g; e += 32) {
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + e)), _mm512_loadu_ps(x + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + e + 16)), _mm512_loadu_ps(x + e0 + e + 16), acc1);
+      }
+    } else {
+      const __m512i mask = _mm512_set1_epi32(0x0F);
+      for (int64_t e = 0; e < g; e += 32) {
+        const __m512i w = u8x16_to_i32(p + e / 2);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w, mask)), _mm512_loadu_ps(xperm + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w, 4)), _mm512_loadu_ps(xperm + e0 + e + 16), acc1);
+      }
+    }
+    return _mm512_add_ps(acc0, acc1);
+  } else
+#endif
 #if AKVIEW_CPU_AVX2
   if constexpr (kSimdBits(kBits)) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
@@ -103,6 +127,18 @@ auto group_dot(const uint8_t* row, int64_t e0, int64_t g, const float* x, const 
   }
 }
 
+// acc + s * dot, and the final sum, for each accumulator kind group_dot returns.
+inline float scale_add(float dot, float s, float acc) { return acc + s * dot; }
+inline float reduce(float acc) { return acc; }
+#if AKVIEW_CPU_AVX2
+inline __m256 scale_add(__m256 dot, float s, __m256 acc) { return _mm256_fmadd_ps(dot, _mm256_set1_ps(s), acc); }
+inline float reduce(__m256 acc) { return hsum(acc); }
+#endif
+#if AKVIEW_CPU_AVX512
+inline __m512 scale_add(__m512 dot, float s, __m512 acc) { return _mm512_fmadd_ps(dot, _mm512_set1_ps(s), acc); }
+inline float reduce(__m512 acc) { return hsum512(acc); }
+#endif
+
 template <int kBits>
 void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
@@ -113,29 +149,17 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     const uint64_t gi0 = static_cast<uint64_t>(r) * static_cast<uint64_t>(groups);
     float bias_acc = 0;
-#if AKVIEW_CPU_AVX2
-    __m256 vacc = _mm256_setzero_ps();
-#endif
-    float acc = 0;
+    using Dot = decltype(group_dot<kBits>(row, 0, g, a.x, a.xperm));
+    Dot vacc{};   // float, __m256 or __m512: zero
     for (int64_t gi = 0; gi < groups; ++gi) {
       const float s = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
       const float b = load_bias(v.biases.data() + (gi0 + gi) * bbytes);
       float xs = 0;
       for (int64_t k = gi * g / 16; k < (gi + 1) * g / 16; ++k) xs += a.xsum16[k];
       bias_acc += b * xs;
-      const auto dot = group_dot<kBits>(row, gi * g, g, a.x, a.xperm);
-#if AKVIEW_CPU_AVX2
-      if constexpr (kSimdBits(kBits)) {
-        vacc = _mm256_fmadd_ps(dot, _mm256_set1_ps(s), vacc);
-        continue;
-      }
-#endif
-      if constexpr (!kSimdBits(kBits)) acc += s * dot;
+      vacc = scale_add(group_dot<kBits>(row, gi * g, g, a.x, a.xperm), s, vacc);
     }
-#if AKVIEW_CPU_AVX2
-    acc += hsum(vacc);
-#endif
-    y[r] = acc + bias_acc;
+    y[r] = reduce(vacc) + bias_acc;
   }
 }
 
@@ -153,7 +177,7 @@ void affine_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     if (row.bits == a.view->bits) return row.rows(a, r0, r1, y);
 }
 
-constexpr const char* kVariant = AKVIEW_CPU_AVX2 ? "avx2 (2/4/8 bit)" : "block";
+constexpr const char* kVariant = AKVIEW_CPU_AVX512 ? "avx512 (4/8), avx2 (2)" : AKVIEW_CPU_AVX2 ? "avx2 (2/4/8 bit)" : "block";
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::mlx_affine, &affine_rows, &accepts_affine, &prepare_affine, kVariant},
     CpuKernelRow{TypeId::ollama_int4, &affine_rows, &accepts_affine, &prepare_affine, kVariant},

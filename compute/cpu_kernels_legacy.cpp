@@ -61,7 +61,7 @@ void decode_iq4_nl(const uint8_t* b, float* out) {
 
 #if AKVIEW_CPU_AVX2
 // q8_0: two blocks per step so the two running sums hide the FMA latency.
-void q8_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+[[maybe_unused]] void q8_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
   for (int64_t r = r0; r < r1; ++r) {
@@ -113,11 +113,43 @@ void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     y[r] = hsum(_mm256_add_ps(s0, s1));
   }
 }
+#if AKVIEW_CPU_AVX512
+// q8_0 on 16 lanes: one block is two vectors.
+void q8_0_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    auto block = [&](int64_t b, __m512& s) {
+      const uint8_t* p = row + b * 34;
+      const float* xb = a.x + b * 32;
+      __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 2)), _mm512_loadu_ps(xb));
+      t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 18)), _mm512_loadu_ps(xb + 16), t);
+      s = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s);
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) {
+      block(b, s0);
+      block(b + 1, s1);
+    }
+    if (b < nb) block(b, s0);
+    y[r] = hsum512(_mm512_add_ps(s0, s1));
+  }
+}
+constexpr auto q8_0_best = &q8_0_rows_512;
+constexpr const char* kQ8Variant = "avx512";
+#else
+constexpr auto q8_0_best = &q8_0_rows;
+constexpr const char* kQ8Variant = "avx2";
+#endif
 constexpr const char* kFast = "avx2";
 #else
 constexpr auto q8_0_rows = &block_rows<32, 34, &decode_q8_0>;
 constexpr auto q4_0_rows = &block_rows<32, 18, &decode_q4_0>;
 constexpr const char* kFast = "block";
+constexpr auto q8_0_best = q8_0_rows;
+constexpr const char* kQ8Variant = "block";
 #endif
 
 constexpr std::array kRows = {
@@ -125,7 +157,7 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_0, &block_rows<32, 22, &decode_q5_0>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q8_0, q8_0_rows, nullptr, nullptr, kFast},
+    CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
     CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
 };
 

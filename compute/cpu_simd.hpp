@@ -11,6 +11,17 @@
 #else
 #define AKVIEW_CPU_AVX2 0
 #endif
+// AVX-512F doubles the lanes of the compute-bound kernels (q8_0, q4_k, q6_k, 4/8-bit affine).
+#if AKVIEW_CPU_AVX2 && defined(__AVX512F__)
+#define AKVIEW_CPU_AVX512 1
+// GCC 12's avx512fintrin.h passes an undefined vector as the unused merge source of the
+// conversions, which -Wmaybe-uninitialized reports at every inlined use (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#else
+#define AKVIEW_CPU_AVX512 0
+#endif
 
 namespace akview::compute::simd {
 
@@ -73,6 +84,15 @@ inline float hsum(__m256 v) {
 // 8 unsigned bytes -> 8 floats / 8 signed bytes -> 8 floats / 8 unsigned bytes -> 8 int32
 inline __m256i u8x8_to_i32(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
 inline __m256i i8x8_to_i32(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+#endif
+#if AKVIEW_CPU_AVX512
+// 16 unsigned / signed bytes -> 16 int32 lanes
+inline __m512i u8x16_to_i32(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline float hsum512(__m512 v) {
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
+}
+inline __m512i i8x16_to_i32(const uint8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 #endif
 
 // sum_j a[j] * b[j] in float with several accumulators.
