@@ -3,6 +3,7 @@
 // bits [i*bits, (i+1)*bits)). Fused as y = sum_g scale_g * sum(q x) + bias_g * sum(x).
 // 2/4/8 bits: SIMD, with x permuted once per matvec to match the nibble/crumb interleave;
 // 3/5/6 bits: 8 codes from `bits` bytes at a time into a 32-float buffer, then a dot.
+#include <algorithm>
 #include <array>
 
 #include "compute/cpu_kernels.hpp"
@@ -52,12 +53,22 @@ void prepare_affine(const TensorView& v, const float* x, std::vector<float>& xpe
       for (int i = 0; i < lanes; ++i) xperm[c + lanes * s + i] = x[c + i * per_byte + s];
 }
 
-// Decodes 32 codes of `bits` (3, 5, 6, or any) starting at element e0 (a multiple of 8).
-void decode_codes32(const uint8_t* row, int bits, int64_t e0, float* out) {
+// Decodes 32 codes of kBits (3, 5, 6, or any) starting at element e0 (a multiple of 8): 8 codes
+// are exactly kBits bytes, read as one little-endian word: with one 8-byte load where the row has
+// 8 bytes left (a byte-wise copy through the stack stalls the wide reload), byte by byte at its end.
+template <int kBits>
+void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e0, float* __restrict out) {
+  constexpr uint64_t kMask = (uint64_t{1} << (8 * kBits)) - 1;
   for (int k = 0; k < 32; k += 8) {
+    const uint64_t at = static_cast<uint64_t>(e0 + k) * kBits / 8;
     uint64_t word = 0;
-    std::memcpy(&word, row + (e0 + k) * bits / 8, static_cast<size_t>(bits));   // 8 codes = `bits` bytes
-    for (int i = 0; i < 8; ++i) out[k + i] = static_cast<float>((word >> (i * bits)) & ((1u << bits) - 1));
+    if (at + 8 <= row_bytes) {
+      std::memcpy(&word, row + at, 8);
+      word &= kMask;
+    } else {
+      for (int i = 0; i < kBits; ++i) word |= static_cast<uint64_t>(row[at + i]) << (8 * i);
+    }
+    for (int i = 0; i < 8; ++i) out[k + i] = static_cast<float>((word >> (i * kBits)) & ((1u << kBits) - 1));
   }
 }
 
@@ -65,7 +76,7 @@ constexpr bool kSimdBits(int bits) { return AKVIEW_CPU_AVX2 && (bits == 8 || bit
 
 // sum over one group of q * x: a vector of partial sums on the SIMD path, a float otherwise.
 template <int kBits>
-auto group_dot(const uint8_t* row, int64_t e0, int64_t g, const float* x, const float* xperm) {
+auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, const float* x, const float* xperm) {
 #if AKVIEW_CPU_AVX512
   if constexpr (kBits == 8 || kBits == 4) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
@@ -117,11 +128,13 @@ auto group_dot(const uint8_t* row, int64_t e0, int64_t g, const float* x, const 
   }
 #endif
   if constexpr (!kSimdBits(kBits)) {
-    alignas(32) float buf[32];
+    // Whole group first, then the dot (see cpu_block_kernel.hpp on store forwarding).
+    alignas(64) float buf[256];
     float acc = 0;
-    for (int64_t e = 0; e < g; e += 32) {
-      decode_codes32(row, kBits, e0 + e, buf);
-      acc += dot_f32(buf, x + e0 + e, 32);
+    for (int64_t e = 0; e < g; e += 256) {
+      const int64_t n = std::min<int64_t>(256, g - e);
+      for (int64_t k = 0; k < n; k += 32) decode_codes32<kBits>(row, row_bytes, e0 + e + k, buf + k);
+      acc += dot_f32(buf, x + e0 + e, n);
     }
     return acc;
   }
@@ -149,7 +162,7 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     const uint64_t gi0 = static_cast<uint64_t>(r) * static_cast<uint64_t>(groups);
     float bias_acc = 0;
-    using Dot = decltype(group_dot<kBits>(row, 0, g, a.x, a.xperm));
+    using Dot = decltype(group_dot<kBits>(row, v.row_bytes, 0, g, a.x, a.xperm));
     Dot vacc{};   // float, __m256 or __m512: zero
     for (int64_t gi = 0; gi < groups; ++gi) {
       const float s = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
@@ -157,7 +170,7 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
       float xs = 0;
       for (int64_t k = gi * g / 16; k < (gi + 1) * g / 16; ++k) xs += a.xsum16[k];
       bias_acc += b * xs;
-      vacc = scale_add(group_dot<kBits>(row, gi * g, g, a.x, a.xperm), s, vacc);
+      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, a.x, a.xperm), s, vacc);
     }
     y[r] = reduce(vacc) + bias_acc;
   }

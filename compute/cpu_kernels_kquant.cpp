@@ -11,8 +11,6 @@ namespace akview::compute {
 namespace {
 using namespace simd;
 
-constexpr int8_t kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-
 // 12 bytes -> 8 (scale, min) pairs of 6 bits (q4_k, q5_k).
 inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
   if (j < 4) {
@@ -24,7 +22,7 @@ inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
   }
 }
 
-void decode_q2_k(const uint8_t* b, float* y) {
+void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* sc = b;
   const uint8_t* q = b + 16;
   const float d = load_f16(b + 80), dmin = load_f16(b + 82);
@@ -41,7 +39,7 @@ void decode_q2_k(const uint8_t* b, float* y) {
   }
 }
 
-void decode_q3_k(const uint8_t* b, float* y) {
+void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* hm = b;
   const uint8_t* q = b + 32;
   const uint8_t* sc = b + 96;
@@ -65,7 +63,7 @@ void decode_q3_k(const uint8_t* b, float* y) {
   }
 }
 
-[[maybe_unused]] void decode_q4_k(const uint8_t* b, float* y) {
+[[maybe_unused]] void decode_q4_k(const uint8_t* __restrict b, float* __restrict y) {
   const float d = load_f16(b), dmin = load_f16(b + 2);
   const uint8_t* scales = b + 4;
   const uint8_t* q = b + 16;
@@ -81,7 +79,7 @@ void decode_q3_k(const uint8_t* b, float* y) {
   }
 }
 
-void decode_q5_k(const uint8_t* b, float* y) {
+void decode_q5_k(const uint8_t* __restrict b, float* __restrict y) {
   const float d = load_f16(b), dmin = load_f16(b + 2);
   const uint8_t* scales = b + 4;
   const uint8_t* qh = b + 16;
@@ -101,7 +99,7 @@ void decode_q5_k(const uint8_t* b, float* y) {
   }
 }
 
-[[maybe_unused]] void decode_q6_k(const uint8_t* b, float* y) {
+[[maybe_unused]] void decode_q6_k(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* ql = b;
   const uint8_t* qh = b + 128;
   const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
@@ -125,7 +123,8 @@ void decode_q5_k(const uint8_t* b, float* y) {
   }
 }
 
-void decode_iq4_xs(const uint8_t* b, float* y) {
+
+void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
   const float d = load_f16(b);
   const uint16_t sh = load_u16(b + 2);
   const uint8_t* sl = b + 4;
@@ -133,6 +132,10 @@ void decode_iq4_xs(const uint8_t* b, float* y) {
   for (int ib = 0; ib < 8; ++ib) {
     const int ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
     const float dl = d * static_cast<float>(ls - 32);
+#if AKVIEW_CPU_AVX2
+    iq4_lookup32(qs + 16 * ib, dl, y + 32 * ib);
+    continue;
+#endif
     for (int j = 0; j < 16; ++j) {
       y[32 * ib + j] = dl * kIq4nl[qs[16 * ib + j] & 0xF];
       y[32 * ib + j + 16] = dl * kIq4nl[qs[16 * ib + j] >> 4];

@@ -11,23 +11,21 @@ namespace akview::compute {
 namespace {
 using namespace simd;
 
-constexpr int8_t kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
-
-[[maybe_unused]] void decode_q4_0(const uint8_t* b, float* out) {
+[[maybe_unused]] void decode_q4_0(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<float>((b[2 + j] & 0x0F) - 8) * d;
     out[j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
   }
 }
-void decode_q4_1(const uint8_t* b, float* out) {
+void decode_q4_1(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b), m = load_f16(b + 2);
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<float>(b[4 + j] & 0x0F) * d + m;
     out[j + 16] = static_cast<float>(b[4 + j] >> 4) * d + m;
   }
 }
-void decode_q5_0(const uint8_t* b, float* out) {
+void decode_q5_0(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
   const uint32_t qh = load_u32(b + 2);
   for (int j = 0; j < 16; ++j) {
@@ -37,7 +35,7 @@ void decode_q5_0(const uint8_t* b, float* out) {
     out[j + 16] = static_cast<float>(x1) * d;
   }
 }
-void decode_q5_1(const uint8_t* b, float* out) {
+void decode_q5_1(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b), m = load_f16(b + 2);
   const uint32_t qh = load_u32(b + 4);
   for (int j = 0; j < 16; ++j) {
@@ -47,12 +45,17 @@ void decode_q5_1(const uint8_t* b, float* out) {
     out[j + 16] = static_cast<float>(x1) * d + m;
   }
 }
-[[maybe_unused]] void decode_q8_0(const uint8_t* b, float* out) {
+[[maybe_unused]] void decode_q8_0(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
   for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
 }
-void decode_iq4_nl(const uint8_t* b, float* out) {
+
+void decode_iq4_nl(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
+#if AKVIEW_CPU_AVX2
+  iq4_lookup32(b + 2, d, out);   // out is 32-float aligned: block_rows' buffer
+  return;
+#endif
   for (int j = 0; j < 16; ++j) {
     out[j] = d * kIq4nl[b[2 + j] & 0x0F];
     out[j + 16] = d * kIq4nl[b[2 + j] >> 4];
