@@ -1,0 +1,222 @@
+// Matvec benchmark: per type and backend, a 4096 x 14336 matvec with weights mmapped from a file
+// written once (warm: one untimed run first), median GB/s of weight bytes over repeats, the ratio to
+// the read bandwidth measured in the same run (bench/bandwidth.hpp), and the speed relative to
+// OpenBLAS sgemv on an f32 matrix of the same shape (what "dequantize everything, then sgemv" costs
+// at best). cpu is also run on 1 thread, to show where decode is compute-bound.
+//   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...]
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/bandwidth.hpp"
+#include "compute/backend.hpp"
+#include "compute/backends.hpp"
+#include "compute/reference.hpp"
+#include "core/mapped_file.hpp"
+#include "tests/compute/synthetic.hpp"
+
+namespace {
+
+using namespace akview;
+using namespace akview::compute;
+
+constexpr int64_t kRows = 4096, kCols = 14336;
+
+struct BenchType {
+  std::string label;
+  TypeId type;
+  int bits = 0;
+  uint32_t group = 0;
+  TypeId scale_type = TypeId::f16;
+};
+
+const std::vector<BenchType> kTypes = {
+    {"f32", TypeId::f32},       {"f16", TypeId::f16},       {"bf16", TypeId::bf16},     {"q8_0", TypeId::q8_0},
+    {"q4_0", TypeId::q4_0},     {"q4_1", TypeId::q4_1},     {"q5_0", TypeId::q5_0},     {"q5_1", TypeId::q5_1},
+    {"q2_k", TypeId::q2_k},     {"q3_k", TypeId::q3_k},     {"q4_k", TypeId::q4_k},     {"q5_k", TypeId::q5_k},
+    {"q6_k", TypeId::q6_k},     {"iq4_nl", TypeId::iq4_nl}, {"iq4_xs", TypeId::iq4_xs},
+    {"mlx4 g64 f16", TypeId::mlx_affine, 4, 64, TypeId::f16},
+    {"mlx8 g64 bf16", TypeId::mlx_affine, 8, 64, TypeId::bf16},
+    {"mlx3 g64 f16", TypeId::mlx_affine, 3, 64, TypeId::f16},
+};
+
+struct Placed {
+  uint64_t data_at = 0, data_bytes = 0, scales_at = 0, scales_bytes = 0, biases_at = 0, biases_bytes = 0;
+};
+
+// Writes every tensor, 64 rows at a time (no big fresh buffers: first touch is slow on this VM).
+std::vector<Placed> write_file(const std::string& path, bool& reused) {
+  std::vector<Placed> placed;
+  uint64_t at = 0;
+  auto align = [](uint64_t v) { return (v + 4095) & ~uint64_t{4095}; };
+  for (const auto& bt : kTypes) {
+    Placed p;
+    const TypeInfo& info = type_info(bt.type);
+    const bool affine = bt.bits != 0;
+    p.data_bytes = affine ? uint64_t(kRows) * kCols * bt.bits / 8 : uint64_t(kRows) * (kCols / info.block_elems) * info.block_bytes;
+    p.data_at = at = align(at);
+    at += p.data_bytes;
+    if (affine) {
+      const uint64_t sb = uint64_t(kRows) * (kCols / bt.group) * type_info(bt.scale_type).block_bytes;
+      p.scales_at = at = align(at);
+      p.scales_bytes = sb;
+      at += sb;
+      p.biases_at = at = align(at);
+      p.biases_bytes = sb;
+      at += sb;
+    }
+    placed.push_back(p);
+  }
+  const uint64_t total = align(at);
+  {
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (in && static_cast<uint64_t>(in.tellg()) == total) {
+      reused = true;
+      return placed;
+    }
+  }
+  reused = false;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  constexpr int64_t kChunk = 64;
+  for (size_t i = 0; i < kTypes.size(); ++i) {
+    const auto& bt = kTypes[i];
+    const Placed& p = placed[i];
+    for (int64_t r = 0; r < kRows; r += kChunk) {
+      const uint64_t seed = i * 100000 + r;
+      if (bt.bits) {
+        auto t = testing::make_affine_tensor(bt.type, bt.bits, bt.group, bt.scale_type, kChunk, kCols, seed);
+        const uint64_t f = uint64_t(r) / kChunk;
+        out.seekp(static_cast<std::streamoff>(p.data_at + f * t.data.size()));
+        out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+        out.seekp(static_cast<std::streamoff>(p.scales_at + f * t.scales.size()));
+        out.write(reinterpret_cast<const char*>(t.scales.data()), static_cast<std::streamsize>(t.scales.size()));
+        out.seekp(static_cast<std::streamoff>(p.biases_at + f * t.biases.size()));
+        out.write(reinterpret_cast<const char*>(t.biases.data()), static_cast<std::streamsize>(t.biases.size()));
+      } else {
+        auto t = testing::make_block_tensor(bt.type, kChunk, kCols / type_info(bt.type).block_elems, seed);
+        out.seekp(static_cast<std::streamoff>(p.data_at + uint64_t(r) / kChunk * t.data.size()));
+        out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
+      }
+    }
+  }
+  out.seekp(static_cast<std::streamoff>(total - 1));
+  out.put('\0');
+  return placed;
+}
+
+TensorView view_of(const MappedFile& f, const BenchType& bt, const Placed& p) {
+  TensorView v;
+  v.type = bt.type;
+  v.n_rows = kRows;
+  v.n_cols = kCols;
+  v.data = f.range(p.data_at, p.data_bytes);
+  v.row_bytes = p.data_bytes / kRows;
+  if (bt.bits) {
+    v.bits = static_cast<uint8_t>(bt.bits);
+    v.group_size = bt.group;
+    v.scales_type = v.biases_type = bt.scale_type;
+    v.scales = f.range(p.scales_at, p.scales_bytes);
+    v.biases = f.range(p.biases_at, p.biases_bytes);
+  }
+  return v;
+}
+
+struct Timing {
+  bool ok = false;
+  double median_s = 0, min_s = 0;
+  std::string error;
+};
+
+Timing time_matvec(Backend& b, const TensorView& v, const float* x, float* y, int repeat) {
+  Timing t;
+  Status s = b.matvec(v, x, y);   // warm-up: page faults, kernel compile
+  if (!s.ok()) {
+    t.error = s.error().to_string();
+    return t;
+  }
+  std::vector<double> secs;
+  for (int i = 0; i < repeat; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    (void)b.matvec(v, x, y);
+    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(secs.begin(), secs.end());
+  t.ok = true;
+  t.min_s = secs.front();
+  t.median_s = secs[secs.size() / 2];
+  return t;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data_path = "matvec_bench.data";
+  int repeat = 9;
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--data")) data_path = argv[i + 1];
+    if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--types")) only = std::string(",") + argv[i + 1] + ",";
+  }
+  bool reused = false;
+  const auto placed = write_file(data_path, reused);
+  auto file = MappedFile::open(data_path);
+  if (!file) {
+    std::fprintf(stderr, "%s\n", file.error().to_string().c_str());
+    return 1;
+  }
+  const int threads = cpu_threads();
+  const auto bw_before = bench::measure_read_bandwidth(threads);
+  std::printf("matvec %lld x %lld, weights mmapped from %s (%s), %d threads, %d repeats, median GB/s of weight bytes\n",
+              static_cast<long long>(kRows), static_cast<long long>(kCols), data_path.c_str(), reused ? "reused" : "written", threads, repeat);
+  std::printf("read bandwidth (512 MiB, %d threads): median %.1f GB/s, best %.1f GB/s\n", threads, bw_before.median_gbps, bw_before.best_gbps);
+  const Availability ocl = opencl_backend().availability();
+  std::printf("opencl: %s\n\n", ocl.available ? ocl.reason.c_str() : ("unavailable: " + ocl.reason).c_str());
+
+  const auto x = testing::normal_vector(kCols, 1);
+  std::vector<float> y(kRows);
+  // sgemv on an f32 matrix of the same shape: the cost of the dequantize-everything approach.
+  const TensorView f32_view = view_of(*file, kTypes[0], placed[0]);
+  const Timing sgemv = time_matvec(blas_backend(), f32_view, x.data(), y.data(), repeat);
+  std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
+              static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
+
+  std::printf("| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | cpu GB/s | cpu/bw | blas GB/s | blas/cpu | opencl GB/s | opencl/cpu | cpu x sgemv | max rel err |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (size_t i = 0; i < kTypes.size(); ++i) {
+    const auto& bt = kTypes[i];
+    if (!only.empty() && only.find("," + bt.label + ",") == std::string::npos) continue;
+    const TensorView v = view_of(*file, bt, placed[i]);
+    const double bytes = static_cast<double>(weight_bytes(v));
+    auto gbps = [&](const Timing& t) { return t.ok ? bytes / t.median_s / 1e9 : 0.0; };
+    set_cpu_threads(1);
+    const Timing cpu1 = time_matvec(cpu_backend(), v, x.data(), y.data(), repeat);
+    // The same kernel on ~256 KiB of rows (L2-resident): its compute ceiling on one thread.
+    TensorView hot = v;
+    hot.n_rows = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{1} << 18) / v.row_bytes));
+    const double hot_bytes = static_cast<double>(hot.n_rows) / kRows * bytes;
+    const Timing cpu1_hot = time_matvec(cpu_backend(), hot, x.data(), y.data(), repeat * 5);
+    set_cpu_threads(threads);
+    const Timing cpu = time_matvec(cpu_backend(), v, x.data(), y.data(), repeat);
+    // Accuracy of the cpu result (the tests check every backend; this is a sanity line).
+    std::vector<double> ref(kRows), abs_wx(kRows);
+    double worst = 0;
+    if (reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok())
+      for (int64_t r = 0; r < kRows; ++r) worst = std::max(worst, std::fabs(y[r] - ref[r]) / std::max(abs_wx[r], 1e-30));
+    const Timing blas = time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
+    const Timing cl = ocl.available ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
+    std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n", bt.label.c_str(), bytes / (1 << 20),
+                std::string(cpu_kernel_variant(v)).c_str(), cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), gbps(cpu), 100 * gbps(cpu) / bw_before.median_gbps, gbps(blas),
+                gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",
+                cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
+    std::fflush(stdout);
+  }
+  const auto bw_after = bench::measure_read_bandwidth(threads);
+  std::printf("\nread bandwidth after: median %.1f GB/s, best %.1f GB/s\n", bw_after.median_gbps, bw_after.best_gbps);
+  return 0;
+}

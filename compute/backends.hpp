@@ -1,0 +1,33 @@
+// The backend singletons behind the registry table (internal to compute/).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compute/backend.hpp"
+
+namespace akview::compute {
+
+Backend& reference_backend();
+Backend& cpu_backend();
+Backend& blas_backend();
+Backend& opencl_backend();
+bool opencl_has_gpu();   // true when the OpenCL backend runs on a GPU device
+
+}  // namespace akview::compute
+
+namespace akview::compute {
+
+// cpu backend knobs (bench, tests): worker count (the pool is rebuilt), and which kernel runs a
+// view ("avx2", "block", "decode_rows tile" or "" when none).
+void set_cpu_threads(int threads);
+int cpu_threads();
+std::string_view cpu_kernel_variant(const TensorView& view);
+
+}  // namespace akview::compute
+
+namespace akview::compute {
+struct OpenClPlatform;
+// Lists OpenCL platforms/devices (through the ICD loader); false with `error` when none can be listed.
+bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error);
+}  // namespace akview::compute

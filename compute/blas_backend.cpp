@@ -1,0 +1,78 @@
+// The OpenBLAS backend: f32 tensors call cblas_sgemv directly on the mapping; every other decodable
+// type is dequantized a tile of rows at a time (decode_rows) into a reused, cache-sized per-thread
+// buffer, and each tile is one cblas_sgemv. Tiles are spread over the shared thread pool, with
+// OpenBLAS itself single-threaded inside them (no oversubscription of the cores).
+#include <algorithm>
+#include <mutex>
+#include <vector>
+
+#include <cblas.h>
+
+#include "compute/backends.hpp"
+#include "compute/thread_pool.hpp"
+#include "core/decode/decode.hpp"
+
+extern "C" void openblas_set_num_threads(int);   // declared by OpenBLAS's cblas.h; repeated for netlib headers
+
+namespace akview::compute {
+namespace {
+
+constexpr int64_t kMaxBlasDim = 0x7fffffff;
+constexpr uint64_t kTileBytes = uint64_t{256} << 10;   // fits the L2 of one core
+
+class BlasBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "blas"; }
+  Availability availability() const override { return {true, ""}; }
+  bool supports(const TensorView& view) const override { return view.type == TypeId::f32 || can_decode(view.type); }
+
+  Status matvec(const TensorView& view, const float* x, float* y) override {
+    AKV_TRY(check_view(view));
+    if (!supports(view))
+      return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("blas: no decoder for type ") + std::string(type_info(view.type).name));
+    if (view.n_rows == 0) return {};
+    if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
+      return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
+    std::lock_guard lock(mutex_);
+    const int threads = shared_pool().threads();
+    const bool direct = view.type == TypeId::f32 && reinterpret_cast<uintptr_t>(view.data.data()) % alignof(float) == 0;
+    if (direct) {
+      openblas_set_num_threads(threads);
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(view.n_rows), static_cast<int>(view.n_cols), 1.0f,
+                  reinterpret_cast<const float*>(view.data.data()), static_cast<int>(view.n_cols), x, 1, 0.0f, y, 1);
+      return {};
+    }
+    openblas_set_num_threads(1);
+    const int64_t cols = view.n_cols;
+    const int64_t tile_rows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
+    const int64_t n_tiles = (view.n_rows + tile_rows - 1) / tile_rows;
+    std::vector<Status> status(static_cast<size_t>(n_tiles));
+    shared_pool().parallel_for(n_tiles, [&](int64_t t) {
+      thread_local std::vector<float> tile;
+      const int64_t r0 = t * tile_rows, r1 = std::min(view.n_rows, r0 + tile_rows);
+      tile.resize(static_cast<size_t>((r1 - r0) * cols));
+      Status s = decode_rows(view, r0, r1, tile.data());
+      if (!s.ok()) {
+        status[t] = std::move(s);
+        return;
+      }
+      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, tile.data(),
+                  static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
+    });
+    for (auto& s : status)
+      if (!s.ok()) return std::move(s).error();
+    return {};
+  }
+
+ private:
+  std::mutex mutex_;
+};
+
+}  // namespace
+
+Backend& blas_backend() {
+  static BlasBackend b;
+  return b;
+}
+
+}  // namespace akview::compute

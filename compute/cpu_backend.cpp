@@ -1,0 +1,100 @@
+// The cpu backend: fused dequant + dot per row block on a persistent thread pool. Dedicated kernels
+// come from the per-family tables (cpu_kernels_*.cpp); any other decodable type is decoded a row
+// tile at a time by decode_rows into a reused per-thread buffer, then dotted with x.
+#include <algorithm>
+#include <vector>
+
+#include "compute/backends.hpp"
+#include "compute/cpu_kernels.hpp"
+#include "compute/cpu_simd.hpp"
+#include "compute/thread_pool.hpp"
+#include "core/decode/decode.hpp"
+
+namespace akview::compute {
+namespace {
+
+const CpuKernelRow* find_kernel(const TensorView& view) {
+  for (auto table : {cpu_kernels_float(), cpu_kernels_legacy(), cpu_kernels_kquant(), cpu_kernels_affine()})
+    for (const auto& row : table)
+      if (row.type == view.type && (!row.accepts || row.accepts(view))) return &row;
+  return nullptr;
+}
+
+ThreadPool& pool() { return shared_pool(); }
+
+// decode_rows fallback: a tile of rows into a buffer reused by this thread.
+void decoded_rows(const TensorView& view, const float* x, int64_t r0, int64_t r1, float* y, Status& status) {
+  thread_local std::vector<float> tile;
+  const int64_t cols = view.n_cols;
+  const int64_t tile_rows = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(cols, 1));
+  tile.resize(static_cast<size_t>(std::min(tile_rows, r1 - r0) * cols));
+  for (int64_t a = r0; a < r1; a += tile_rows) {
+    const int64_t b = std::min(r1, a + tile_rows);
+    Status s = decode_rows(view, a, b, tile.data());
+    if (!s.ok()) {
+      status = std::move(s);
+      return;
+    }
+    for (int64_t r = a; r < b; ++r) y[r] = simd::dot_f32(tile.data() + (r - a) * cols, x, cols);
+  }
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string_view name() const override { return "cpu"; }
+  Availability availability() const override { return {true, ""}; }
+  bool supports(const TensorView& view) const override { return find_kernel(view) || can_decode(view.type); }
+
+  Status matvec(const TensorView& view, const float* x, float* y) override {
+    AKV_TRY(check_view(view));
+    const CpuKernelRow* kernel = find_kernel(view);
+    if (!kernel && !can_decode(view.type))
+      return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("cpu: no kernel or decoder for type ") + std::string(type_info(view.type).name));
+    if (view.n_rows == 0) return {};
+
+    std::vector<float> xsum16(static_cast<size_t>(view.n_cols / 16));
+    for (size_t k = 0; k < xsum16.size(); ++k) {
+      float s = 0;
+      for (int i = 0; i < 16; ++i) s += x[k * 16 + i];
+      xsum16[k] = s;
+    }
+    std::vector<float> xperm;
+    if (kernel && kernel->prepare) kernel->prepare(view, x, xperm);
+    const CpuArgs args{&view, x, xsum16.data(), xperm.empty() ? x : xperm.data()};
+
+    ThreadPool& p = pool();
+    // Tasks of ~128 KiB of weights, but at least 4 tasks per thread for balance.
+    const int64_t by_bytes = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(view.row_bytes, 1)));
+    const int64_t by_balance = std::max<int64_t>(1, view.n_rows / (4 * p.threads()));
+    const int64_t rows_per_task = std::min(by_bytes, by_balance);
+    const int64_t n_tasks = (view.n_rows + rows_per_task - 1) / rows_per_task;
+    std::vector<Status> task_status(kernel ? 0 : static_cast<size_t>(n_tasks));
+    p.parallel_for(n_tasks, [&](int64_t t) {
+      const int64_t r0 = t * rows_per_task, r1 = std::min(view.n_rows, r0 + rows_per_task);
+      if (kernel)
+        kernel->rows(args, r0, r1, y);
+      else
+        decoded_rows(view, x, r0, r1, y, task_status[t]);
+    });
+    for (auto& s : task_status)
+      if (!s.ok()) return std::move(s).error();
+    return {};
+  }
+};
+
+}  // namespace
+
+Backend& cpu_backend() {
+  static CpuBackend b;
+  return b;
+}
+
+void set_cpu_threads(int threads) { set_shared_pool_threads(threads); }
+int cpu_threads() { return shared_pool().threads(); }
+
+std::string_view cpu_kernel_variant(const TensorView& view) {
+  if (const CpuKernelRow* k = find_kernel(view)) return k->variant;
+  return can_decode(view.type) ? "decode_rows tile" : "";
+}
+
+}  // namespace akview::compute

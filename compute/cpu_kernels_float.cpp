@@ -1,0 +1,88 @@
+// cpu kernels for plain float rows: f32, f16 (F16C), bf16 (shift into the high half).
+#include <algorithm>
+#include <array>
+
+#include "compute/cpu_kernels.hpp"
+#include "compute/cpu_simd.hpp"
+
+namespace akview::compute {
+namespace {
+using namespace simd;
+
+#if AKVIEW_CPU_AVX2
+struct LoadF32 {
+  static constexpr int kBytes = 4;
+  static __m256 load8(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static float load1(const uint8_t* p) { return load_f32(p); }
+};
+struct LoadF16 {
+  static constexpr int kBytes = 2;
+  static __m256 load8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static float load1(const uint8_t* p) { return load_f16(p); }
+};
+struct LoadBf16 {
+  static constexpr int kBytes = 2;
+  static __m256 load8(const uint8_t* p) {
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+  }
+  static float load1(const uint8_t* p) { return load_bf16(p); }
+};
+
+template <class L>
+void float_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t n = v.n_cols;
+  const float* x = a.x;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+      const uint8_t* p = row + j * L::kBytes;
+      s0 = _mm256_fmadd_ps(L::load8(p), _mm256_loadu_ps(x + j), s0);
+      s1 = _mm256_fmadd_ps(L::load8(p + 8 * L::kBytes), _mm256_loadu_ps(x + j + 8), s1);
+      s2 = _mm256_fmadd_ps(L::load8(p + 16 * L::kBytes), _mm256_loadu_ps(x + j + 16), s2);
+      s3 = _mm256_fmadd_ps(L::load8(p + 24 * L::kBytes), _mm256_loadu_ps(x + j + 24), s3);
+    }
+    for (; j + 8 <= n; j += 8) s0 = _mm256_fmadd_ps(L::load8(row + j * L::kBytes), _mm256_loadu_ps(x + j), s0);
+    float acc = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+    for (; j < n; ++j) acc += L::load1(row + j * L::kBytes) * x[j];
+    y[r] = acc;
+  }
+}
+constexpr const char* kVariant = "avx2";
+#else
+struct LoadF32 { static constexpr int kBytes = 4; static float load1(const uint8_t* p) { return load_f32(p); } };
+struct LoadF16 { static constexpr int kBytes = 2; static float load1(const uint8_t* p) { return load_f16(p); } };
+struct LoadBf16 { static constexpr int kBytes = 2; static float load1(const uint8_t* p) { return load_bf16(p); } };
+
+template <class L>
+void float_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  float buf[256];
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    float acc = 0;
+    for (int64_t j0 = 0; j0 < v.n_cols; j0 += 256) {
+      const int64_t m = std::min<int64_t>(256, v.n_cols - j0);
+      for (int64_t j = 0; j < m; ++j) buf[j] = L::load1(row + (j0 + j) * L::kBytes);
+      acc += dot_f32(buf, a.x + j0, m);
+    }
+    y[r] = acc;
+  }
+}
+constexpr const char* kVariant = "scalar";
+#endif
+
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::f32, &float_rows<LoadF32>, nullptr, nullptr, kVariant},
+    CpuKernelRow{TypeId::f16, &float_rows<LoadF16>, nullptr, nullptr, kVariant},
+    CpuKernelRow{TypeId::bf16, &float_rows<LoadBf16>, nullptr, nullptr, kVariant},
+};
+
+}  // namespace
+
+std::span<const CpuKernelRow> cpu_kernels_float() { return kRows; }
+
+}  // namespace akview::compute

@@ -1,0 +1,321 @@
+// cpu kernels for ggml's 256-element super-blocks (FORMATS.md §2.7): q2_k, q3_k, q4_k, q5_k,
+// q6_k and iq4_xs.
+//   q2_k [scales 16][qs 64][d f16][dmin f16]        q3_k [hmask 32][qs 64][scales 12][d f16]
+//   q4_k [d][dmin][scales 12][qs 128]               q5_k [d][dmin][scales 12][qh 32][qs 128]
+//   q6_k [ql 128][qh 64][scales i8 16][d f16]       iq4_xs [d][scales_h u16][scales_l 4][qs 128]
+#include <array>
+
+#include "compute/cpu_block_kernel.hpp"
+
+namespace akview::compute {
+namespace {
+using namespace simd;
+
+// 12 bytes -> 8 (scale, min) pairs of 6 bits (q4_k, q5_k).
+inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
+  if (j < 4) {
+    sc = q[j] & 63;
+    m = q[j + 4] & 63;
+  } else {
+    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
+  const uint8_t* sc = b;
+  const uint8_t* q = b + 16;
+  const float d = load_f16(b + 80), dmin = load_f16(b + 82);
+  int is = 0;
+  for (int n = 0; n < 256; n += 128) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int half = 0; half < 2; ++half) {
+        const uint8_t s = sc[is++];
+        const float dl = d * (s & 0xF), ml = dmin * (s >> 4);
+        for (int l = 0; l < 16; ++l) *y++ = dl * static_cast<float>((q[l + 16 * half] >> shift) & 3) - ml;
+      }
+    }
+    q += 32;
+  }
+}
+
+void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
+  const uint8_t* hm = b;
+  const uint8_t* q = b + 32;
+  const uint8_t* sc = b + 96;
+  const float d = load_f16(b + 108);
+  int is = 0;
+  uint8_t m = 1;
+  for (int n = 0; n < 256; n += 128) {
+    for (int shift = 0; shift < 8; shift += 2) {
+      for (int half = 0; half < 2; ++half) {
+        const int k = is++;
+        const int s = ((k < 8 ? sc[k] & 0xF : sc[k - 8] >> 4) | (((sc[8 + k % 4] >> (2 * (k / 4))) & 3) << 4)) - 32;
+        const float dl = d * static_cast<float>(s);
+        for (int l = 0; l < 16; ++l) {
+          const int i = l + 16 * half;
+          *y++ = dl * static_cast<float>(((q[i] >> shift) & 3) - ((hm[i] & m) ? 0 : 4));
+        }
+      }
+      m <<= 1;
+    }
+    q += 32;
+  }
+}
+
+[[maybe_unused]] void decode_q4_k(const uint8_t* __restrict b, float* __restrict y) {
+  const float d = load_f16(b), dmin = load_f16(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* q = b + 16;
+  for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
+    int sc, m;
+    scale_min_k4(is, scales, sc, m);
+    const float d1 = d * sc, m1 = dmin * m;
+    scale_min_k4(is + 1, scales, sc, m);
+    const float d2 = d * sc, m2 = dmin * m;
+    for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0xF) - m1;
+    for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
+    q += 32;
+  }
+}
+
+void decode_q5_k(const uint8_t* __restrict b, float* __restrict y) {
+  const float d = load_f16(b), dmin = load_f16(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* qh = b + 16;
+  const uint8_t* ql = b + 48;
+  uint8_t u1 = 1, u2 = 2;
+  for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
+    int sc, m;
+    scale_min_k4(is, scales, sc, m);
+    const float d1 = d * sc, m1 = dmin * m;
+    scale_min_k4(is + 1, scales, sc, m);
+    const float d2 = d * sc, m2 = dmin * m;
+    for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
+    for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
+    ql += 32;
+    u1 <<= 2;
+    u2 <<= 2;
+  }
+}
+
+[[maybe_unused]] void decode_q6_k(const uint8_t* __restrict b, float* __restrict y) {
+  const uint8_t* ql = b;
+  const uint8_t* qh = b + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
+  const float d = load_f16(b + 208);
+  for (int n = 0; n < 256; n += 128) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[l] = d * sc[is] * q1;
+      y[l + 32] = d * sc[is + 2] * q2;
+      y[l + 64] = d * sc[is + 4] * q3;
+      y[l + 96] = d * sc[is + 6] * q4;
+    }
+    y += 128;
+    ql += 64;
+    qh += 32;
+    sc += 8;
+  }
+}
+
+
+void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
+  const float d = load_f16(b);
+  const uint16_t sh = load_u16(b + 2);
+  const uint8_t* sl = b + 4;
+  const uint8_t* qs = b + 8;
+  for (int ib = 0; ib < 8; ++ib) {
+    const int ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
+    const float dl = d * static_cast<float>(ls - 32);
+#if AKVIEW_CPU_AVX2
+    iq4_lookup32(qs + 16 * ib, dl, y + 32 * ib);
+    continue;
+#endif
+    for (int j = 0; j < 16; ++j) {
+      y[32 * ib + j] = dl * kIq4nl[qs[16 * ib + j] & 0xF];
+      y[32 * ib + j + 16] = dl * kIq4nl[qs[16 * ib + j] >> 4];
+    }
+  }
+}
+
+#if AKVIEW_CPU_AVX2
+// q4_k: per 64-element chunk, the low nibbles of 32 bytes are sub-block 2c and the high nibbles
+// sub-block 2c+1. sum = d*sc*sum(q*x) - dmin*m*sum(x), with sum(x) from the precomputed xsum16.
+[[maybe_unused]] void q4_k_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m256i mask = _mm256_set1_epi32(0x0F);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    float mins = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = row + b * 144;
+      const float d = load_f16(p), dmin = load_f16(p + 2);
+      const uint8_t* q = p + 16;
+      const float* xb = a.x + b * 256;
+      const float* xs = a.xsum16 + b * 16;
+      for (int c = 0; c < 4; ++c) {
+        int sc0, m0, sc1, m1;
+        scale_min_k4(2 * c, p + 4, sc0, m0);
+        scale_min_k4(2 * c + 1, p + 4, sc1, m1);
+        const float* x0 = xb + 64 * c;
+        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+        for (int l = 0; l < 32; l += 8) {
+          const __m256i w = u8x8_to_i32(q + 32 * c + l);
+          lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, mask)), _mm256_loadu_ps(x0 + l), lo);
+          hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, 4)), _mm256_loadu_ps(x0 + 32 + l), hi);
+        }
+        s0 = _mm256_fmadd_ps(lo, _mm256_set1_ps(d * sc0), s0);
+        s1 = _mm256_fmadd_ps(hi, _mm256_set1_ps(d * sc1), s1);
+        mins += dmin * (m0 * (xs[4 * c] + xs[4 * c + 1]) + m1 * (xs[4 * c + 2] + xs[4 * c + 3]));
+      }
+    }
+    y[r] = hsum(_mm256_add_ps(s0, s1)) - mins;
+  }
+}
+
+// q6_k: per 128-element half, bytes l..l+7 of ql/qh give elements l, l+32, l+64, l+96, each
+// with its own 16-element scale.
+[[maybe_unused]] void q6_k_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m256i m4 = _mm256_set1_epi32(0x0F), m2 = _mm256_set1_epi32(3), k32 = _mm256_set1_epi32(32);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = row + b * 210;
+      const float d = load_f16(p + 208);
+      const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
+      for (int n = 0; n < 2; ++n) {
+        const uint8_t* ql = p + 64 * n;
+        const uint8_t* qh = p + 128 + 32 * n;
+        const float* xb = a.x + b * 256 + 128 * n;
+        const int8_t* s = sc + 8 * n;
+        for (int is = 0; is < 2; ++is) {
+          __m256 a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps(), a4 = _mm256_setzero_ps();
+          for (int l = 16 * is; l < 16 * is + 16; l += 8) {
+            const __m256i lA = u8x8_to_i32(ql + l), lB = u8x8_to_i32(ql + l + 32), h = u8x8_to_i32(qh + l);
+            const __m256i q1 = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lA, m4), _mm256_slli_epi32(_mm256_and_si256(h, m2), 4)), k32);
+            const __m256i q2 = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lB, m4), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 2), m2), 4)), k32);
+            const __m256i q3 = _mm256_sub_epi32(_mm256_or_si256(_mm256_srli_epi32(lA, 4), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 4), m2), 4)), k32);
+            const __m256i q4 = _mm256_sub_epi32(_mm256_or_si256(_mm256_srli_epi32(lB, 4), _mm256_slli_epi32(_mm256_srli_epi32(h, 6), 4)), k32);
+            a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q1), _mm256_loadu_ps(xb + l), a1);
+            a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q2), _mm256_loadu_ps(xb + l + 32), a2);
+            a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q3), _mm256_loadu_ps(xb + l + 64), a3);
+            a4 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q4), _mm256_loadu_ps(xb + l + 96), a4);
+          }
+          s0 = _mm256_fmadd_ps(a1, _mm256_set1_ps(d * s[is]), s0);
+          s1 = _mm256_fmadd_ps(a2, _mm256_set1_ps(d * s[is + 2]), s1);
+          s0 = _mm256_fmadd_ps(a3, _mm256_set1_ps(d * s[is + 4]), s0);
+          s1 = _mm256_fmadd_ps(a4, _mm256_set1_ps(d * s[is + 6]), s1);
+        }
+      }
+    }
+    y[r] = hsum(_mm256_add_ps(s0, s1));
+  }
+}
+#if AKVIEW_CPU_AVX512
+// The same two kernels on 16 lanes: a 64-element q4_k chunk is 2 x 16 bytes; a q6_k 16-element
+// scale run is one vector.
+void q4_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m512i mask = _mm512_set1_epi32(0x0F);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    float mins = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = row + b * 144;
+      const float d = load_f16(p), dmin = load_f16(p + 2);
+      const float* xs = a.xsum16 + b * 16;
+      for (int c = 0; c < 4; ++c) {
+        int sc0, m0, sc1, m1;
+        scale_min_k4(2 * c, p + 4, sc0, m0);
+        scale_min_k4(2 * c + 1, p + 4, sc1, m1);
+        const uint8_t* q = p + 16 + 32 * c;
+        const float* x0 = a.x + b * 256 + 64 * c;
+        const __m512i w0 = u8x16_to_i32(q), w1 = u8x16_to_i32(q + 16);
+        __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w0, mask)), _mm512_loadu_ps(x0));
+        __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w0, 4)), _mm512_loadu_ps(x0 + 32));
+        lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w1, mask)), _mm512_loadu_ps(x0 + 16), lo);
+        hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 4)), _mm512_loadu_ps(x0 + 48), hi);
+        s0 = _mm512_fmadd_ps(lo, _mm512_set1_ps(d * sc0), s0);
+        s1 = _mm512_fmadd_ps(hi, _mm512_set1_ps(d * sc1), s1);
+        mins += dmin * (m0 * (xs[4 * c] + xs[4 * c + 1]) + m1 * (xs[4 * c + 2] + xs[4 * c + 3]));
+      }
+    }
+    y[r] = hsum512(_mm512_add_ps(s0, s1)) - mins;
+  }
+}
+
+void q6_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m512i m4 = _mm512_set1_epi32(0x0F), m2 = _mm512_set1_epi32(3), k32 = _mm512_set1_epi32(32);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = row + b * 210;
+      const float d = load_f16(p + 208);
+      const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
+      for (int n = 0; n < 2; ++n) {
+        const uint8_t* ql = p + 64 * n;
+        const uint8_t* qh = p + 128 + 32 * n;
+        const float* xb = a.x + b * 256 + 128 * n;
+        const int8_t* s = sc + 8 * n;
+        for (int is = 0; is < 2; ++is) {
+          const int l = 16 * is;
+          const __m512i lA = u8x16_to_i32(ql + l), lB = u8x16_to_i32(ql + l + 32), h = u8x16_to_i32(qh + l);
+          const __m512i q1 = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(lA, m4), _mm512_slli_epi32(_mm512_and_si512(h, m2), 4)), k32);
+          const __m512i q2 = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(lB, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 2), m2), 4)), k32);
+          const __m512i q3 = _mm512_sub_epi32(_mm512_or_si512(_mm512_srli_epi32(lA, 4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 4), m2), 4)), k32);
+          const __m512i q4 = _mm512_sub_epi32(_mm512_or_si512(_mm512_srli_epi32(lB, 4), _mm512_slli_epi32(_mm512_srli_epi32(h, 6), 4)), k32);
+          s0 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q1), _mm512_loadu_ps(xb + l)), _mm512_set1_ps(d * s[is]), s0);
+          s1 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q2), _mm512_loadu_ps(xb + l + 32)), _mm512_set1_ps(d * s[is + 2]), s1);
+          s0 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q3), _mm512_loadu_ps(xb + l + 64)), _mm512_set1_ps(d * s[is + 4]), s0);
+          s1 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q4), _mm512_loadu_ps(xb + l + 96)), _mm512_set1_ps(d * s[is + 6]), s1);
+        }
+      }
+    }
+    y[r] = hsum512(_mm512_add_ps(s0, s1));
+  }
+}
+constexpr auto q4_k_best = &q4_k_rows_512;
+constexpr auto q6_k_best = &q6_k_rows_512;
+constexpr const char* kFast = "avx512";
+#else
+constexpr auto q4_k_best = &q4_k_rows;
+constexpr auto q6_k_best = &q6_k_rows;
+constexpr const char* kFast = "avx2";
+#endif
+#else
+constexpr auto q4_k_rows = &block_rows<256, 144, &decode_q4_k>;
+constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;
+constexpr auto q4_k_best = q4_k_rows;
+constexpr auto q6_k_best = q6_k_rows;
+constexpr const char* kFast = "block";
+#endif
+
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::q2_k, &block_rows<256, 84, &decode_q2_k>, nullptr, nullptr, "block"},
+    CpuKernelRow{TypeId::q3_k, &block_rows<256, 110, &decode_q3_k>, nullptr, nullptr, "block"},
+    CpuKernelRow{TypeId::q4_k, q4_k_best, nullptr, nullptr, kFast},
+    CpuKernelRow{TypeId::q5_k, &block_rows<256, 176, &decode_q5_k>, nullptr, nullptr, "block"},
+    CpuKernelRow{TypeId::q6_k, q6_k_best, nullptr, nullptr, kFast},
+    CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
+};
+
+}  // namespace
+
+std::span<const CpuKernelRow> cpu_kernels_kquant() { return kRows; }
+
+}  // namespace akview::compute

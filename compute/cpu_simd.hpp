@@ -1,0 +1,121 @@
+// Small SIMD helpers shared by the cpu kernels: f16/bf16 scalars, horizontal sums and an f32 dot.
+// AVX2 + FMA + F16C when the build has them (-march=native), portable loops otherwise.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define AKVIEW_CPU_AVX2 1
+#else
+#define AKVIEW_CPU_AVX2 0
+#endif
+// AVX-512F doubles the lanes of the compute-bound kernels (q8_0, q4_k, q6_k, 4/8-bit affine).
+#if AKVIEW_CPU_AVX2 && defined(__AVX512F__)
+#define AKVIEW_CPU_AVX512 1
+// GCC 12's avx512fintrin.h passes an undefined vector as the unused merge source of the
+// conversions, which -Wmaybe-uninitialized reports at every inlined use (a known false positive).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#else
+#define AKVIEW_CPU_AVX512 0
+#endif
+
+namespace akview::compute::simd {
+
+inline uint16_t load_u16(const uint8_t* p) {
+  uint16_t v;
+  std::memcpy(&v, p, 2);
+  return v;
+}
+inline uint32_t load_u32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline float f16_to_f32(uint16_t h) {
+#if AKVIEW_CPU_AVX2
+  return _cvtsh_ss(h);
+#else
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+  if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {   // subnormal: renormalise
+      exp = 127 - 15 + 1;
+      while (!(man & 0x400)) { man <<= 1; --exp; }
+      bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+#endif
+}
+inline float bf16_to_f32(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+inline float load_f16(const uint8_t* p) { return f16_to_f32(load_u16(p)); }
+inline float load_bf16(const uint8_t* p) { return bf16_to_f32(load_u16(p)); }
+inline float load_f32(const uint8_t* p) {
+  float f;
+  std::memcpy(&f, p, 4);
+  return f;
+}
+
+#if AKVIEW_CPU_AVX2
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+// 8 unsigned bytes -> 8 floats / 8 signed bytes -> 8 floats / 8 unsigned bytes -> 8 int32
+inline __m256i u8x8_to_i32(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i i8x8_to_i32(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+#endif
+#if AKVIEW_CPU_AVX512
+// 16 unsigned / signed bytes -> 16 int32 lanes
+inline __m512i u8x16_to_i32(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline float hsum512(__m512 v) {
+  const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
+}
+inline __m512i i8x16_to_i32(const uint8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+#endif
+
+// sum_j a[j] * b[j] in float with several accumulators.
+inline float dot_f32(const float* a, const float* b, int64_t n) {
+  int64_t j = 0;
+  float tail = 0;
+#if AKVIEW_CPU_AVX2
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps(), s2 = _mm256_setzero_ps(), s3 = _mm256_setzero_ps();
+  for (; j + 32 <= n; j += 32) {
+    s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), s0);
+    s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j + 8), _mm256_loadu_ps(b + j + 8), s1);
+    s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j + 16), _mm256_loadu_ps(b + j + 16), s2);
+    s3 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j + 24), _mm256_loadu_ps(b + j + 24), s3);
+  }
+  for (; j + 8 <= n; j += 8) s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j), s0);
+  tail = hsum(_mm256_add_ps(_mm256_add_ps(s0, s1), _mm256_add_ps(s2, s3)));
+#endif
+  float acc[8] = {};
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += a[j + k] * b[j + k];
+  for (; j < n; ++j) tail += a[j] * b[j];
+  for (float v : acc) tail += v;
+  return tail;
+}
+
+}  // namespace akview::compute::simd

@@ -1,0 +1,21 @@
+// list_devices(): the data behind `akview devices` (see devices.hpp).
+#include "compute/devices.hpp"
+
+#include "compute/backends.hpp"
+#include "compute/thread_pool.hpp"
+
+namespace akview::compute {
+
+DevicesReport list_devices() {
+  DevicesReport report;
+  for (const auto& row : backend_table()) {
+    Availability a = row.instance().availability();
+    report.backends.push_back({std::string(row.name), std::string(row.description), a.available, a.reason});
+  }
+  std::string error;
+  if (!opencl_enumerate(report.opencl_platforms, error)) report.opencl_error = error;
+  report.cpu_threads = shared_pool().threads();
+  return report;
+}
+
+}  // namespace akview::compute

@@ -1,0 +1,37 @@
+// Plain float rows: f32, f16 (vload_half), bf16 (bits shifted into the high half of an f32).
+
+__kernel void mv_f32(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
+  AKV_ROW_PROLOGUE((ulong)cols * 4)
+  __global const float* w = (__global const float*)rp;
+  float acc = 0.0f;
+  int j = 0;
+  float16 a = 0.0f;
+  for (; j + 16 <= cols; j += 16) a += vload16(0, w + j) * vload16(0, x + j);
+  acc = hsum16(a);
+  for (; j < cols; ++j) acc += w[j] * x[j];
+  y[row] = acc;
+}
+
+__kernel void mv_f16(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
+  AKV_ROW_PROLOGUE((ulong)cols * 2)
+  __global const half* w = (__global const half*)rp;
+  float acc = 0.0f;
+  int j = 0;
+  float8 a = 0.0f;
+  for (; j + 8 <= cols; j += 8) a += vload_half8(0, w + j) * vload8(0, x + j);
+  acc = hsum8(a);
+  for (; j < cols; ++j) acc += vload_half(j, w) * x[j];
+  y[row] = acc;
+}
+
+__kernel void mv_bf16(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
+  AKV_ROW_PROLOGUE((ulong)cols * 2)
+  __global const ushort* w = (__global const ushort*)rp;
+  float acc = 0.0f;
+  int j = 0;
+  float8 a = 0.0f;
+  for (; j + 8 <= cols; j += 8) a += as_float8(convert_uint8(vload8(0, w + j)) << 16) * vload8(0, x + j);
+  acc = hsum8(a);
+  for (; j < cols; ++j) acc += as_float((uint)w[j] << 16) * x[j];
+  y[row] = acc;
+}

@@ -1,0 +1,388 @@
+// The OpenCL backend: kernels from compute/kernels/*.cl (one per storage type, embedded at build
+// time), built at run time for the device found through the ICD loader (a GPU if there is one,
+// else the first device, e.g. PoCL's CPU device; PoCL caches the build in $POCL_CACHE_DIR).
+// Weights stay mmapped: buffers are CL_MEM_USE_HOST_PTR over the mapped bytes (zero copy on PoCL),
+// in chunks of rows that respect CL_DEVICE_MAX_MEM_ALLOC_SIZE (2 GiB on PoCL). A type without a
+// kernel runs on the cpu backend, with a note saying so.
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "compute/backends.hpp"
+#include "compute/devices.hpp"
+#include "compute/opencl_kernels.hpp"
+#include "compute/opencl_loader.hpp"
+
+namespace akview::compute {
+namespace {
+
+enum class ArgLayout : uint8_t { plain, affine };
+
+struct ClKernelRow {
+  TypeId type;
+  const char* kernel;
+  ArgLayout layout = ArgLayout::plain;
+};
+constexpr std::array kClKernels = {
+    ClKernelRow{TypeId::f32, "mv_f32"},       ClKernelRow{TypeId::f16, "mv_f16"},
+    ClKernelRow{TypeId::bf16, "mv_bf16"},     ClKernelRow{TypeId::q4_0, "mv_q4_0"},
+    ClKernelRow{TypeId::q4_1, "mv_q4_1"},     ClKernelRow{TypeId::q5_0, "mv_q5_0"},
+    ClKernelRow{TypeId::q5_1, "mv_q5_1"},     ClKernelRow{TypeId::q8_0, "mv_q8_0"},
+    ClKernelRow{TypeId::iq4_nl, "mv_iq4_nl"}, ClKernelRow{TypeId::q2_k, "mv_q2_k"},
+    ClKernelRow{TypeId::q3_k, "mv_q3_k"},     ClKernelRow{TypeId::q4_k, "mv_q4_k"},
+    ClKernelRow{TypeId::q5_k, "mv_q5_k"},     ClKernelRow{TypeId::q6_k, "mv_q6_k"},
+    ClKernelRow{TypeId::iq4_xs, "mv_iq4_xs"},
+    ClKernelRow{TypeId::mlx_affine, "mv_affine", ArgLayout::affine},
+    ClKernelRow{TypeId::ollama_int4, "mv_affine", ArgLayout::affine},
+    ClKernelRow{TypeId::ollama_int8, "mv_affine", ArgLayout::affine},
+};
+
+// Scalar companion types as the kernels number them (common.cl ld_scalar).
+int cl_scalar_code(TypeId t) { return t == TypeId::f16 ? 0 : t == TypeId::bf16 ? 1 : t == TypeId::f32 ? 2 : -1; }
+
+constexpr size_t kLocalSize = 16;
+
+std::string info_string(const OpenClApi& api, cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  if (api.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  if (api.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+std::string platform_string(const OpenClApi& api, cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (api.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  if (api.GetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
+  while (!s.empty() && s.back() == '\0') s.pop_back();
+  return s;
+}
+template <typename T>
+T info_value(const OpenClApi& api, cl_device_id d, cl_device_info what) {
+  T v{};
+  if (api.GetDeviceInfo(d, what, sizeof v, &v, nullptr) != CL_SUCCESS) return T{};
+  return v;
+}
+
+OpenClDevice describe(const OpenClApi& api, cl_device_id d) {
+  OpenClDevice dev;
+  dev.name = info_string(api, d, CL_DEVICE_NAME);
+  dev.vendor = info_string(api, d, CL_DEVICE_VENDOR);
+  dev.version = info_string(api, d, CL_DEVICE_VERSION);
+  dev.driver_version = info_string(api, d, CL_DRIVER_VERSION);
+  const auto type = info_value<cl_device_type>(api, d, CL_DEVICE_TYPE);
+  dev.type = (type & CL_DEVICE_TYPE_GPU) ? "GPU" : (type & CL_DEVICE_TYPE_CPU) ? "CPU" : (type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator" : "other";
+  dev.compute_units = info_value<cl_uint>(api, d, CL_DEVICE_MAX_COMPUTE_UNITS);
+  dev.global_mem_bytes = info_value<cl_ulong>(api, d, CL_DEVICE_GLOBAL_MEM_SIZE);
+  dev.max_alloc_bytes = info_value<cl_ulong>(api, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+  dev.max_work_group_size = info_value<size_t>(api, d, CL_DEVICE_MAX_WORK_GROUP_SIZE);
+  dev.fp16 = info_string(api, d, CL_DEVICE_EXTENSIONS).find("cl_khr_fp16") != std::string::npos;
+  return dev;
+}
+
+// A cl_mem released when it goes out of scope.
+struct ClMem {
+  const OpenClApi* api = nullptr;
+  cl_mem mem = nullptr;
+  ClMem() = default;
+  ClMem(const OpenClApi* a, cl_mem m) : api(a), mem(m) {}
+  ClMem(const ClMem&) = delete;
+  ClMem& operator=(const ClMem&) = delete;
+  ClMem(ClMem&& o) noexcept : api(o.api), mem(o.mem) { o.mem = nullptr; }
+  ClMem& operator=(ClMem&& o) noexcept {
+    std::swap(api, o.api);
+    std::swap(mem, o.mem);
+    return *this;
+  }
+  ~ClMem() {
+    if (mem) api->ReleaseMemObject(mem);
+  }
+};
+
+class OpenClBackend final : public Backend {
+ public:
+  ~OpenClBackend() override {
+    // Released deliberately in order; the ICD library itself stays loaded.
+    if (!api_) return;
+    for (auto& k : kernels_)
+      if (k) api_->ReleaseKernel(k);
+    if (program_) api_->ReleaseProgram(program_);
+    if (queue_) api_->ReleaseCommandQueue(queue_);
+    if (context_) api_->ReleaseContext(context_);
+  }
+
+  std::string_view name() const override { return "opencl"; }
+
+  Availability availability() const override {
+    init();
+    if (!ready_) return {false, why_};
+    return {true, fmt::format("{} ({}, {})", device_.name, device_.type, device_.version)};
+  }
+
+  bool on_gpu() const {
+    init();
+    return ready_ && device_.type == "GPU";
+  }
+
+  bool supports(const TensorView& view) const override { return find(view) != nullptr; }
+
+  bool can_run(const TensorView& view) const override { return supports(view) || cpu_backend().supports(view); }
+
+  std::string fallback_note(const TensorView& view) const override {
+    if (supports(view)) return {};
+    return fmt::format("{}: no OpenCL kernel, ran on cpu", type_info(view.type).name);
+  }
+
+  Status matvec(const TensorView& view, const float* x, float* y) override {
+    init();
+    if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
+    AKV_TRY(check_view(view));
+    const ClKernelRow* row = find(view);
+    if (!row) return cpu_backend().matvec(view, x, y);
+    if (view.n_rows == 0) return {};
+    if (view.n_cols > INT_MAX) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: row longer than 2^31-1 elements");
+    std::lock_guard lock(mutex_);
+    const size_t index = static_cast<size_t>(row - kClKernels.data());
+    cl_kernel k = kernels_[index];
+
+    // Rows per launch: every buffer of the chunk must stay under the device's max allocation.
+    const uint64_t groups_per_row = view.group_size ? static_cast<uint64_t>(view.n_cols / view.group_size) : 0;
+    const uint64_t s_row = groups_per_row * type_info(view.scales_type).block_bytes;
+    const uint64_t b_row = groups_per_row * type_info(view.biases_type).block_bytes;
+    const uint64_t widest = std::max({view.row_bytes, s_row, b_row, uint64_t{1}});
+    const uint64_t limit = std::min<uint64_t>(max_alloc_, uint64_t{1} << 40);
+    if (widest > limit) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: one row is larger than the device's max allocation");
+    const int64_t chunk_rows = static_cast<int64_t>(std::min<uint64_t>({limit / widest, static_cast<uint64_t>(view.n_rows), uint64_t{INT_MAX} - kLocalSize}));
+
+    cl_int err = CL_SUCCESS;
+    ClMem xbuf(api_, api_->CreateBuffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(float) * static_cast<size_t>(view.n_cols), const_cast<float*>(x), &err));
+    if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(x)", err);
+
+    for (int64_t r0 = 0; r0 < view.n_rows; r0 += chunk_rows) {
+      const int64_t rows = std::min(chunk_rows, view.n_rows - r0);
+      ClMem w = host_buffer(view.data.data() + static_cast<uint64_t>(r0) * view.row_bytes, static_cast<uint64_t>(rows) * view.row_bytes, err);
+      if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(weights)", err);
+      ClMem ybuf(api_, api_->CreateBuffer(context_, CL_MEM_WRITE_ONLY, sizeof(float) * static_cast<size_t>(rows), nullptr, &err));
+      if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(y)", err);
+      const cl_ulong w_bytes = static_cast<cl_ulong>(rows) * view.row_bytes;
+      const cl_int n_rows = static_cast<cl_int>(rows), n_cols = static_cast<cl_int>(view.n_cols);
+      ClMem s, b;
+      cl_uint arg = 0;
+      auto set = [&](size_t size, const void* value) {
+        if (err == CL_SUCCESS) err = api_->SetKernelArg(k, arg, size, value);
+        ++arg;
+      };
+      set(sizeof(cl_mem), &w.mem);
+      set(sizeof(cl_ulong), &w_bytes);
+      cl_ulong s_bytes = 0, b_bytes = 0;
+      if (row->layout == ArgLayout::affine) {
+        s_bytes = static_cast<cl_ulong>(rows) * s_row;
+        b_bytes = static_cast<cl_ulong>(rows) * b_row;
+        cl_int e2 = CL_SUCCESS, e3 = CL_SUCCESS;
+        s = host_buffer(view.scales.data() + static_cast<uint64_t>(r0) * s_row, s_bytes, e2);
+        b = host_buffer(view.biases.data() + static_cast<uint64_t>(r0) * b_row, b_bytes, e3);
+        if (e2 != CL_SUCCESS || e3 != CL_SUCCESS) return cl_fail("clCreateBuffer(scales/biases)", e2 != CL_SUCCESS ? e2 : e3);
+        set(sizeof(cl_mem), &s.mem);
+        set(sizeof(cl_ulong), &s_bytes);
+        set(sizeof(cl_mem), &b.mem);
+        set(sizeof(cl_ulong), &b_bytes);
+      }
+      set(sizeof(cl_mem), &xbuf.mem);
+      set(sizeof(cl_mem), &ybuf.mem);
+      set(sizeof(cl_int), &n_rows);
+      set(sizeof(cl_int), &n_cols);
+      if (row->layout == ArgLayout::affine) {
+        const cl_int bits = view.bits, gs = static_cast<cl_int>(view.group_size);
+        const cl_int st = cl_scalar_code(view.scales_type), bt = cl_scalar_code(view.biases_type);
+        set(sizeof(cl_int), &bits);
+        set(sizeof(cl_int), &gs);
+        set(sizeof(cl_int), &st);
+        set(sizeof(cl_int), &bt);
+      }
+      if (err != CL_SUCCESS) return cl_fail("clSetKernelArg", err);
+      // Global size rounded up to the work-group size; the kernels return for row >= rows.
+      const size_t global = (static_cast<size_t>(rows) + kLocalSize - 1) / kLocalSize * kLocalSize, local = kLocalSize;
+      err = api_->EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return cl_fail("clEnqueueNDRangeKernel", err);
+      err = api_->EnqueueReadBuffer(queue_, ybuf.mem, CL_TRUE, 0, sizeof(float) * static_cast<size_t>(rows), y + r0, 0, nullptr, nullptr);
+      if (err != CL_SUCCESS) return cl_fail("clEnqueueReadBuffer", err);
+    }
+    return {};
+  }
+
+ private:
+  const ClKernelRow* find(const TensorView& view) const {
+    for (const auto& r : kClKernels) {
+      if (r.type != view.type) continue;
+      if (r.layout == ArgLayout::affine) {
+        const bool ok = view.bits >= 2 && view.bits <= 8 && view.bits != 7 && view.group_size > 0 && view.group_size % 16 == 0 &&
+                        cl_scalar_code(view.scales_type) >= 0 && !view.biases.empty() && cl_scalar_code(view.biases_type) >= 0 &&
+                        view.global_scale.empty();
+        if (!ok) return nullptr;
+      }
+      return &r;
+    }
+    return nullptr;
+  }
+
+  // Zero copy over the caller's bytes when they are 4-byte aligned (kernels read f32/f16 there);
+  // otherwise a copy into a buffer the driver aligns.
+  ClMem host_buffer(const uint8_t* p, uint64_t bytes, cl_int& err) {
+    err = CL_SUCCESS;
+    if (bytes == 0) {   // an empty span: a one-byte dummy buffer, never read (w_bytes = 0)
+      return ClMem(api_, api_->CreateBuffer(context_, CL_MEM_READ_ONLY, 1, nullptr, &err));
+    }
+    const bool aligned = reinterpret_cast<uintptr_t>(p) % 4 == 0;
+    const cl_mem_flags flags = CL_MEM_READ_ONLY | (aligned ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
+    return ClMem(api_, api_->CreateBuffer(context_, flags, static_cast<size_t>(bytes), const_cast<uint8_t*>(p), &err));
+  }
+
+  Error cl_fail(const char* what, cl_int err) const {
+    return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("opencl: {} failed: {}", what, cl_error_name(err)));
+  }
+
+  void init() const {
+    std::call_once(once_, [this] { const_cast<OpenClBackend*>(this)->initialise(); });
+  }
+
+  void initialise() {
+    api_ = opencl_api(&why_);
+    if (!api_) return;
+    cl_uint n_platforms = 0;
+    cl_int err = api_->GetPlatformIDs(0, nullptr, &n_platforms);
+    if (err != CL_SUCCESS || n_platforms == 0) {
+      why_ = err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)" : "no OpenCL platform: clGetPlatformIDs returned " + cl_error_name(err);
+      return;
+    }
+    std::vector<cl_platform_id> platforms(n_platforms);
+    api_->GetPlatformIDs(n_platforms, platforms.data(), nullptr);
+    // A GPU anywhere beats the first device of any kind.
+    cl_device_id chosen = nullptr, first = nullptr;
+    for (cl_platform_id p : platforms) {
+      cl_uint n = 0;
+      if (api_->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+      std::vector<cl_device_id> devs(n);
+      api_->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devs.data(), nullptr);
+      for (cl_device_id d : devs) {
+        if (!first) first = d;
+        if (!chosen && (info_value<cl_device_type>(*api_, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU)) chosen = d;
+      }
+    }
+    if (!chosen) chosen = first;
+    if (!chosen) {
+      why_ = "OpenCL platforms found, but no device";
+      return;
+    }
+    device_id_ = chosen;
+    device_ = describe(*api_, chosen);
+    max_alloc_ = device_.max_alloc_bytes ? device_.max_alloc_bytes : (uint64_t{128} << 20);
+    context_ = api_->CreateContext(nullptr, 1, &chosen, nullptr, nullptr, &err);
+    if (err != CL_SUCCESS) {
+      why_ = "clCreateContext failed: " + cl_error_name(err);
+      return;
+    }
+    queue_ = api_->CreateCommandQueue(context_, chosen, 0, &err);
+    if (err != CL_SUCCESS) {
+      why_ = "clCreateCommandQueue failed: " + cl_error_name(err);
+      return;
+    }
+    // common.cl first: the helpers the other files use.
+    std::vector<const char*> texts;
+    std::vector<size_t> lengths;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const auto& src : opencl_kernel_sources())
+        if ((src.file == "common.cl") == (pass == 0)) {
+          texts.push_back(src.text.data());
+          lengths.push_back(src.text.size());
+        }
+    program_ = api_->CreateProgramWithSource(context_, static_cast<cl_uint>(texts.size()), texts.data(), lengths.data(), &err);
+    if (err != CL_SUCCESS) {
+      why_ = "clCreateProgramWithSource failed: " + cl_error_name(err);
+      return;
+    }
+    err = api_->BuildProgram(program_, 1, &chosen, "-cl-mad-enable", nullptr, nullptr);
+    if (err != CL_SUCCESS) {
+      size_t n = 0;
+      api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
+      std::string log(n, '\0');
+      if (n) api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
+      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+      why_ = "kernel build failed: " + cl_error_name(err) + ": " + log.substr(0, 2000);
+      return;
+    }
+    for (size_t i = 0; i < kClKernels.size(); ++i) {
+      kernels_[i] = api_->CreateKernel(program_, kClKernels[i].kernel, &err);
+      if (err != CL_SUCCESS) {
+        why_ = fmt::format("clCreateKernel({}) failed: {}", kClKernels[i].kernel, cl_error_name(err));
+        return;
+      }
+    }
+    ready_ = true;
+  }
+
+  mutable std::once_flag once_;
+  mutable std::mutex mutex_;
+  const OpenClApi* api_ = nullptr;
+  std::string why_;
+  bool ready_ = false;
+  cl_device_id device_id_ = nullptr;
+  OpenClDevice device_;
+  uint64_t max_alloc_ = 0;
+  cl_context context_ = nullptr;
+  cl_command_queue queue_ = nullptr;
+  cl_program program_ = nullptr;
+  std::array<cl_kernel, kClKernels.size()> kernels_{};
+};
+
+OpenClBackend& instance() {
+  static OpenClBackend b;
+  return b;
+}
+
+}  // namespace
+
+Backend& opencl_backend() { return instance(); }
+bool opencl_has_gpu() { return instance().on_gpu(); }
+
+bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error) {
+  const OpenClApi* api = opencl_api(&error);
+  if (!api) return false;
+  cl_uint n = 0;
+  cl_int err = api->GetPlatformIDs(0, nullptr, &n);
+  if (err != CL_SUCCESS || n == 0) {
+    error = err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)" : "clGetPlatformIDs returned " + cl_error_name(err);
+    return false;
+  }
+  std::vector<cl_platform_id> platforms(n);
+  api->GetPlatformIDs(n, platforms.data(), nullptr);
+  const Availability used = instance().availability();
+  for (cl_platform_id p : platforms) {
+    OpenClPlatform plat;
+    plat.name = platform_string(*api, p, CL_PLATFORM_NAME);
+    plat.vendor = platform_string(*api, p, CL_PLATFORM_VENDOR);
+    plat.version = platform_string(*api, p, CL_PLATFORM_VERSION);
+    cl_uint nd = 0;
+    err = api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &nd);
+    if (err != CL_SUCCESS || nd == 0) {
+      plat.error = err == CL_SUCCESS ? "no devices" : "clGetDeviceIDs returned " + cl_error_name(err);
+    } else {
+      std::vector<cl_device_id> devs(nd);
+      api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
+      for (cl_device_id d : devs) {
+        OpenClDevice dev = describe(*api, d);
+        dev.used = used.available && used.reason.rfind(dev.name + " (", 0) == 0;
+        plat.devices.push_back(std::move(dev));
+      }
+    }
+    out.push_back(std::move(plat));
+  }
+  return true;
+}
+
+}  // namespace akview::compute

@@ -1,0 +1,170 @@
+// The runner (see runner.hpp): input vectors, timed repeats, GB/s and error against the reference.
+#include "compute/runner.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "compute/backend.hpp"
+#include "compute/reference.hpp"
+
+namespace akview::compute {
+namespace {
+
+Error cancelled_error() { return make_error(ErrorCode::refused, "", kNoOffset, "cancelled"); }
+
+}  // namespace
+
+Result<InputSpec> parse_input_spec(std::string_view text) {
+  InputSpec spec;
+  if (text == "ones") {
+    spec.kind = InputKind::ones;
+    return spec;
+  }
+  if (text.starts_with("seed:")) {
+    const std::string_view digits = text.substr(5);
+    uint64_t seed = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("--x {}: expected seed:N with N an unsigned integer", text));
+    spec.kind = InputKind::seeded_normal;
+    spec.seed = seed;
+    return spec;
+  }
+  spec.kind = InputKind::file;
+  spec.path = std::string(text);
+  return spec;
+}
+
+Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols) {
+  if (n_cols < 0) return make_error(ErrorCode::bad_shape, "", kNoOffset, "negative input length");
+  std::vector<float> x(static_cast<size_t>(n_cols));
+  switch (spec.kind) {
+    case InputKind::ones:
+      std::fill(x.begin(), x.end(), 1.0f);
+      return x;
+    case InputKind::seeded_normal: {
+      // Box-Muller on 53-bit uniforms: the standard library's normal_distribution differs
+      // between implementations, this does not.
+      std::mt19937_64 rng(spec.seed);
+      auto uniform = [&] { return (static_cast<double>(rng() >> 11) + 0.5) * 0x1.0p-53; };
+      for (size_t i = 0; i < x.size(); i += 2) {
+        const double r = std::sqrt(-2.0 * std::log(uniform())), t = 2.0 * M_PI * uniform();
+        x[i] = static_cast<float>(r * std::cos(t));
+        if (i + 1 < x.size()) x[i + 1] = static_cast<float>(r * std::sin(t));
+      }
+      return x;
+    }
+    case InputKind::file: {
+      std::ifstream in(spec.path, std::ios::binary | std::ios::ate);
+      if (!in) return make_error(ErrorCode::io, spec.path, kNoOffset, "cannot open the input vector file");
+      const auto size = static_cast<uint64_t>(in.tellg());
+      if (size != static_cast<uint64_t>(n_cols) * sizeof(float))
+        return make_error(ErrorCode::size_mismatch, spec.path, kNoOffset,
+                          fmt::format("input vector holds {} bytes, the tensor needs {} f32 values ({} bytes)", size, n_cols, n_cols * 4));
+      in.seekg(0);
+      in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(size));
+      if (!in) return make_error(ErrorCode::io, spec.path, kNoOffset, "cannot read the input vector file");
+      return x;
+    }
+  }
+  return make_error(ErrorCode::usage, "", kNoOffset, "unknown input kind");
+}
+
+Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options, const RunCallbacks& callbacks, size_t index, size_t count) {
+  const TensorView& view = tensor.view;
+  auto picked = pick_backend(options.backend, view);
+  if (!picked) return std::move(picked).error();
+  Backend& backend = **picked;
+  auto x = make_input(options.input, view.n_cols);
+  if (!x) return std::move(x).error();
+
+  TensorRun run;
+  run.name = tensor.name;
+  run.type = std::string(type_info(view.type).name);
+  run.backend = std::string(backend.name());
+  run.note = backend.fallback_note(view);
+  run.n_rows = view.n_rows;
+  run.n_cols = view.n_cols;
+  run.weight_bytes = weight_bytes(view);
+  run.x = std::move(*x);
+  run.y.assign(static_cast<size_t>(std::max<int64_t>(view.n_rows, 0)), 0.0f);
+
+  const int repeats = std::max(1, options.repeat);
+  const int steps = 1 + repeats + (options.compare_reference ? 1 : 0);
+  int step = 0;
+  auto next_step = [&]() -> bool {
+    if (callbacks.cancelled && callbacks.cancelled()) return false;
+    if (callbacks.on_progress) callbacks.on_progress(RunProgress{index, count, step, steps, tensor.name});
+    ++step;
+    return true;
+  };
+
+  // Warm-up (first touch of the mapping, OpenCL kernel compile), then the timed runs.
+  if (!next_step()) return cancelled_error();
+  AKV_TRY(backend.matvec(view, run.x.data(), run.y.data()));
+  std::vector<double> seconds;
+  for (int r = 0; r < repeats; ++r) {
+    if (!next_step()) return cancelled_error();
+    const auto t0 = std::chrono::steady_clock::now();
+    AKV_TRY(backend.matvec(view, run.x.data(), run.y.data()));
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  run.repeats = repeats;
+  run.min_seconds = seconds.front();
+  run.median_seconds = seconds[seconds.size() / 2];
+  auto gbps = [&](double s) { return s > 0 ? static_cast<double>(run.weight_bytes) / s / 1e9 : 0.0; };
+  run.gbps_best = gbps(run.min_seconds);
+  run.gbps_median = gbps(run.median_seconds);
+
+  if (options.compare_reference) {
+    if (!next_step()) return cancelled_error();
+    std::vector<double> ref(run.y.size());
+    Status s = reference_matvec(view, run.x.data(), ref.data());
+    if (s.ok())
+      run.vs_reference = compare_outputs(run.y, ref);
+    else
+      run.reference_error = s.error().to_string();
+  }
+  return run;
+}
+
+RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& options, const RunCallbacks& callbacks) {
+  RunReport report;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (callbacks.cancelled && callbacks.cancelled()) {
+      report.cancelled = true;
+      break;
+    }
+    auto r = run_tensor(tensors[i], options, callbacks, i, tensors.size());
+    if (r) {
+      report.runs.push_back(std::move(*r));
+    } else if (r.error().code == ErrorCode::refused && r.error().message == "cancelled") {
+      report.cancelled = true;
+      break;
+    } else {
+      report.failures.push_back({tensors[i].name, std::move(r).error()});
+    }
+  }
+  return report;
+}
+
+Result<ErrorStats> compare_with_second(TensorRun& run, const TensorView& other) {
+  if (other.n_rows != run.n_rows || other.n_cols != run.n_cols)
+    return make_error(ErrorCode::bad_shape, "", kNoOffset,
+                      fmt::format("tensor '{}': shape [{}, {}] in the second model, [{}, {}] here", run.name, other.n_rows,
+                                  other.n_cols, run.n_rows, run.n_cols));
+  if (run.x.size() != static_cast<size_t>(run.n_cols)) return make_error(ErrorCode::bad_shape, "", kNoOffset, "run holds no input vector");
+  std::vector<double> ref(static_cast<size_t>(run.n_rows));
+  AKV_TRY(reference_matvec(other, run.x.data(), ref.data()));
+  run.vs_second = compare_outputs(run.y, ref);
+  return *run.vs_second;
+}
+
+}  // namespace akview::compute

@@ -1,0 +1,94 @@
+// The runner behind the Compute pane and `akview run`: one tensor view or a list, an input vector
+// (seeded normal, ones, or a raw f32 file), N timed repeats on a backend, GB/s of weight bytes,
+// and the error against the f64 reference (and optionally against a second model's tensor).
+// Data in, data out: no printing; progress and cancellation through callbacks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compute/metrics.hpp"
+#include "core/result.hpp"
+#include "core/tensor_view.hpp"
+
+namespace akview::compute {
+
+enum class InputKind : uint8_t { seeded_normal, ones, file };
+
+struct InputSpec {
+  InputKind kind = InputKind::seeded_normal;
+  uint64_t seed = 0;
+  std::string path;   // raw little-endian f32, exactly n_cols values
+};
+
+// "seed:N", "ones", or a path (anything else); a usage error for "seed:" without a number.
+Result<InputSpec> parse_input_spec(std::string_view text);
+// The input vector: N(0,1) from std::mt19937_64(seed) + Box-Muller (same bits on every platform),
+// all ones, or the file's floats.
+Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols);
+
+struct RunOptions {
+  std::string backend = "auto";   // auto | reference | cpu | blas | opencl
+  int repeat = 3;                 // timed runs (after one untimed warm-up run)
+  InputSpec input;
+  bool compare_reference = true;  // also run the f64 reference and fill vs_reference
+};
+
+struct NamedView {
+  std::string name;
+  TensorView view;
+};
+
+struct TensorRun {
+  std::string name;
+  std::string type;               // type name ("q4_k", "mlx.affine")
+  std::string backend;            // the backend that ran
+  std::string note;               // e.g. "q1_0: no OpenCL kernel, ran on cpu"
+  int64_t n_rows = 0, n_cols = 0;
+  uint64_t weight_bytes = 0;
+  int repeats = 0;
+  double min_seconds = 0, median_seconds = 0;
+  double gbps_best = 0, gbps_median = 0;   // weight bytes / time
+  std::optional<ErrorStats> vs_reference;
+  std::string reference_error;             // why vs_reference is absent (reference failed)
+  std::optional<ErrorStats> vs_second;     // filled by compare_with_second
+  std::vector<float> x, y;
+};
+
+struct RunProgress {
+  size_t tensor_index = 0, tensor_count = 1;
+  int step = 0, steps = 1;        // warm-up + repeats + reference
+  std::string_view name;
+};
+
+struct RunCallbacks {
+  std::function<void(const RunProgress&)> on_progress;   // called before each step
+  std::function<bool()> cancelled;                       // polled between steps
+};
+
+// Runs one view. A cancelled run returns ErrorCode::refused with the message "cancelled".
+Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options, const RunCallbacks& callbacks = {},
+                             size_t index = 0, size_t count = 1);
+
+struct RunFailure {
+  std::string name;
+  Error error;
+};
+struct RunReport {
+  std::vector<TensorRun> runs;
+  std::vector<RunFailure> failures;
+  bool cancelled = false;
+};
+// Runs every view in order; a failing tensor is recorded and the rest go on; stops on cancel.
+RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& options, const RunCallbacks& callbacks = {});
+
+// `--ref PATH`: the error of run.y against another model's tensor (same canonical name, same
+// logical shape) decoded by the reference with the same x. Fills run.vs_second and returns it.
+Result<ErrorStats> compare_with_second(TensorRun& run, const TensorView& other);
+
+}  // namespace akview::compute

@@ -1,0 +1,98 @@
+// The cpu backend's persistent thread pool (see thread_pool.hpp).
+#include "compute/thread_pool.hpp"
+
+#include <cstdlib>
+#include <memory>
+
+namespace akview::compute {
+
+ThreadPool::ThreadPool(int threads) {
+  for (int i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadPool::drain() {
+  for (;;) {
+    const int64_t i = next_.fetch_add(1, std::memory_order_relaxed);
+    if (i >= n_tasks_) return;
+    (*fn_)(i);
+  }
+}
+
+void ThreadPool::worker_loop() {
+  uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+    }
+    drain();
+    {
+      std::lock_guard lock(mutex_);
+      ++finished_;
+    }
+    done_.notify_all();
+  }
+}
+
+void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)>& fn) {
+  if (n_tasks <= 0) return;
+  std::lock_guard run(run_mutex_);
+  if (workers_.empty() || n_tasks == 1) {
+    for (int64_t i = 0; i < n_tasks; ++i) fn(i);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    fn_ = &fn;
+    n_tasks_ = n_tasks;
+    next_.store(0, std::memory_order_relaxed);
+    finished_ = 0;
+    ++generation_;
+  }
+  wake_.notify_all();
+  drain();
+  std::unique_lock lock(mutex_);
+  // Every worker takes part in every generation, so none can still be reading fn_ afterwards.
+  done_.wait(lock, [&] { return finished_ == workers_.size(); });
+  fn_ = nullptr;
+}
+
+namespace {
+std::mutex g_shared_mutex;
+std::unique_ptr<ThreadPool> g_shared;
+int g_shared_threads = 0;
+}  // namespace
+
+ThreadPool& shared_pool() {
+  std::lock_guard lock(g_shared_mutex);
+  if (!g_shared) g_shared = std::make_unique<ThreadPool>(g_shared_threads > 0 ? g_shared_threads : default_thread_count());
+  return *g_shared;
+}
+
+void set_shared_pool_threads(int threads) {
+  std::lock_guard lock(g_shared_mutex);
+  g_shared_threads = threads;
+  g_shared.reset();
+}
+
+int default_thread_count() {
+  if (const char* env = std::getenv("AKVIEW_THREADS")) {
+    int n = std::atoi(env);
+    if (n >= 1 && n <= 256) return n;
+  }
+  unsigned hc = std::thread::hardware_concurrency();
+  return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+}  // namespace akview::compute

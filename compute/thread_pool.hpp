@@ -1,0 +1,51 @@
+// A small persistent thread pool for the cpu backend: parallel_for over task indices, the calling
+// thread takes part, tasks are claimed from an atomic counter (dynamic load balancing).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace akview::compute {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);   // total threads including the caller
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int threads() const { return static_cast<int>(workers_.size()) + 1; }
+  // Runs fn(i) for i in [0, n_tasks) on all threads; returns when every task is done.
+  // Calls are serialised (one parallel_for at a time).
+  void parallel_for(int64_t n_tasks, const std::function<void(int64_t)>& fn);
+
+ private:
+  void worker_loop();
+  void drain();
+
+  std::vector<std::thread> workers_;
+  std::mutex run_mutex_;                 // one parallel_for at a time
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t)>* fn_ = nullptr;
+  int64_t n_tasks_ = 0;
+  std::atomic<int64_t> next_{0};
+  size_t finished_ = 0;   // workers done with the current generation
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+// The pool shared by the cpu and blas backends (created on first use with default_thread_count()).
+ThreadPool& shared_pool();
+// Rebuilds the shared pool with `threads` threads (0: default). Not while a matvec runs.
+void set_shared_pool_threads(int threads);
+
+// Threads for compute: AKVIEW_THREADS if set, else the hardware concurrency.
+int default_thread_count();
+
+}  // namespace akview::compute

@@ -1,0 +1,134 @@
+// Odd sizes on every backend: 1 row, rows that are not a multiple of the tile / work-group /
+// thread split, many rows; every fused kernel type, MLX affine at every bit width, group size and
+// scale type; guard floats around y; and the OpenCL fallback (with a note) for a type it has no
+// kernel for. Each result is checked row by row against the f64 reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compute/backend.hpp"
+#include "compute/reference.hpp"
+#include "compute/runner.hpp"
+#include "synthetic.hpp"
+
+namespace akview::compute {
+namespace {
+
+using testing::SyntheticTensor;
+
+void expect_matches_reference(Backend& b, const TensorView& v, const std::vector<float>& x, const std::string& what) {
+  constexpr size_t kGuard = 8;
+  constexpr float kSentinel = 7.25e30f;
+  const size_t rows = static_cast<size_t>(v.n_rows);
+  std::vector<float> y(rows + 2 * kGuard, kSentinel);
+  Status s = b.matvec(v, x.data(), y.data() + kGuard);
+  ASSERT_TRUE(s.ok()) << what << ": " << s.error().to_string();
+  for (size_t g = 0; g < kGuard; ++g) {
+    ASSERT_EQ(y[g], kSentinel) << what << ": guard before y";
+    ASSERT_EQ(y[kGuard + rows + g], kSentinel) << what << ": guard after y";
+  }
+  std::vector<double> ref(rows), abs_wx(rows);
+  ASSERT_TRUE(reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok()) << what;
+  for (size_t r = 0; r < rows; ++r)
+    ASSERT_LE(std::fabs(y[kGuard + r] - ref[r]), 1e-5 * abs_wx[r] + 1e-30) << what << " row " << r << " y=" << y[kGuard + r] << " ref=" << ref[r];
+}
+
+class BackendSizes : public ::testing::TestWithParam<const char*> {
+ protected:
+  void SetUp() override {
+    backend_ = find_backend(GetParam());
+    ASSERT_NE(backend_, nullptr);
+    const Availability a = backend_->availability();
+    if (!a.available) GTEST_SKIP() << GetParam() << " unavailable: " << a.reason;
+  }
+  Backend* backend_ = nullptr;
+};
+
+constexpr std::array kBlockTypes = {TypeId::f32, TypeId::f16, TypeId::bf16, TypeId::q4_0, TypeId::q4_1, TypeId::q5_0,
+                                    TypeId::q5_1, TypeId::q8_0, TypeId::iq4_nl, TypeId::q2_k, TypeId::q3_k, TypeId::q4_k,
+                                    TypeId::q5_k, TypeId::q6_k, TypeId::iq4_xs};
+
+TEST_P(BackendSizes, BlockTypesAtOddSizes) {
+  for (TypeId type : kBlockTypes) {
+    const uint32_t qk = type_info(type).block_elems;
+    // Blocks per row chosen so float rows get SIMD tails (cols 7, 9, 33) and quantized rows 1-3 blocks.
+    for (int64_t blocks : qk == 1 ? std::vector<int64_t>{7, 9, 33, 520} : std::vector<int64_t>{1, 3}) {
+      for (int64_t rows : {1, 17, 1000}) {
+        SyntheticTensor t = testing::make_block_tensor(type, rows, blocks, 1000 * rows + blocks);
+        const auto x = testing::normal_vector(t.view.n_cols, 7);
+        expect_matches_reference(*backend_, t.view, x, std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+TEST_P(BackendSizes, AffineEveryBitWidthGroupAndScaleType) {
+  for (TypeId type : {TypeId::mlx_affine, TypeId::ollama_int4, TypeId::ollama_int8})
+    for (int bits : {2, 3, 4, 5, 6, 8}) {
+      if ((type == TypeId::ollama_int4 && bits != 4) || (type == TypeId::ollama_int8 && bits != 8)) continue;
+      for (uint32_t group : {32u, 64u, 128u})
+        for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
+          for (int64_t rows : {1, 19}) {
+            SyntheticTensor t = testing::make_affine_tensor(type, bits, group, st, rows, 3 * 128, bits * 100 + group + rows);
+            const auto x = testing::normal_vector(t.view.n_cols, 11);
+            expect_matches_reference(*backend_, t.view, x,
+                                     std::string(type_info(type).name) + " bits " + std::to_string(bits) + " g" + std::to_string(group) + " " +
+                                         std::string(type_info(st).name) + " rows " + std::to_string(rows));
+            if (HasFatalFailure()) return;
+          }
+    }
+}
+
+TEST_P(BackendSizes, ZeroRowsWritesNothing) {
+  SyntheticTensor t = testing::make_block_tensor(TypeId::q4_0, 0, 2, 5);
+  const auto x = testing::normal_vector(t.view.n_cols, 5);
+  float guard = 3.0f;
+  ASSERT_TRUE(backend_->matvec(t.view, x.data(), &guard).ok());
+  EXPECT_EQ(guard, 3.0f);
+}
+
+TEST_P(BackendSizes, MalformedViewIsAnErrorNotACrash) {
+  SyntheticTensor t = testing::make_block_tensor(TypeId::q4_k, 4, 2, 9);
+  const auto x = testing::normal_vector(t.view.n_cols, 9);
+  std::vector<float> y(8);
+  TensorView short_data = t.view;
+  short_data.data = short_data.data.first(short_data.data.size() - 1);   // last row truncated
+  EXPECT_FALSE(backend_->matvec(short_data, x.data(), y.data()).ok());
+  TensorView bad_cols = t.view;
+  bad_cols.n_cols += 32;                                                  // row_bytes disagrees
+  EXPECT_FALSE(backend_->matvec(bad_cols, x.data(), y.data()).ok());
+  SyntheticTensor a = testing::make_affine_tensor(TypeId::mlx_affine, 4, 64, TypeId::f16, 4, 128, 3);
+  TensorView few_scales = a.view;
+  few_scales.scales = few_scales.scales.first(few_scales.scales.size() - 2);
+  EXPECT_FALSE(backend_->matvec(few_scales, x.data(), y.data()).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(All, BackendSizes, ::testing::Values("reference", "cpu", "blas", "opencl"),
+                         [](const auto& info) { return std::string(info.param); });
+
+// tq2_0 has a decoder but no OpenCL kernel: opencl hands it to cpu and says so.
+TEST(OpenClFallback, TypeWithoutKernelRunsOnCpuWithANote) {
+  Backend* ocl = find_backend("opencl");
+  const Availability a = ocl->availability();
+  if (!a.available) GTEST_SKIP() << "opencl unavailable: " << a.reason;
+  SyntheticTensor t = testing::make_block_tensor(TypeId::tq2_0, 37, 2, 21);
+  EXPECT_FALSE(ocl->supports(t.view));
+  EXPECT_TRUE(ocl->can_run(t.view));
+  EXPECT_EQ(ocl->fallback_note(t.view), "tq2_0: no OpenCL kernel, ran on cpu");
+  const auto x = testing::normal_vector(t.view.n_cols, 21);
+  expect_matches_reference(*ocl, t.view, x, "tq2_0 via opencl");
+
+  RunOptions opt;
+  opt.backend = "opencl";
+  opt.repeat = 1;
+  auto run = run_tensor({"t", t.view}, opt);
+  ASSERT_TRUE(run.ok()) << run.error().to_string();
+  EXPECT_EQ(run->backend, "opencl");
+  EXPECT_EQ(run->note, "tq2_0: no OpenCL kernel, ran on cpu");
+  ASSERT_TRUE(run->vs_reference.has_value());
+  EXPECT_LT(run->vs_reference->nmse, 1e-10);
+}
+
+}  // namespace
+}  // namespace akview::compute

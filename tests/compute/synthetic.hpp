@@ -1,0 +1,119 @@
+// Synthetic tensors for odd sizes: random block bytes with sane f16 scales, float rows from a
+// normal distribution, MLX affine rows of any bits / group / scale type. Each owns exactly its
+// bytes (no slack), so an out-of-bounds read shows up under ASan.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "core/tensor_view.hpp"
+#include "core/types.hpp"
+
+namespace akview::testing {
+
+struct SyntheticTensor {
+  std::vector<uint8_t> data, scales, biases;
+  TensorView view;
+};
+
+inline uint16_t to_f16(float f) {   // round-to-nearest is not needed: any finite half will do
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  const uint32_t sign = (b >> 16) & 0x8000;
+  const int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
+  if (exp <= 0) return static_cast<uint16_t>(sign);
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7bff);
+  return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
+}
+inline uint16_t to_bf16(float f) {
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return static_cast<uint16_t>(b >> 16);
+}
+
+// Offsets of the f16 fields (scales, mins) inside one block, per block type.
+struct BlockFields {
+  TypeId type;
+  std::array<int, 2> f16_offsets;   // -1: none
+};
+constexpr std::array kBlockFields = {
+    BlockFields{TypeId::q4_0, {0, -1}},   BlockFields{TypeId::q4_1, {0, 2}},   BlockFields{TypeId::q5_0, {0, -1}},
+    BlockFields{TypeId::q5_1, {0, 2}},    BlockFields{TypeId::q8_0, {0, -1}},  BlockFields{TypeId::iq4_nl, {0, -1}},
+    BlockFields{TypeId::q2_k, {80, 82}},  BlockFields{TypeId::q3_k, {108, -1}}, BlockFields{TypeId::q4_k, {0, 2}},
+    BlockFields{TypeId::q5_k, {0, 2}},    BlockFields{TypeId::q6_k, {208, -1}}, BlockFields{TypeId::iq4_xs, {0, -1}},
+    BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::q1_0, {0, -1}},
+};
+
+inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t blocks_per_row, uint64_t seed) {
+  const TypeInfo& info = type_info(type);
+  SyntheticTensor t;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t cols = blocks_per_row * info.block_elems;
+  t.view.type = type;
+  t.view.n_rows = rows;
+  t.view.n_cols = cols;
+  t.view.row_bytes = static_cast<uint64_t>(blocks_per_row) * info.block_bytes;
+  t.data.resize(static_cast<size_t>(t.view.row_bytes * rows));
+  auto put16 = [&](size_t at, uint16_t v) { std::memcpy(t.data.data() + at, &v, 2); };
+  if (info.kind == TypeKind::floating) {
+    for (int64_t i = 0; i < rows * cols; ++i) {
+      const float f = normal(rng);
+      if (type == TypeId::f32) std::memcpy(t.data.data() + 4 * i, &f, 4);
+      if (type == TypeId::f16) put16(2 * i, to_f16(f));
+      if (type == TypeId::bf16) put16(2 * i, to_bf16(f));
+    }
+  } else {
+    for (auto& b : t.data) b = static_cast<uint8_t>(rng());
+    for (const auto& f : kBlockFields)
+      if (f.type == type)
+        for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
+          for (int off : f.f16_offsets)
+            if (off >= 0) put16(static_cast<size_t>(blk * info.block_bytes + off), to_f16(0.01f + 0.05f * std::fabs(normal(rng))));
+  }
+  t.view.data = t.data;
+  return t;
+}
+
+inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group, TypeId scale_type, int64_t rows, int64_t cols, uint64_t seed) {
+  SyntheticTensor t;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  t.view.type = type;
+  t.view.n_rows = rows;
+  t.view.n_cols = cols;
+  t.view.bits = static_cast<uint8_t>(bits);
+  t.view.group_size = group;
+  t.view.row_bytes = static_cast<uint64_t>(cols) * bits / 8;
+  t.view.scales_type = t.view.biases_type = scale_type;
+  t.data.resize(static_cast<size_t>(t.view.row_bytes * rows));
+  for (auto& b : t.data) b = static_cast<uint8_t>(rng());
+  const size_t groups = static_cast<size_t>(rows * cols / group), sb = type_info(scale_type).block_bytes;
+  t.scales.resize(groups * sb);
+  t.biases.resize(groups * sb);
+  for (size_t g = 0; g < groups; ++g) {
+    const float s = 0.01f * normal(rng), b = 0.1f * normal(rng);   // negative scales included
+    for (auto [vec, v] : {std::pair{&t.scales, s}, std::pair{&t.biases, b}}) {
+      if (scale_type == TypeId::f32) std::memcpy(vec->data() + g * 4, &v, 4);
+      const uint16_t h = scale_type == TypeId::f16 ? to_f16(v) : to_bf16(v);
+      if (scale_type != TypeId::f32) std::memcpy(vec->data() + g * 2, &h, 2);
+    }
+  }
+  t.view.data = t.data;
+  t.view.scales = t.scales;
+  t.view.biases = t.biases;
+  return t;
+}
+
+inline std::vector<float> normal_vector(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = normal(rng);
+  return x;
+}
+
+}  // namespace akview::testing
