@@ -28,6 +28,10 @@ struct CliOptions {
   std::string rows;                  // --rows A:B
   std::string out;                   // --out FILE
   bool no_values = false;            // diff: names, shapes and types only
+  RunQuery run;                      // run: selection and options
+  std::string x = "seed:0";          // run: --x
+  std::string y_out;                 // run: --y-out
+  std::string ref;                   // run: --ref
   bool json = false;
   bool csv = false;
   bool no_color = false;
@@ -132,6 +136,41 @@ int run_diff(CliOptions& o) {
   return kExitOk;
 }
 
+// Writes every run's y, in run order, as raw little-endian f32.
+bool write_outputs(const std::string& path, const RunTableReport& r) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  bool ok = true;
+  for (const auto& run : r.runs)
+    ok = ok && std::fwrite(run.y.data(), sizeof(float), run.y.size(), f) == run.y.size();
+  return std::fclose(f) == 0 && ok;
+}
+
+int run_run(CliOptions& o) {
+  auto input = compute::parse_input_spec(o.x);
+  if (!input) return report_error(input.error());
+  o.run.options.input = *input;
+  o.run.tensors = o.names;
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  std::optional<Model> ref;
+  if (!o.ref.empty()) {
+    ref = open_or_report(o.ref);
+    if (!ref) return kExitBadInput;
+  }
+  auto r = make_run_report(*model, ref ? &*ref : nullptr, o.run);
+  if (!r) return report_error(r.error());
+  if (!o.y_out.empty() && !write_outputs(o.y_out, *r))
+    return report_error(make_error(ErrorCode::io, o.y_out, kNoOffset, "cannot write --y-out"));
+  print_run(stdout, *r, o.format());
+  return r->failures.empty() && !r->cancelled ? kExitOk : kExitBadInput;
+}
+
+int run_devices(CliOptions& o) {
+  print_devices(stdout, compute::list_devices(), o.format());
+  return kExitOk;
+}
+
 struct CommandRow {
   std::string_view name;
   std::string_view help;
@@ -202,6 +241,24 @@ const std::vector<CommandRow>& command_table() {
          add_csv(c, o);
        },
        run_diff},
+      {"run", "dequant + matvec on a backend: time, GB/s, error against the f64 reference",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensors", o.names, "native or canonical tensor names (default: every matrix)");
+         c->add_option("--layer", o.run.layer, "every matrix of layers.N");
+         c->add_option("--filter", o.run.filter, "matrices whose native or canonical name matches this regex");
+         c->add_option("--backend", o.run.options.backend, "auto|opencl|blas|cpu|reference")
+             ->check(CLI::IsMember({"auto", "opencl", "blas", "cpu", "reference"}));
+         c->add_option("--x", o.x, "input: seed:N (normal), ones, or a raw f32 file");
+         c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32");
+         c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model");
+         c->add_option("--repeat", o.run.options.repeat, "timed repeats (after one warm-up)")->check(CLI::Range(1, 100000));
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_run},
+      {"devices", "compute backends and OpenCL platforms/devices, and why one is unavailable",
+       [](CLI::App* c, CliOptions& o) { add_json(c, o); }, run_devices},
   };
   return kCommands;
 }

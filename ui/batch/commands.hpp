@@ -62,6 +62,19 @@ MapReport make_map_report(const Model& model);
 
 DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptions& options);
 
+struct RunQuery {
+  std::vector<std::string> tensors;   // native or canonical names
+  int64_t layer = -1;                 // every matrix of layers.N (canonical names)
+  std::string filter;                 // regex over native and canonical names
+  compute::RunOptions options;
+};
+// The tensors a run selects (matrices only: rank >= 2, not companions); every matrix when the query
+// names none.
+Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQuery& query);
+// Runs them; with `ref`, each output is also compared with the same canonical tensor of `ref`.
+Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
+                                       const compute::RunCallbacks& callbacks = {});
+
 // Natural order: "layers.2" before "layers.10".
 bool natural_less(std::string_view a, std::string_view b);
 

@@ -40,6 +40,10 @@ void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat
 void print_map(std::FILE* out, const MapReport& r, OutputFormat format);
 void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format);
 
+void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format);
+void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat format);
+nlohmann::json to_json(const RunTableReport& r);
+nlohmann::json to_json(const compute::DevicesReport& r);
 nlohmann::json to_json(const DumpReport& r);
 nlohmann::json to_json(const GroupsReport& r);
 nlohmann::json to_json(const StatsRow& r);

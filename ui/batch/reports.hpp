@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "compute/devices.hpp"
+#include "compute/runner.hpp"
 #include "core/decode/groups.hpp"
 #include "core/decode/stats.hpp"
 #include "core/diff.hpp"
@@ -152,6 +154,15 @@ struct DiffTableReport {
   std::string path_a, path_b;
   std::vector<DiffRow> rows;
   size_t only_a = 0, only_b = 0, shape_changes = 0, type_changes = 0;
+  bool cancelled = false;
+};
+
+struct RunTableReport {
+  std::string path;
+  std::string ref_path;                       // --ref model, empty when none
+  std::vector<compute::TensorRun> runs;
+  std::vector<compute::RunFailure> failures;  // tensors that could not run (the rest did)
+  std::vector<std::string> ref_missing;       // tensors with no counterpart in the --ref model
   bool cancelled = false;
 };
 

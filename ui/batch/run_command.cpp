@@ -1,0 +1,108 @@
+// `akview run PATH [TENSOR...] [--layer N] [--filter RE]`: dequant + matvec on a backend, timed,
+// with the error against the f64 reference and, with --ref, against another model's tensor of the
+// same canonical name (quantized vs original).
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "core/names/name_map.hpp"
+#include "core/tensor_view.hpp"
+#include "ui/batch/commands.hpp"
+
+namespace akview {
+namespace {
+
+bool is_matrix(const Tensor& t) { return t.rank >= 2 && !(t.flags & kTensorCompanion); }
+
+}  // namespace
+
+Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQuery& query) {
+  std::vector<uint32_t> picked;
+  std::vector<bool> taken(model.tensors.size(), false);
+  auto take = [&](uint32_t i) {
+    if (!taken[i]) picked.push_back(i);
+    taken[i] = true;
+  };
+  for (const auto& name : query.tensors) {
+    auto i = find_tensor(model, name);
+    if (!i) return i.error();
+    take(*i);
+  }
+  if (query.layer < 0 && query.filter.empty()) {
+    if (query.tensors.empty())
+      for (uint32_t i = 0; i < model.tensors.size(); ++i)
+        if (is_matrix(model.tensors[i])) take(i);
+    return picked;
+  }
+  std::optional<std::regex> re;
+  if (!query.filter.empty()) {
+    try {
+      re.emplace(query.filter, std::regex::ECMAScript);
+    } catch (const std::regex_error& e) {
+      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
+    }
+  }
+  const std::string layer_prefix = fmt::format("layers.{}.", query.layer);
+  NameMap map = build_name_map(model);
+  for (const auto& e : map.entries) {
+    const Tensor& t = model.tensors[e.tensor];
+    if (!is_matrix(t)) continue;
+    if (query.layer >= 0 && (!e.mapped || e.canonical.rfind(layer_prefix, 0) != 0)) continue;
+    if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical, *re)))
+      continue;
+    take(e.tensor);
+  }
+  if (picked.empty())
+    return make_error(ErrorCode::not_found, model.path, kNoOffset, "no matrix matches the selection (--layer / --filter)");
+  return picked;
+}
+
+Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
+                                       const compute::RunCallbacks& callbacks) {
+  auto picked = select_run_tensors(model, query);
+  if (!picked) return picked.error();
+  RunTableReport report;
+  report.path = model.path;
+  std::vector<compute::NamedView> views;
+  for (uint32_t i : *picked) {
+    const Tensor& t = model.tensors[i];
+    auto view = (t.flags & kTensorNonContiguous)
+                    ? Result<TensorView>(make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
+                                                    "a non-contiguous view cannot be run; run its storage tensor"))
+                    : make_tensor_view(model, t);
+    if (!view) report.failures.push_back({std::string(t.name), view.error()});
+    else views.push_back({std::string(t.name), *view});
+  }
+  compute::RunReport runs = compute::run_tensors(views, query.options, callbacks);
+  report.runs = std::move(runs.runs);
+  report.failures.insert(report.failures.end(), runs.failures.begin(), runs.failures.end());
+  report.cancelled = runs.cancelled;
+  if (!ref) return report;
+
+  report.ref_path = ref->path;
+  NameMap ours = build_name_map(model), theirs = build_name_map(*ref);
+  std::unordered_map<std::string_view, const std::string*> canonical_of;
+  for (const auto& e : ours.entries)
+    if (e.mapped) canonical_of[model.tensors[e.tensor].name] = &e.canonical;
+  for (auto& run : report.runs) {
+    const Tensor* other = nullptr;
+    if (auto c = canonical_of.find(run.name); c != canonical_of.end())
+      if (auto it = theirs.by_canonical.find(*c->second); it != theirs.by_canonical.end())
+        other = &ref->tensors[theirs.entries[it->second].tensor];
+    if (!other) other = ref->find(run.name);   // same native name (unmapped on both sides)
+    if (!other) {
+      report.ref_missing.push_back(run.name);
+      continue;
+    }
+    auto view = make_tensor_view(*ref, *other);
+    if (!view) {
+      report.failures.push_back({run.name + " (--ref)", view.error()});
+      continue;
+    }
+    auto cmp = compute::compare_with_second(run, *view);
+    if (!cmp) report.failures.push_back({run.name + " (--ref)", cmp.error()});
+  }
+  return report;
+}
+
+}  // namespace akview
