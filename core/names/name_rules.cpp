@@ -12,6 +12,16 @@ constexpr std::string_view kPermuted = "llama-arch GGUF: q/k rows are permuted f
 constexpr std::string_view kPlusOne = "gemma/gemma2 GGUF: +1 added to norm weights at conversion";
 constexpr std::string_view kStacked = "GGUF stacks per-expert HF tensors into one [E, ...] tensor";
 
+// The architectures whose converters apply a transform: its note is shown only for them.
+struct NoteScope {
+  std::string_view note;
+  std::string_view archs;   // comma list; "" = every architecture
+};
+constexpr std::array kNoteScopes = {
+    NoteScope{kPermuted, "llama,mistral,mixtral"},
+    NoteScope{kPlusOne, "gemma,gemma2,nemotron"},
+};
+
 constexpr std::array kRules = {
     // ---- GGUF (llama.cpp TENSOR_NAMES) ----
     NameRule{"", "token_embd", "token_embedding", "embedding", ""},
@@ -275,6 +285,8 @@ std::optional<CanonicalName> NameMatcher::match(std::string_view native, std::st
   out.rule = best->rule;
   out.role = kRules[best->rule].role;
   out.note = kRules[best->rule].note;
+  for (const auto& scope : kNoteScopes)
+    if (scope.note == out.note && !arch_listed(scope.archs, arch)) out.note = {};
   out.layer = layer;
   out.expert = expert;
   for (auto part : best->canonical) {
