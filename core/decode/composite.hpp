@@ -51,26 +51,22 @@ inline void affine_group(const uint8_t* __restrict p, size_t n, float s, float b
 }
 
 #if defined(AKVIEW_DECODE_AVX2)
-// AVX2 form of affine_group for 4 and 8 bits: the same s * q + b (mul, then add) per element;
-// 4-bit: 16 bytes -> 32 elements per step (nibbles interleaved back into element order), and the
-// last < 32 elements of a 4-bit group go through the scalar loop.
+// AVX2 / AVX-512 form of affine_group for 4 and 8 bits: the same s * q + b (mul, then add) per
+// element; 16 bytes per step (4-bit: nibbles interleaved back into element order); the last < 32
+// (4-bit) / < 16 (8-bit) elements of a group go through the scalar loop.
 template <int kBits>
 inline void affine_group_avx2(const uint8_t* __restrict p, size_t n, float s, float b, float* __restrict y) {
-  const __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(b);
-  auto put = [&](__m256 q, float* out) { _mm256_storeu_ps(out, _mm256_add_ps(_mm256_mul_ps(vs, q), vb)); };
+  size_t j = 0;
   if constexpr (kBits == 8) {
-    for (size_t j = 0; j < n; j += 8) put(simd::u8_lo(simd::load8(p + j)), y + j);   // n is a multiple of 8
+    for (; j + 16 <= n; j += 16) simd::muladd_u8x16(simd::load16(p + j), s, b, y + j);
+    if (j < n) affine_group<8>(p + j, n - j, s, b, y + j);   // the last 8 of a group of 16k+8
   } else {
     static_assert(kBits == 4);
-    size_t j = 0;
     for (; j + 32 <= n; j += 32) {
       const __m128i q = simd::load16(p + j / 2);
       const __m128i lo = simd::low_nibbles(q), hi = simd::high_nibbles(q);
-      const __m128i e0 = _mm_unpacklo_epi8(lo, hi), e1 = _mm_unpackhi_epi8(lo, hi);   // elements j..j+15, j+16..j+31
-      put(simd::u8_lo(e0), y + j);
-      put(simd::u8_hi(e0), y + j + 8);
-      put(simd::u8_lo(e1), y + j + 16);
-      put(simd::u8_hi(e1), y + j + 24);
+      simd::muladd_u8x16(_mm_unpacklo_epi8(lo, hi), s, b, y + j);        // elements j..j+15
+      simd::muladd_u8x16(_mm_unpackhi_epi8(lo, hi), s, b, y + j + 16);   // elements j+16..j+31
     }
     if (j < n) affine_group<4>(p + j / 2, n - j, s, b, y + j);
   }

@@ -96,18 +96,18 @@ void q2_0_block(const uint8_t* __restrict b, float* __restrict y) {
 }
 
 #if defined(AKVIEW_DECODE_AVX2)
-// AVX2 forms of Q4_0 and Q8_0: the same (float)code * d per element, 8 elements per instruction.
+// AVX2 / AVX-512 forms of Q4_0 and Q8_0: the same (float)code * d per element, 8 elements per instruction.
 // (GCC vectorises the scalar Q4_0 loop across blocks instead, with 18-byte strided accesses.)
 void q4_0_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
-  const __m256 d = _mm256_set1_ps(simd::f16(b));
+  const float d = simd::f16(b);
   const __m128i q = simd::load16(b + 2), eight = _mm_set1_epi8(8);
-  simd::store_i8x16_mul(_mm_sub_epi8(simd::low_nibbles(q), eight), d, y);        // elements 0..15
-  simd::store_i8x16_mul(_mm_sub_epi8(simd::high_nibbles(q), eight), d, y + 16);  // elements 16..31
+  simd::mul_i8x16(_mm_sub_epi8(simd::low_nibbles(q), eight), d, y);        // elements 0..15
+  simd::mul_i8x16(_mm_sub_epi8(simd::high_nibbles(q), eight), d, y + 16);  // elements 16..31
 }
 void q8_0_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
-  const __m256 d = _mm256_set1_ps(simd::f16(b));
-  simd::store_i8x16_mul(simd::load16(b + 2), d, y);
-  simd::store_i8x16_mul(simd::load16(b + 18), d, y + 16);
+  const float d = simd::f16(b);
+  simd::mul_i8x16(simd::load16(b + 2), d, y);
+  simd::mul_i8x16(simd::load16(b + 18), d, y + 16);
 }
 constexpr BlockKernelPair kVectorKernels[] = {
     {"q4_0", 32, 18, q4_0_block, q4_0_block_avx2},

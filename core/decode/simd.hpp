@@ -51,11 +51,39 @@ inline __m256 u8_hi(__m128i v) { return u8_lo(_mm_unpackhi_epi64(v, v)); }
 inline __m128i low_nibbles(__m128i v) { return _mm_and_si128(v, _mm_set1_epi8(0x0F)); }
 inline __m128i high_nibbles(__m128i v) { return _mm_and_si128(_mm_srli_epi16(v, 4), _mm_set1_epi8(0x0F)); }
 
-// y[0..16) = (float)q[i] * d for 16 signed int8 codes.
-inline void store_i8x16_mul(__m128i q, __m256 d, float* y) {
-  _mm256_storeu_ps(y, _mm256_mul_ps(i8_lo(q), d));
-  _mm256_storeu_ps(y + 8, _mm256_mul_ps(i8_hi(q), d));
+// 16 codes (the 16 bytes of q, signed or unsigned) -> 16 floats y[0..16), per element exactly
+//   mul:     (float)q * d                mulsub:  d * (float)q - m        muladd:  s * (float)q + b
+// One 512-bit conversion where AVX-512 is there, two 256-bit ones otherwise (or with
+// -DAKVIEW_DECODE_AVX2_ONLY, to test / time the AVX2 form on an AVX-512 machine).
+#if defined(__AVX512F__) && !defined(AKVIEW_DECODE_AVX2_ONLY)
+// (the all-ones maskz forms compile to the plain instructions and avoid GCC 12's false
+// -Wuninitialized on the _mm512_undefined_* operand of the unmasked intrinsics)
+inline __m512 i8x16(__m128i q) { return _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepi8_epi32(0xFFFF, q)); }
+inline __m512 u8x16(__m128i q) { return _mm512_maskz_cvtepi32_ps(0xFFFF, _mm512_maskz_cvtepu8_epi32(0xFFFF, q)); }
+inline void mul_i8x16(__m128i q, float d, float* y) { _mm512_storeu_ps(y, _mm512_mul_ps(i8x16(q), _mm512_set1_ps(d))); }
+inline void mulsub_u8x16(__m128i q, float d, float m, float* y) {
+  _mm512_storeu_ps(y, _mm512_sub_ps(_mm512_mul_ps(_mm512_set1_ps(d), u8x16(q)), _mm512_set1_ps(m)));
 }
+inline void muladd_u8x16(__m128i q, float s, float b, float* y) {
+  _mm512_storeu_ps(y, _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(s), u8x16(q)), _mm512_set1_ps(b)));
+}
+#else
+inline void mul_i8x16(__m128i q, float d, float* y) {
+  const __m256 vd = _mm256_set1_ps(d);
+  _mm256_storeu_ps(y, _mm256_mul_ps(i8_lo(q), vd));
+  _mm256_storeu_ps(y + 8, _mm256_mul_ps(i8_hi(q), vd));
+}
+inline void mulsub_u8x16(__m128i q, float d, float m, float* y) {
+  const __m256 vd = _mm256_set1_ps(d), vm = _mm256_set1_ps(m);
+  _mm256_storeu_ps(y, _mm256_sub_ps(_mm256_mul_ps(vd, u8_lo(q)), vm));
+  _mm256_storeu_ps(y + 8, _mm256_sub_ps(_mm256_mul_ps(vd, u8_hi(q)), vm));
+}
+inline void muladd_u8x16(__m128i q, float s, float b, float* y) {
+  const __m256 vs = _mm256_set1_ps(s), vb = _mm256_set1_ps(b);
+  _mm256_storeu_ps(y, _mm256_add_ps(_mm256_mul_ps(vs, u8_lo(q)), vb));
+  _mm256_storeu_ps(y + 8, _mm256_add_ps(_mm256_mul_ps(vs, u8_hi(q)), vb));
+}
+#endif
 
 }  // namespace simd
 #endif
