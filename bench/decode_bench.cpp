@@ -1,7 +1,9 @@
 // Decode throughput per type on a 4096 x 14336 tensor of random valid blocks (f16 scale fields kept
 // finite), 2 threads splitting the rows, each decoding 8-row chunks into a reused buffer. Reports GB/s
 // of stored bytes and Gelem/s (best and median of repetitions) next to the read bandwidth measured in
-// the same run (bench/bandwidth.hpp), and the ratio. Plain main: `decode_bench [reps] [types...]`.
+// the same run (bench/bandwidth.hpp), and the ratio. Then a single-thread, cache-resident figure per
+// type (about 1 MB of stored bytes decoded over and over: the compute ceiling, independent of memory).
+// Plain main: `decode_bench [reps] [types...]`.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,12 +42,12 @@ struct Tensor {
   TensorView view;
 };
 
-Tensor make_tensor(const Case& c, std::mt19937_64& rng) {
+Tensor make_tensor(const Case& c, std::mt19937_64& rng, int64_t n_rows = kRows) {
   Tensor t;
   const auto& info = akview::type_info(c.type);
   TensorView& v = t.view;
   v.type = c.type;
-  v.n_rows = kRows;
+  v.n_rows = n_rows;
   v.n_cols = kCols;
   auto fill = [&](std::vector<uint8_t>& buf, size_t n) {
     buf.resize(n);
@@ -58,8 +60,8 @@ Tensor make_tensor(const Case& c, std::mt19937_64& rng) {
     v.bits = c.bits;
     v.group_size = c.group;
     v.row_bytes = static_cast<uint64_t>(kCols) * c.bits / 8;
-    const size_t groups = static_cast<size_t>(kRows) * (kCols / c.group);
-    fill(t.data, v.row_bytes * kRows);
+    const size_t groups = static_cast<size_t>(n_rows) * (kCols / c.group);
+    fill(t.data, v.row_bytes * n_rows);
     fill(t.scales, groups * 2);
     fill(t.biases, groups * 2);
     for (size_t g = 0; g < groups; ++g) {
@@ -71,7 +73,7 @@ Tensor make_tensor(const Case& c, std::mt19937_64& rng) {
     v.scales_type = v.biases_type = TypeId::f16;
   } else {
     v.row_bytes = static_cast<uint64_t>(kCols) / info.block_elems * info.block_bytes;
-    fill(t.data, v.row_bytes * kRows);
+    fill(t.data, v.row_bytes * n_rows);
     const size_t blocks = t.data.size() / info.block_bytes;
     if (c.type == TypeId::f16 || c.type == TypeId::bf16) {
       for (size_t i = 1; i < t.data.size(); i += 2) make_finite(&t.data[i]);
@@ -96,6 +98,55 @@ double run_once(const TensorView& v) {
     });
   for (auto& p : pool) p.join();
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Single thread, rows decoded in 8-row chunks over and over from a ~1 MB tensor (L2-resident with
+// the 8-row output chunk): best of `reps` timings of ~2 ms each (short, so that on a shared host some
+// of them run without being descheduled). Returns {GB/s, Gelem/s}.
+std::pair<double, double> cache_resident(const Case& c, std::mt19937_64& rng, int reps) {
+  const auto& info = akview::type_info(c.type);
+  const double bytes_per_elem = info.kind == akview::TypeKind::composite
+                                    ? c.bits / 8.0 + 4.0 / c.group
+                                    : static_cast<double>(info.block_bytes) / info.block_elems;
+  const int64_t rows = std::max<int64_t>(kChunkRows, static_cast<int64_t>((1 << 20) / (bytes_per_elem * kCols)) / kChunkRows * kChunkRows);
+  Tensor t = make_tensor(c, rng, rows);
+  const double bytes = static_cast<double>(t.data.size() + t.scales.size() + t.biases.size());
+  std::vector<float> buf(static_cast<size_t>(kChunkRows * kCols));
+  auto pass = [&] {
+    for (int64_t r = 0; r < rows; r += kChunkRows)
+      if (!akview::decode_rows(t.view, r, std::min(rows, r + kChunkRows), buf.data()).ok()) std::abort();
+  };
+  pass();
+  auto t0 = std::chrono::steady_clock::now();
+  int inner = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.002) pass(), ++inner;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) pass();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+  }
+  return {bytes / best / 1e9, static_cast<double>(rows * kCols) / best / 1e9};
+}
+
+// The same loop shape with the decode replaced by a plain fill of the 8-row float chunk: the rate at
+// which one thread can write float32 output into the reused (L2-sized) buffer, an upper bound on
+// every decoder's Gelem/s here whatever its input size.
+double store_ceiling_gelem(int reps) {
+  std::vector<float> buf(static_cast<size_t>(kChunkRows * kCols));
+  volatile float v = 1.0f;
+  auto pass = [&] { std::fill(buf.begin(), buf.end(), static_cast<float>(v)); };
+  pass();
+  auto t0 = std::chrono::steady_clock::now();
+  int inner = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.002) pass(), ++inner;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) pass();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+  }
+  return static_cast<double>(buf.size()) / best / 1e9;
 }
 
 }  // namespace
@@ -141,6 +192,15 @@ int main(int argc, char** argv) {
     const double best = secs.front(), median = secs[secs.size() / 2];
     std::printf("%-20s %10.1f %12.1f %12.1f %10.2f %8.0f%%\n", c.label.c_str(), bytes / 1e6, bytes / best / 1e9,
                 bytes / median / 1e9, static_cast<double>(kRows * kCols) / best / 1e9, 100.0 * (bytes / best / 1e9) / bw.best_gbps);
+  }
+  const int cache_reps = 50;
+  std::printf("\ncache-resident, 1 thread (~1 MB stored, 8-row chunks, best of %d x ~2 ms)\n", cache_reps);
+  std::printf("%-20s %12s %10s\n", "type", "GB/s", "Gelem/s");
+  const double fill = store_ceiling_gelem(cache_reps);
+  std::printf("%-20s %12.1f %10.2f   (float32 writes into the 8-row chunk: the output-side ceiling)\n", "[fill only]", fill * 4, fill);
+  for (const auto& c : cases) {
+    const auto [gbps, gelem] = cache_resident(c, rng, cache_reps);
+    std::printf("%-20s %12.1f %10.2f\n", c.label.c_str(), gbps, gelem);
   }
   return 0;
 }

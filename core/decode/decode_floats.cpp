@@ -3,7 +3,7 @@
 // Every element is read byte-wise (little-endian), so no pointer into the mapping is ever cast.
 #include <cstring>
 
-#if defined(__F16C__)
+#if defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -65,7 +65,22 @@ void decode_f16(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_elements<2, elem_f16>(v, b, e, o);
 #endif
 }
-void decode_bf16(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<2, elem_bf16>(v, b, e, o); }
+// BF16: with AVX2, 8 halves widened and shifted into the top of a float32 per instruction (the
+// scalar bf16_to_f32 bit move); the tail and other targets use the scalar loop.
+void decode_bf16(const TensorView& v, int64_t b, int64_t e, float* o) {
+#if defined(__AVX2__)
+  const uint8_t* src = v.data.data() + static_cast<size_t>(b) * v.row_bytes;
+  const size_t n = static_cast<size_t>(e - b) * static_cast<size_t>(v.n_cols);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));   // unaligned load intrinsic
+    _mm256_storeu_ps(o + i, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)));
+  }
+  for (; i < n; ++i) o[i] = elem_bf16(src + 2 * i);
+#else
+  decode_elements<2, elem_bf16>(v, b, e, o);
+#endif
+}
 void decode_f64(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<8, elem_f64>(v, b, e, o); }
 void decode_i8(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_i8>(v, b, e, o); }
 void decode_i16(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<2, elem_i16>(v, b, e, o); }

@@ -4,6 +4,7 @@
 #include "core/decode/decoders.hpp"
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
+#include "core/decode/simd.hpp"
 
 namespace akview::decode {
 namespace {
@@ -144,13 +145,86 @@ void q8_k_block(const uint8_t* __restrict b, float* __restrict y) {
   for (int j = 0; j < 256; ++j) y[j] = d * static_cast<float>(static_cast<int8_t>(b[4 + j]));
 }
 
+#if defined(AKVIEW_DECODE_AVX2)
+// AVX2 / AVX-512 forms of Q4_K and Q6_K: per-sub-block scalars exactly as above (d * sc, dmin * m), then per
+// element the same (d*sc) * q - (dmin*m) / (d*sc) * (q-32), 8 elements per instruction.
+void q4_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
+  const float d = simd::f16(b);
+  const float dmin = simd::f16(b + 2);
+  const uint8_t* scales = b + 4;
+  const uint8_t* q = b + 16;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t sc, mn;
+    kquant_scale_min(2 * c, scales, &sc, &mn);
+    const float d1 = d * static_cast<float>(sc), m1 = dmin * static_cast<float>(mn);
+    kquant_scale_min(2 * c + 1, scales, &sc, &mn);
+    const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(mn);
+    const __m128i q0 = simd::load16(q), q1 = simd::load16(q + 16);
+    simd::mulsub_u8x16(simd::low_nibbles(q0), d1, m1, y);
+    simd::mulsub_u8x16(simd::low_nibbles(q1), d1, m1, y + 16);
+    simd::mulsub_u8x16(simd::high_nibbles(q0), d2, m2, y + 32);
+    simd::mulsub_u8x16(simd::high_nibbles(q1), d2, m2, y + 48);
+    y += 64;
+    q += 32;
+  }
+}
+
+void q6_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
+  const uint8_t* ql = b;
+  const uint8_t* qh = b + 128;
+  const uint8_t* scb = b + 192;
+  const float d = simd::f16(b + 208);
+  const __m128i m30 = _mm_set1_epi8(0x30), k32 = _mm_set1_epi8(32);
+  for (int n = 0; n < 2; ++n) {
+    for (int half = 0; half < 2; ++half) {   // elements l in [16*half, 16*half+16) share scales
+      float dl[4];
+      for (int k = 0; k < 4; ++k) dl[k] = d * static_cast<float>(static_cast<int8_t>(scb[8 * n + half + 2 * k]));
+      const __m128i l0 = simd::load16(ql + 16 * half), l1 = simd::load16(ql + 32 + 16 * half);
+      const __m128i h = simd::load16(qh + 16 * half);
+      // 6-bit codes minus 32 (fit int8): low nibble | high bit pair k moved to bits 4-5
+      const __m128i q1 = _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l0), _mm_and_si128(_mm_slli_epi16(h, 4), m30)), k32);
+      const __m128i q2 = _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l1), _mm_and_si128(_mm_slli_epi16(h, 2), m30)), k32);
+      const __m128i q3 = _mm_sub_epi8(_mm_or_si128(simd::high_nibbles(l0), _mm_and_si128(h, m30)), k32);
+      const __m128i q4 = _mm_sub_epi8(_mm_or_si128(simd::high_nibbles(l1), _mm_and_si128(_mm_srli_epi16(h, 2), m30)), k32);
+      float* out = y + 16 * half;
+      simd::mul_i8x16(q1, dl[0], out);
+      simd::mul_i8x16(q2, dl[1], out + 32);
+      simd::mul_i8x16(q3, dl[2], out + 64);
+      simd::mul_i8x16(q4, dl[3], out + 96);
+    }
+    y += 128;
+    ql += 64;
+    qh += 32;
+  }
+}
+
+constexpr BlockKernelPair kVectorKernels[] = {
+    {"q4_k", 256, 144, q4_k_block, q4_k_block_avx2},
+    {"q6_k", 256, 210, q6_k_block, q6_k_block_avx2},
+};
+#endif
+
 }  // namespace
+
+std::span<const BlockKernelPair> kquant_vector_kernels() {
+#if defined(AKVIEW_DECODE_AVX2)
+  return kVectorKernels;
+#else
+  return {};
+#endif
+}
+
+#if defined(AKVIEW_DECODE_AVX2)
+void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, q4_k_block_avx2>(v, b, e, o); }
+void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, q6_k_block_avx2>(v, b, e, o); }
+#else
+void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, q4_k_block>(v, b, e, o); }
+void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, q6_k_block>(v, b, e, o); }
+#endif
 
 void decode_q2_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 84, q2_k_block>(v, b, e, o); }
 void decode_q3_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 110, q3_k_block>(v, b, e, o); }
-void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, q4_k_block>(v, b, e, o); }
 void decode_q5_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 176, q5_k_block>(v, b, e, o); }
-void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, q6_k_block>(v, b, e, o); }
 void decode_q8_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 292, q8_k_block>(v, b, e, o); }
 
 }  // namespace akview::decode

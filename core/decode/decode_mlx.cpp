@@ -8,6 +8,18 @@ namespace akview::decode {
 
 using composite::FpMode;
 
+std::span<const AffineKernelPair> affine_vector_kernels() {
+#if defined(AKVIEW_DECODE_AVX2)
+  static constexpr AffineKernelPair kPairs[] = {
+      {4, composite::affine_group<4>, composite::affine_group_avx2<4>},
+      {8, composite::affine_group<8>, composite::affine_group_avx2<8>},
+  };
+  return kPairs;
+#else
+  return {};
+#endif
+}
+
 void decode_mlx_affine(const TensorView& v, int64_t b, int64_t e, float* o) { composite::affine_rows(v, b, e, o); }
 void decode_mlx_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::mxfp4>(v, b, e, o, true); }
 void decode_mlx_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::nvfp4>(v, b, e, o, true); }
