@@ -36,7 +36,9 @@ TEST(DemoModel, QuantizedAgainstOriginalPairsEveryTensor) {
     EXPECT_TRUE(t["canonical"].get<bool>()) << t["key"];
     const double cos = t["error"]["cosine"].get<double>();
     EXPECT_GT(cos, 0.99) << t["key"];        // quantization keeps the direction
-    if (t["type_a"] == "q4_k") EXPECT_LT(cos, 0.9999) << t["key"];   // ... but 4 bits do show
+    if (t["type_a"] == "q4_k") {
+      EXPECT_LT(cos, 0.9999) << t["key"];   // ... but 4 bits do show
+    }
   }
 }
 
