@@ -3,7 +3,8 @@
 // the read bandwidth measured in the same run (bench/bandwidth.hpp), and the speed relative to
 // OpenBLAS sgemv on an f32 matrix of the same shape (what "dequantize everything, then sgemv" costs
 // at best). cpu is also run on 1 thread, to show where decode is compute-bound.
-//   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...]
+//   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...] [--cpu-only 1]
+// --cpu-only 1: only the cpu columns (1t in-cache, 1t, all threads), for A/B runs of kernel changes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -158,10 +159,12 @@ int main(int argc, char** argv) {
   std::string data_path = "matvec_bench.data";
   int repeat = 9;
   std::string only;
+  bool cpu_only = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--data")) data_path = argv[i + 1];
     if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--types")) only = std::string(",") + argv[i + 1] + ",";
+    if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = std::atoi(argv[i + 1]) != 0;
   }
   bool reused = false;
   const auto placed = write_file(data_path, reused);
@@ -182,7 +185,7 @@ int main(int argc, char** argv) {
   std::vector<float> y(kRows);
   // sgemv on an f32 matrix of the same shape: the cost of the dequantize-everything approach.
   const TensorView f32_view = view_of(*file, kTypes[0], placed[0]);
-  const Timing sgemv = time_matvec(blas_backend(), f32_view, x.data(), y.data(), repeat);
+  const Timing sgemv = time_matvec(blas_backend(), f32_view, x.data(), y.data(), cpu_only ? 1 : repeat);
   std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
               static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
 
@@ -206,10 +209,10 @@ int main(int argc, char** argv) {
     // Accuracy of the cpu result (the tests check every backend; this is a sanity line).
     std::vector<double> ref(kRows), abs_wx(kRows);
     double worst = 0;
-    if (reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok())
+    if (!cpu_only && reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok())
       for (int64_t r = 0; r < kRows; ++r) worst = std::max(worst, std::fabs(y[r] - ref[r]) / std::max(abs_wx[r], 1e-30));
-    const Timing blas = time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
-    const Timing cl = ocl.available ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
+    const Timing blas = cpu_only ? Timing{} : time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
+    const Timing cl = ocl.available && !cpu_only ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
     std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n", bt.label.c_str(), bytes / (1 << 20),
                 std::string(cpu_kernel_variant(v)).c_str(), cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), gbps(cpu), 100 * gbps(cpu) / bw_before.median_gbps, gbps(blas),
                 gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",

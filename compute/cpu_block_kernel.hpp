@@ -28,6 +28,16 @@ inline void iq4_lookup32(const uint8_t* __restrict qs, float dl, float* __restri
 }
 #endif
 
+// Row-group driver: KR computes rows r..r+R-1 in one pass (the rows share each x load and the
+// per-block constants), K1 one row; rows_by runs KR over the range and K1 over the remainder.
+using RowGroupFn = void (*)(const CpuArgs& a, int64_t r, float* y);
+template <int R, RowGroupFn KR, RowGroupFn K1>
+void rows_by(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+  int64_t r = r0;
+  for (; r + R <= r1; r += R) KR(a, r, y);
+  for (; r < r1; ++r) K1(a, r, y);
+}
+
 using BlockDecodeFn = void (*)(const uint8_t* block, float* out);
 
 // Blocks are decoded kBatch at a time (>= 256 values) before the dot reads them: reading a vector

@@ -22,7 +22,7 @@ inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
   }
 }
 
-void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
+[[maybe_unused]] void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* sc = b;
   const uint8_t* q = b + 16;
   const float d = load_f16(b + 80), dmin = load_f16(b + 82);
@@ -39,7 +39,7 @@ void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
   }
 }
 
-void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
+[[maybe_unused]] void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* hm = b;
   const uint8_t* q = b + 32;
   const uint8_t* sc = b + 96;
@@ -79,7 +79,7 @@ void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
   }
 }
 
-void decode_q5_k(const uint8_t* __restrict b, float* __restrict y) {
+[[maybe_unused]] void decode_q5_k(const uint8_t* __restrict b, float* __restrict y) {
   const float d = load_f16(b), dmin = load_f16(b + 2);
   const uint8_t* scales = b + 4;
   const uint8_t* qh = b + 16;
@@ -224,7 +224,7 @@ void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
 #if AKVIEW_CPU_AVX512
 // The same two kernels on 16 lanes: a 64-element q4_k chunk is 2 x 16 bytes; a q6_k 16-element
 // scale run is one vector.
-void q4_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+[[maybe_unused]] void q4_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
   const __m512i mask = _mm512_set1_epi32(0x0F);
@@ -256,7 +256,7 @@ void q4_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   }
 }
 
-void q6_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+[[maybe_unused]] void q6_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
   const __m512i m4 = _mm512_set1_epi32(0x0F), m2 = _mm512_set1_epi32(3), k32 = _mm512_set1_epi32(32);
@@ -289,22 +289,266 @@ void q6_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     y[r] = hsum512(_mm512_add_ps(s0, s1));
   }
 }
-constexpr auto q4_k_best = &q4_k_rows_512;
-constexpr auto q6_k_best = &q6_k_rows_512;
-constexpr const char* kFast = "avx512";
+[[maybe_unused]] constexpr auto q4_k_best = &q4_k_rows_512;
+[[maybe_unused]] constexpr auto q6_k_best = &q6_k_rows_512;
+[[maybe_unused]] constexpr const char* kFast = "avx512";
 #else
-constexpr auto q4_k_best = &q4_k_rows;
-constexpr auto q6_k_best = &q6_k_rows;
-constexpr const char* kFast = "avx2";
+[[maybe_unused]] constexpr auto q4_k_best = &q4_k_rows;
+[[maybe_unused]] constexpr auto q6_k_best = &q6_k_rows;
+[[maybe_unused]] constexpr const char* kFast = "avx2";
 #endif
 #else
 constexpr auto q4_k_rows = &block_rows<256, 144, &decode_q4_k>;
 constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;
-constexpr auto q4_k_best = q4_k_rows;
-constexpr auto q6_k_best = q6_k_rows;
-constexpr const char* kFast = "block";
+[[maybe_unused]] constexpr auto q4_k_best = q4_k_rows;
+[[maybe_unused]] constexpr auto q6_k_best = q6_k_rows;
+[[maybe_unused]] constexpr const char* kFast = "block";
 #endif
 
+
+#if AKVIEW_CPU_VBMI
+// AVX-512 VBMI kernels over R rows at a time: per super-block the scales (and mins) of a row are
+// unpacked with a few 32-bit / vector ops into an aligned float array (d * sc * 2^-24) and a min
+// vector dotted with xsum16; codes are unpacked 64 at a time with byte ops and widened 16 at a
+// time by top_f32 (one vpermb + one vcvtdq2ps). Two accumulators per row, one per parity of run.
+namespace vb {
+
+// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15).
+inline __m128i k4_scales(const uint8_t* q) {
+  constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, q, 12);
+  u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
+  const uint32_t uaux = u[1] & kmask1;
+  u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
+  u[2] = uaux;
+  u[0] &= kmask1;
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+}
+
+// Per-row constants of a q4_k / q5_k super-block: scf[8] = d*sc*2^-24; returns dmin*m (per 16-run) * xs.
+inline __m512 k4_prep(const uint8_t* p, __m512 xs, float* scf) {
+  const __m128i sm = k4_scales(p + 4);
+  const float d = load_f16(p) * kTop, dmin = load_f16(p + 2);
+  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(d)));
+  const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(sm, sm)));
+  return _mm512_mul_ps(_mm512_mul_ps(m16, xs), _mm512_set1_ps(dmin));
+}
+
+// Two runs of 16 (bytes 16k.., 16(k+1)..) of v times x, times one scale, into acc.
+inline __m512 two_runs(__m512i v, __m512i i0, __m512i i1, const float* x, float sc, __m512 acc) {
+  __m512 t = _mm512_mul_ps(top_f32(v, i0), _mm512_loadu_ps(x));
+  t = _mm512_fmadd_ps(top_f32(v, i1), _mm512_loadu_ps(x + 16), t);
+  return _mm512_fmadd_ps(t, _mm512_set1_ps(sc), acc);
+}
+inline __m512 one_run(__m512i v, __m512i idx, const float* x, float sc, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_mul_ps(top_f32(v, idx), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
+}
+
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+
+// lo / hi nibble vectors of 64 bytes hold, for chunk pair h: lo bytes 0..31 = sub-block 4h,
+// 32..63 = 4h+2; hi bytes 0..31 = 4h+1, 32..63 = 4h+3 (sub-block j = elements 32j..32j+31).
+inline void k4_half(__m512i lo, __m512i hi, const TopIdx& ix, const float* x, const float* scf, __m512& s0, __m512& s1) {
+  s0 = two_runs(lo, ix.k[0], ix.k[1], x, scf[0], s0);
+  s1 = two_runs(hi, ix.k[0], ix.k[1], x + 32, scf[1], s1);
+  s0 = two_runs(lo, ix.k[2], ix.k[3], x + 64, scf[2], s0);
+  s1 = two_runs(hi, ix.k[2], ix.k[3], x + 96, scf[3], s1);
+}
+
+template <int R>
+void q4_k_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const TopIdx ix;
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  __m512 s0[R], s1[R], mn[R];
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+  alignas(32) float scf[R][8];
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 144;
+      mn[i] = _mm512_add_ps(mn[i], k4_prep(p, xs, scf[i]));
+      for (int h = 0; h < 2; ++h) {
+        const __m512i q = load512(p + 16 + 64 * h);
+        k4_half(_mm512_and_si512(q, m4), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), ix, xb + 128 * h, scf[i] + 4 * h, s0[i], s1[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+}
+
+// q5_k: q4_k plus a fifth bit: element 64c+l (low nibble) has bit 2c of qh[l], 64c+32+l bit 2c+1.
+template <int R>
+void q5_k_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const TopIdx ix;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
+  const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
+  __m512 s0[R], s1[R], mn[R];
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+  alignas(32) float scf[R][8];
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 176;
+      mn[i] = _mm512_add_ps(mn[i], k4_prep(p, xs, scf[i]));
+      const __m512i qh = bcast256(p + 16);
+      for (int h = 0; h < 2; ++h) {
+        const __m512i q = load512(p + 48 + 64 * h);
+        const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
+        const __m512i hh = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][1]), 4), m10);
+        const __m512i lo = _mm512_ternarylogic_epi32(q, hl, m4, 0xEC);   // (q & m4) | hl
+        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), hh, m4, 0xEC);
+        k4_half(lo, hi, ix, xb + 128 * h, scf[i] + 4 * h, s0[i], s1[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+}
+
+// q6_k: per 128-element half n, A = elements 0..63 and B = 64..127 as signed bytes (q - 32).
+template <int R>
+void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const TopIdx ix;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30), k32 = _mm512_set1_epi8(32);
+  const __m512i cA = counts2(4, 2), cB = counts2(0, 2);
+  __m512 s0[R], s1[R];
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = _mm512_setzero_ps();
+  alignas(64) float scf[R][16];
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 210;
+      const float d = load_f16(p + 208) * kTop;
+      _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 192)), _mm512_set1_ps(d)));
+      for (int n = 0; n < 2; ++n) {
+        const __m512i l = load512(p + 64 * n), hh = bcast256(p + 128 + 32 * n);
+        const __m512i A = _mm512_sub_epi8(_mm512_ternarylogic_epi32(l, _mm512_and_si512(_mm512_sllv_epi16(hh, cA), m30), m4, 0xEC), k32);
+        const __m512i B = _mm512_sub_epi8(_mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC), k32);
+        const float* x0 = xb + 128 * n;
+        const float* sc = scf[i] + 8 * n;
+        s0[i] = one_run(A, ix.k[0], x0, sc[0], s0[i]);
+        s1[i] = one_run(A, ix.k[1], x0 + 16, sc[1], s1[i]);
+        s0[i] = one_run(A, ix.k[2], x0 + 32, sc[2], s0[i]);
+        s1[i] = one_run(A, ix.k[3], x0 + 48, sc[3], s1[i]);
+        s0[i] = one_run(B, ix.k[0], x0 + 64, sc[4], s0[i]);
+        s1[i] = one_run(B, ix.k[1], x0 + 80, sc[5], s1[i]);
+        s0[i] = one_run(B, ix.k[2], x0 + 96, sc[6], s0[i]);
+        s1[i] = one_run(B, ix.k[3], x0 + 112, sc[7], s1[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
+}
+
+// Eight runs of 16 (A: elements 0..63, B: 64..127 of a 128-element half) with per-run scales.
+inline void eight_runs(__m512i A, __m512i B, const TopIdx& ix, const float* x0, const float* sc, __m512& s0, __m512& s1) {
+  s0 = one_run(A, ix.k[0], x0, sc[0], s0);
+  s1 = one_run(A, ix.k[1], x0 + 16, sc[1], s1);
+  s0 = one_run(A, ix.k[2], x0 + 32, sc[2], s0);
+  s1 = one_run(A, ix.k[3], x0 + 48, sc[3], s1);
+  s0 = one_run(B, ix.k[0], x0 + 64, sc[4], s0);
+  s1 = one_run(B, ix.k[1], x0 + 80, sc[5], s1);
+  s0 = one_run(B, ix.k[2], x0 + 96, sc[6], s0);
+  s1 = one_run(B, ix.k[3], x0 + 112, sc[7], s1);
+}
+
+// q2_k: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3; run k has scale sc[k] & 15, min sc[k] >> 4.
+template <int R>
+void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const TopIdx ix;
+  const __m512i m3 = _mm512_set1_epi8(3);
+  const __m512i cA = counts2(0, 2), cB = counts2(4, 6);
+  const __m128i m4x = _mm_set1_epi8(0x0F);
+  __m512 s0[R], s1[R], mn[R];
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+  alignas(64) float scf[R][16];
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 84;
+      const float d = load_f16(p + 80) * kTop, dmin = load_f16(p + 82);
+      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d)));
+      const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x)));
+      mn[i] = _mm512_fmadd_ps(_mm512_mul_ps(m16, xs), _mm512_set1_ps(dmin), mn[i]);
+      for (int n = 0; n < 2; ++n) {
+        const __m512i q = bcast256(p + 16 + 32 * n);
+        const __m512i A = _mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), B = _mm512_and_si512(_mm512_srlv_epi16(q, cB), m3);
+        eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+}
+
+// q3_k: element 128n + 32j + l is ((qs[32n + l] >> 2j) & 3) | (bit 4n+j of hmask[l]) << 2, minus 4;
+// run k has the signed 6-bit scale s_k - 32.
+template <int R>
+void q3_k_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const TopIdx ix;
+  const __m512i m3 = _mm512_set1_epi8(3), m4 = _mm512_set1_epi8(4), k4 = _mm512_set1_epi8(4);
+  const __m512i cA = counts2(0, 2), cB = counts2(4, 6);
+  // hmask bit 4n+j moved to bit 2: shift right by (4n+j) then left by 2 -> right by 4n+j-2 or left.
+  const __m512i hc[2][2] = {{counts2(0, 1), counts2(2, 3)}, {counts2(4, 5), counts2(6, 7)}};
+  __m512 s0[R], s1[R];
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = _mm512_setzero_ps();
+  alignas(64) float scf[R][16];
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 110;
+      const float d = load_f16(p + 108) * kTop;
+      constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
+      uint32_t aux[4];
+      std::memcpy(aux, p + 96, 12);
+      const uint32_t tmp = aux[2];
+      aux[2] = ((aux[0] >> 4) & kmask2) | (((tmp >> 4) & kmask1) << 4);
+      aux[3] = ((aux[1] >> 4) & kmask2) | (((tmp >> 6) & kmask1) << 4);
+      aux[0] = (aux[0] & kmask2) | (((tmp >> 0) & kmask1) << 4);
+      aux[1] = (aux[1] & kmask2) | (((tmp >> 2) & kmask1) << 4);
+      const __m128i sc = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(aux)), _mm_set1_epi8(32));
+      _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), _mm512_set1_ps(d)));
+      const __m512i hm = bcast256(p);
+      for (int n = 0; n < 2; ++n) {
+        const __m512i q = bcast256(p + 32 + 32 * n);
+        const __m512i hA = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hm, hc[n][0]), 2), m4);
+        const __m512i hB = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hm, hc[n][1]), 2), m4);
+        const __m512i A = _mm512_sub_epi8(_mm512_ternarylogic_epi32(_mm512_srlv_epi16(q, cA), hA, m3, 0xEC), k4);
+        const __m512i B = _mm512_sub_epi8(_mm512_ternarylogic_epi32(_mm512_srlv_epi16(q, cB), hB, m3, 0xEC), k4);
+        eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
+      }
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
+}
+
+}  // namespace vb
+#endif
+
+#if AKVIEW_CPU_VBMI
+constexpr int kR = 2;   // rows per pass
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::q2_k, &rows_by<kR, &vb::q2_k_n<kR>, &vb::q2_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q3_k, &rows_by<kR, &vb::q3_k_n<kR>, &vb::q3_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::q4_k_n<kR>, &vb::q4_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::q5_k_n<kR>, &vb::q5_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q6_k, &rows_by<kR, &vb::q6_k_n<kR>, &vb::q6_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
+};
+#else
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::q2_k, &block_rows<256, 84, &decode_q2_k>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q3_k, &block_rows<256, 110, &decode_q3_k>, nullptr, nullptr, "block"},
@@ -313,6 +557,7 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q6_k, q6_k_best, nullptr, nullptr, kFast},
     CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
 };
+#endif
 
 }  // namespace
 

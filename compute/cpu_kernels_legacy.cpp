@@ -25,7 +25,7 @@ void decode_q4_1(const uint8_t* __restrict b, float* __restrict out) {
     out[j + 16] = static_cast<float>(b[4 + j] >> 4) * d + m;
   }
 }
-void decode_q5_0(const uint8_t* __restrict b, float* __restrict out) {
+[[maybe_unused]] void decode_q5_0(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
   const uint32_t qh = load_u32(b + 2);
   for (int j = 0; j < 16; ++j) {
@@ -35,7 +35,7 @@ void decode_q5_0(const uint8_t* __restrict b, float* __restrict out) {
     out[j + 16] = static_cast<float>(x1) * d;
   }
 }
-void decode_q5_1(const uint8_t* __restrict b, float* __restrict out) {
+[[maybe_unused]] void decode_q5_1(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b), m = load_f16(b + 2);
   const uint32_t qh = load_u32(b + 4);
   for (int j = 0; j < 16; ++j) {
@@ -118,7 +118,7 @@ void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
 }
 #if AKVIEW_CPU_AVX512
 // q8_0 on 16 lanes: one block is two vectors.
-void q8_0_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+[[maybe_unused]] void q8_0_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
   for (int64_t r = r0; r < r1; ++r) {
@@ -140,8 +140,8 @@ void q8_0_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     y[r] = hsum512(_mm512_add_ps(s0, s1));
   }
 }
-constexpr auto q8_0_best = &q8_0_rows_512;
-constexpr const char* kQ8Variant = "avx512";
+[[maybe_unused]] constexpr auto q8_0_best = &q8_0_rows_512;
+[[maybe_unused]] constexpr const char* kQ8Variant = "avx512";
 #else
 constexpr auto q8_0_best = &q8_0_rows;
 constexpr const char* kQ8Variant = "avx2";
@@ -155,12 +155,89 @@ constexpr auto q8_0_best = q8_0_rows;
 constexpr const char* kQ8Variant = "block";
 #endif
 
+
+#if AKVIEW_CPU_VBMI
+namespace vb {
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+
+// q8_0 over R rows: each block's two x vectors are loaded once for all R rows.
+template <int R>
+void q8_0_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  const uint8_t* rows[R];
+  __m512 s[R];
+  for (int i = 0; i < R; ++i) {
+    rows[i] = row_ptr(v, r + i);
+    s[i] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = rows[i] + b * 34;
+      __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 2)), x0);
+      t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 18)), x1, t);
+      s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s[i]);
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
+}
+
+// q5_0 / q5_1 (kMin): the fifth bits come from the 32-bit qh as two 16-bit byte masks (a masked
+// add of 16 sets bit 4, which the nibble leaves clear).
+template <int R, bool kMin>
+void q5_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  constexpr int kBytes = kMin ? 24 : 22, kQh = kMin ? 4 : 2;
+  const __m128i m4 = _mm_set1_epi8(0x0F), k16 = _mm_set1_epi8(16);
+  const uint8_t* rows[R];
+  __m512 s[R];
+  float mins[R];
+  for (int i = 0; i < R; ++i) {
+    rows[i] = row_ptr(v, r + i);
+    s[i] = _mm512_setzero_ps();
+    mins[i] = 0;
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = rows[i] + b * kBytes;
+      const uint32_t qh = load_u32(p + kQh);
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQh + 4));
+      __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
+      lo = _mm_mask_add_epi8(lo, static_cast<__mmask16>(qh), lo, k16);
+      hi = _mm_mask_add_epi8(hi, static_cast<__mmask16>(qh >> 16), hi, k16);
+      __m512 t;
+      if constexpr (kMin) {
+        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo)), x0);
+        t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(hi)), x1, t);
+        mins[i] += load_f16(p + 2) * (a.xsum16[2 * b] + a.xsum16[2 * b + 1]);
+      } else {
+        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, k16))), x0);
+        t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(hi, k16))), x1, t);
+      }
+      s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s[i]);
+    }
+  }
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]) + mins[i];
+}
+}  // namespace vb
+constexpr int kR = 4;
+#endif
+
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::q4_0, q4_0_rows, nullptr, nullptr, kFast},
     CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
+#if AKVIEW_CPU_VBMI
+    CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
+    CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
+    CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
+#else
     CpuKernelRow{TypeId::q5_0, &block_rows<32, 22, &decode_q5_0>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
+#endif
     CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
 };
 

@@ -18,6 +18,7 @@
 // conversions, which -Wmaybe-uninitialized reports at every inlined use (a known false positive).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #else
 #define AKVIEW_CPU_AVX512 0
@@ -117,5 +118,38 @@ inline float dot_f32(const float* a, const float* b, int64_t n) {
   for (float v : acc) tail += v;
   return tail;
 }
+
+}  // namespace akview::compute::simd
+
+// AVX-512 with byte ops (BW) and byte permutes (VBMI): codes are unpacked 64 at a time with byte
+// ops, then each run of 16 is placed into the top byte of 16 dword lanes by one vpermb, so one
+// vcvtdq2ps gives code * 2^24 (signed); kernels fold 2^-24 into their scales.
+#if AKVIEW_CPU_AVX512 && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VBMI__)
+#define AKVIEW_CPU_VBMI 1
+#else
+#define AKVIEW_CPU_VBMI 0
+#endif
+
+namespace akview::compute::simd {
+
+#if AKVIEW_CPU_VBMI
+inline constexpr float kTop = 1.0f / 16777216.0f;   // 2^-24
+// Index vector for run k (bytes 16k..16k+15) into the top byte of each dword.
+inline __m512i top_index(int k) {
+  const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  return _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * k)), 24);
+}
+struct TopIdx {
+  __m512i k[4] = {top_index(0), top_index(1), top_index(2), top_index(3)};
+};
+// bytes 16k..16k+15 of v (signed) -> 16 floats, each byte * 2^24.
+inline __m512 top_f32(__m512i v, __m512i idx) {
+  return _mm512_cvtepi32_ps(_mm512_maskz_permutexvar_epi8(0x8888888888888888ull, idx, v));
+}
+// 16-bit word shift counts: `lo` for the low 256 bits, `hi` for the high 256 bits.
+inline __m512i counts2(int lo, int hi) { return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1); }
+inline __m512i bcast256(const uint8_t* p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
+#endif
 
 }  // namespace akview::compute::simd

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/result.hpp"
+
 namespace akview::compute {
 
 struct BackendStatus {
@@ -23,6 +25,7 @@ struct OpenClDevice {
   uint64_t max_work_group_size = 0;
   bool fp16 = false;      // cl_khr_fp16 (PoCL CPU: no; akview does not need it)
   bool used = false;      // the device the opencl backend runs on
+  int index = -1;         // global index across all platforms (the `--device N` number)
 };
 
 struct OpenClPlatform {
@@ -39,5 +42,14 @@ struct DevicesReport {
 };
 
 DevicesReport list_devices();
+
+// Picks the OpenCL device by its global index: platforms in the order the ICD loader lists them,
+// devices in order within each platform (the order and `index` list_devices() reports). -1 goes
+// back to the automatic choice (a GPU if any, else the first device). An index outside
+// [0, device count) is an error that names the valid range, and leaves the current choice as it
+// was. The backend is rebuilt for the new device (kernels compiled again; PoCL caches them).
+Status select_opencl_device(int index);
+// The index the backend was asked for (-1: automatic).
+int selected_opencl_device();
 
 }  // namespace akview::compute

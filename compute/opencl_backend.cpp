@@ -107,14 +107,52 @@ struct ClMem {
 
 class OpenClBackend final : public Backend {
  public:
-  ~OpenClBackend() override {
-    // Released deliberately in order; the ICD library itself stays loaded.
-    if (!api_) return;
-    for (auto& k : kernels_)
-      if (k) api_->ReleaseKernel(k);
-    if (program_) api_->ReleaseProgram(program_);
-    if (queue_) api_->ReleaseCommandQueue(queue_);
-    if (context_) api_->ReleaseContext(context_);
+  ~OpenClBackend() override { release(); }
+
+  // Drops the context, queue, program and kernels; the next use initialises again.
+  void release() {
+    if (api_) {
+      for (auto& k : kernels_)
+        if (k) api_->ReleaseKernel(k);
+      if (program_) api_->ReleaseProgram(program_);
+      if (queue_) api_->ReleaseCommandQueue(queue_);
+      if (context_) api_->ReleaseContext(context_);
+    }
+    kernels_ = {};
+    program_ = nullptr;
+    queue_ = nullptr;
+    context_ = nullptr;
+    device_id_ = nullptr;
+    device_ = {};
+    ready_ = false;
+    why_.clear();
+    initialised_ = false;
+  }
+
+  // See select_opencl_device (devices.hpp).
+  Status select(int index) {
+    std::lock_guard lock(mutex_);
+    std::lock_guard init_lock(init_mutex_);
+    if (index < -1) return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("opencl: bad device index {} (use 0..N-1, or -1 for automatic)", index));
+    if (index >= 0) {
+      std::string error;
+      const OpenClApi* api = opencl_api(&error);
+      if (!api) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + error);
+      const auto devices = all_devices(*api);
+      if (static_cast<size_t>(index) >= devices.size())
+        return make_error(ErrorCode::usage, "", kNoOffset,
+                          devices.empty() ? fmt::format("opencl: no device {}: no OpenCL device found", index)
+                                          : fmt::format("opencl: no device {}: {} device(s) found, valid indices 0..{}", index, devices.size(), devices.size() - 1));
+    }
+    release();
+    requested_ = index;
+    return {};
+  }
+  int requested() const { return requested_; }
+  // The global index of the device in use (-1 when none).
+  int used_index() const {
+    init();
+    return ready_ ? used_index_ : -1;
   }
 
   std::string_view name() const override { return "opencl"; }
@@ -248,7 +286,27 @@ class OpenClBackend final : public Backend {
   }
 
   void init() const {
-    std::call_once(once_, [this] { const_cast<OpenClBackend*>(this)->initialise(); });
+    std::lock_guard lock(init_mutex_);
+    if (initialised_) return;
+    const_cast<OpenClBackend*>(this)->initialise();
+    initialised_ = true;
+  }
+
+  // Every device of every platform, in the global index order.
+  static std::vector<cl_device_id> all_devices(const OpenClApi& api) {
+    std::vector<cl_device_id> out;
+    cl_uint n_platforms = 0;
+    if (api.GetPlatformIDs(0, nullptr, &n_platforms) != CL_SUCCESS || n_platforms == 0) return out;
+    std::vector<cl_platform_id> platforms(n_platforms);
+    api.GetPlatformIDs(n_platforms, platforms.data(), nullptr);
+    for (cl_platform_id p : platforms) {
+      cl_uint n = 0;
+      if (api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+      std::vector<cl_device_id> devs(n);
+      api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devs.data(), nullptr);
+      out.insert(out.end(), devs.begin(), devs.end());
+    }
+    return out;
   }
 
   void initialise() {
@@ -260,21 +318,22 @@ class OpenClBackend final : public Backend {
       why_ = err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)" : "no OpenCL platform: clGetPlatformIDs returned " + cl_error_name(err);
       return;
     }
-    std::vector<cl_platform_id> platforms(n_platforms);
-    api_->GetPlatformIDs(n_platforms, platforms.data(), nullptr);
-    // A GPU anywhere beats the first device of any kind.
-    cl_device_id chosen = nullptr, first = nullptr;
-    for (cl_platform_id p : platforms) {
-      cl_uint n = 0;
-      if (api_->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
-      std::vector<cl_device_id> devs(n);
-      api_->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devs.data(), nullptr);
-      for (cl_device_id d : devs) {
-        if (!first) first = d;
-        if (!chosen && (info_value<cl_device_type>(*api_, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU)) chosen = d;
+    const std::vector<cl_device_id> devices = all_devices(*api_);
+    cl_device_id chosen = nullptr;
+    used_index_ = -1;
+    if (requested_ >= 0) {
+      if (static_cast<size_t>(requested_) >= devices.size()) {
+        why_ = fmt::format("no OpenCL device {} ({} found)", requested_, devices.size());
+        return;
       }
+      used_index_ = requested_;
+    } else {
+      // A GPU anywhere beats the first device of any kind.
+      for (size_t i = 0; i < devices.size() && used_index_ < 0; ++i)
+        if (info_value<cl_device_type>(*api_, devices[i], CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) used_index_ = static_cast<int>(i);
+      if (used_index_ < 0 && !devices.empty()) used_index_ = 0;
     }
-    if (!chosen) chosen = first;
+    if (used_index_ >= 0) chosen = devices[static_cast<size_t>(used_index_)];
     if (!chosen) {
       why_ = "OpenCL platforms found, but no device";
       return;
@@ -326,7 +385,10 @@ class OpenClBackend final : public Backend {
     ready_ = true;
   }
 
-  mutable std::once_flag once_;
+  mutable std::mutex init_mutex_;   // guards initialised_ and the state initialise() fills
+  mutable bool initialised_ = false;
+  int requested_ = -1;               // select_opencl_device's index (-1: automatic)
+  int used_index_ = -1;
   mutable std::mutex mutex_;
   const OpenClApi* api_ = nullptr;
   std::string why_;
@@ -349,6 +411,8 @@ OpenClBackend& instance() {
 
 Backend& opencl_backend() { return instance(); }
 bool opencl_has_gpu() { return instance().on_gpu(); }
+Status select_opencl_device(int index) { return instance().select(index); }
+int selected_opencl_device() { return instance().requested(); }
 
 bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error) {
   const OpenClApi* api = opencl_api(&error);
@@ -361,7 +425,8 @@ bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error) {
   }
   std::vector<cl_platform_id> platforms(n);
   api->GetPlatformIDs(n, platforms.data(), nullptr);
-  const Availability used = instance().availability();
+  const int used = instance().used_index();
+  int index = 0;
   for (cl_platform_id p : platforms) {
     OpenClPlatform plat;
     plat.name = platform_string(*api, p, CL_PLATFORM_NAME);
@@ -376,7 +441,8 @@ bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error) {
       api->GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs.data(), nullptr);
       for (cl_device_id d : devs) {
         OpenClDevice dev = describe(*api, d);
-        dev.used = used.available && used.reason.rfind(dev.name + " (", 0) == 0;
+        dev.index = index++;
+        dev.used = dev.index == used;
         plat.devices.push_back(std::move(dev));
       }
     }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "compute/backend.hpp"
+#include "compute/devices.hpp"
 #include "compute/reference.hpp"
 
 namespace akview::compute {
@@ -78,6 +79,7 @@ Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols) {
 
 Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options, const RunCallbacks& callbacks, size_t index, size_t count) {
   const TensorView& view = tensor.view;
+  if (options.opencl_device != selected_opencl_device()) AKV_TRY(select_opencl_device(options.opencl_device));
   auto picked = pick_backend(options.backend, view);
   if (!picked) return std::move(picked).error();
   Backend& backend = **picked;

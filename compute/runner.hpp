@@ -37,6 +37,7 @@ struct RunOptions {
   int repeat = 3;                 // timed runs (after one untimed warm-up run)
   InputSpec input;
   bool compare_reference = true;  // also run the f64 reference and fill vs_reference
+  int opencl_device = -1;         // `--device N`: global OpenCL device index (devices.hpp); -1: automatic
 };
 
 struct NamedView {
