@@ -90,6 +90,7 @@ Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options,
   run.name = tensor.name;
   run.type = std::string(type_info(view.type).name);
   run.backend = std::string(backend.name());
+  run.device = backend.availability().reason;
   run.note = backend.fallback_note(view);
   run.n_rows = view.n_rows;
   run.n_cols = view.n_cols;

@@ -49,6 +49,7 @@ struct TensorRun {
   std::string name;
   std::string type;               // type name ("q4_k", "mlx.affine")
   std::string backend;            // the backend that ran
+  std::string device;             // what it ran on (the backend's availability detail: OpenCL device, threads)
   std::string note;               // e.g. "q1_0: no OpenCL kernel, ran on cpu"
   int64_t n_rows = 0, n_cols = 0;
   uint64_t weight_bytes = 0;

@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "compute/devices.hpp"
 #include "core/formats/format.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/batch/printers.hpp"
@@ -149,6 +150,9 @@ bool write_outputs(const std::string& path, const RunTableReport& r) {
 int run_run(CliOptions& o) {
   auto input = compute::parse_input_spec(o.x);
   if (!input) return report_error(input.error());
+  if (o.run.options.opencl_device >= 0) {
+    if (Status s = compute::select_opencl_device(o.run.options.opencl_device); !s) return report_error(s.error());
+  }
   o.run.options.input = *input;
   o.run.tensors = o.names;
   auto model = open_or_report(o.path);
@@ -249,6 +253,8 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("--filter", o.run.filter, "matrices whose native or canonical name matches this regex");
          c->add_option("--backend", o.run.options.backend, "auto|opencl|blas|cpu|reference")
              ->check(CLI::IsMember({"auto", "opencl", "blas", "cpu", "reference"}));
+         c->add_option("--device", o.run.options.opencl_device, "OpenCL device by its `akview devices` index")
+             ->check(CLI::NonNegativeNumber);
          c->add_option("--x", o.x, "input: seed:N (normal), ones, or a raw f32 file");
          c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32");
          c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model");

@@ -209,5 +209,34 @@ TEST(ValueCommands, DevicesListsEveryBackend) {
   EXPECT_EQ(names, (std::set<std::string>{"reference", "cpu", "blas", "opencl"}));
 }
 
+// `run --device N` runs on the device `devices` lists with index N (the run names it), and an index
+// past the list is a usage error (exit 2) naming the valid range.
+TEST(ValueCommands, RunOnAChosenOpenClDevice) {
+  auto d = run_akview({"devices", "--json"});
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  auto j = nlohmann::json::parse(d.out);
+  std::vector<std::string> device_names;
+  for (const auto& p : j["opencl_platforms"])
+    for (const auto& dev : p["devices"]) {
+      EXPECT_EQ(dev["index"].get<int>(), static_cast<int>(device_names.size()));
+      device_names.push_back(dev["name"]);
+    }
+  auto past = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device",
+                          std::to_string(device_names.size())});
+  EXPECT_EQ(past.exit_code, device_names.empty() ? 1 : 2) << past.err;   // no OpenCL at all: unavailable
+  EXPECT_NE(past.err.find("opencl"), std::string::npos) << past.err;
+  if (device_names.empty()) GTEST_SKIP() << "no OpenCL device";
+  const int last = static_cast<int>(device_names.size()) - 1;
+  auto r = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device", std::to_string(last), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto runs = nlohmann::json::parse(r.out)["runs"];
+  ASSERT_FALSE(runs.empty());
+  for (const auto& run : runs) {
+    EXPECT_EQ(run["backend"], "opencl");
+    EXPECT_EQ(run["device"].get<std::string>().rfind(device_names[last], 0), 0u) << run["device"];
+    EXPECT_GT(run["vs_reference"]["cosine"].get<double>(), 0.999999);
+  }
+}
+
 }  // namespace
 }  // namespace akview::testing

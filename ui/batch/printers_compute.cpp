@@ -24,7 +24,7 @@ std::string error_cells(const std::optional<compute::ErrorStats>& e) {
 nlohmann::json to_json(const RunTableReport& r) {
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& t : r.runs) {
-    nlohmann::json j = {{"name", t.name}, {"type", t.type}, {"backend", t.backend}, {"rows", t.n_rows}, {"cols", t.n_cols},
+    nlohmann::json j = {{"name", t.name}, {"type", t.type}, {"backend", t.backend}, {"device", t.device}, {"rows", t.n_rows}, {"cols", t.n_cols},
                         {"weight_bytes", t.weight_bytes}, {"repeats", t.repeats}, {"min_seconds", t.min_seconds},
                         {"median_seconds", t.median_seconds}, {"gbps_best", t.gbps_best}, {"gbps_median", t.gbps_median},
                         {"vs_reference", error_json(t.vs_reference)}, {"vs_ref_model", error_json(t.vs_second)}};
@@ -79,7 +79,7 @@ nlohmann::json to_json(const compute::DevicesReport& r) {
       devices.push_back({{"name", d.name}, {"vendor", d.vendor}, {"version", d.version}, {"driver_version", d.driver_version},
                          {"type", d.type}, {"compute_units", d.compute_units}, {"global_mem_bytes", d.global_mem_bytes},
                          {"max_alloc_bytes", d.max_alloc_bytes}, {"max_work_group_size", d.max_work_group_size},
-                         {"fp16", d.fp16}, {"used", d.used}});
+                         {"fp16", d.fp16}, {"used", d.used}, {"index", d.index}});
     platforms.push_back({{"name", p.name}, {"vendor", p.vendor}, {"version", p.version}, {"devices", devices},
                          {"error", p.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.error)}});
   }
@@ -95,13 +95,12 @@ void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat
     fmt::print(out, "  {:<10} {:<12} {}\n", b.name, b.available ? "available" : "unavailable", escape_for_terminal(b.reason));
   fmt::print(out, "cpu threads {}\n", r.cpu_threads);
   if (!r.opencl_error.empty()) fmt::print(out, "opencl: {}\n", escape_for_terminal(r.opencl_error));
-  int index = 0;
   for (const auto& p : r.opencl_platforms) {
     fmt::print(out, "opencl platform: {} ({}, {})\n", escape_for_terminal(p.name), escape_for_terminal(p.vendor),
                escape_for_terminal(p.version));
     if (!p.error.empty()) fmt::print(out, "  {}\n", escape_for_terminal(p.error));
     for (const auto& d : p.devices)
-      fmt::print(out, "  [{}] {}{} — {}, {} CUs, {} global, {} max alloc, {}\n", index++, escape_for_terminal(d.name),
+      fmt::print(out, "  [{}] {}{} — {}, {} CUs, {} global, {} max alloc, {}\n", d.index, escape_for_terminal(d.name),
                  d.used ? " (used)" : "", d.type, d.compute_units, format_bytes(d.global_mem_bytes),
                  format_bytes(d.max_alloc_bytes), escape_for_terminal(d.version));
   }
