@@ -313,17 +313,17 @@ constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;
 // time by top_f32 (one vpermb + one vcvtdq2ps). Two accumulators per row, one per parity of run.
 namespace vb {
 
-// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15).
+constexpr int kAhead = 32;   // super-blocks prefetched ahead in each row
+
+// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
+// (building them in memory and reloading as a vector stalls on store forwarding).
 inline __m128i k4_scales(const uint8_t* q) {
-  constexpr uint32_t kmask1 = 0x3f3f3f3f, kmask2 = 0x0f0f0f0f, kmask3 = 0x03030303;
-  uint32_t u[4];
-  std::memcpy(u, q, 12);
-  u[3] = ((u[2] >> 4) & kmask2) | (((u[1] >> 6) & kmask3) << 4);
-  const uint32_t uaux = u[1] & kmask1;
-  u[1] = (u[2] & kmask2) | (((u[0] >> 6) & kmask3) << 4);
-  u[2] = uaux;
-  u[0] &= kmask1;
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
+  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
 
 // Per-row constants of a q4_k / q5_k super-block: scf[8] = d*sc*2^-24; returns dmin*m (per 16-run) * xs.
@@ -356,27 +356,57 @@ inline void k4_half(__m512i lo, __m512i hi, const TopIdx& ix, const float* x, co
   s1 = two_runs(hi, ix.k[2], ix.k[3], x + 96, scf[3], s1);
 }
 
+// Per-row constants of a q4_k super-block for one_plus codes: scf[8] = 16*d*sc; returns the
+// per-16-run (16*d*sc + dmin*m) * xs that removes both the 1 of one_plus and the min.
+inline __m512 k4_prep_one(const uint8_t* p, __m512 xs, float* scf) {
+  const __m128i sm = k4_scales(p + 4);
+  const float d16 = load_f16(p) * 16.0f, dmin = load_f16(p + 2);
+  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(d16)));
+  const __m512 s16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(sm, sm)));
+  const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(sm, sm)));
+  return _mm512_mul_ps(_mm512_fmadd_ps(s16, _mm512_set1_ps(d16), _mm512_mul_ps(m16, _mm512_set1_ps(dmin))), xs);
+}
+
+// Two runs of 16 one_plus codes times x, times one scale, into acc.
+inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, __m512 acc) {
+  __m512 t = _mm512_mul_ps(one_plus(v, ix.k[k], ix.one), _mm512_loadu_ps(x));
+  t = _mm512_fmadd_ps(one_plus(v, ix.k[k + 1], ix.one), _mm512_loadu_ps(x + 16), t);
+  return _mm512_fmadd_ps(t, _mm512_set1_ps(sc), acc);
+}
+
 template <int R>
 void q4_k_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
-  const TopIdx ix;
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const MidIdx ix;
+  const __m512i m78 = _mm512_set1_epi8(0x78), m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   __m512 s0[R], s1[R], mn[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
   alignas(32) float scf[R][8];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
     const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 144;
-      mn[i] = _mm512_add_ps(mn[i], k4_prep(p, xs, scf[i]));
+      prefetch_span(p + kAhead * 144, 144);
+      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, xs, scf[i]));
+      AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
+        // lo nibbles of bytes 0..31 / 32..63: sub-blocks 4h / 4h+2; hi nibbles: 4h+1 / 4h+3.
         const __m512i q = load512(p + 16 + 64 * h);
-        k4_half(_mm512_and_si512(q, m4), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4), ix, xb + 128 * h, scf[i] + 4 * h, s0[i], s1[i]);
+        const __m512i lo = and_or(_mm512_slli_epi16(q, 3), m78, m80), hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
+        const float* x = xb + 128 * h;
+        const float* sc = scf[i] + 4 * h;
+        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], s1[i]);
+        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], s1[i]);
       }
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
 }
 
@@ -389,15 +419,19 @@ void q5_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
   __m512 s0[R], s1[R], mn[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
   alignas(32) float scf[R][8];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
     const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 176;
+      prefetch_span(p + kAhead * 176, 176);
       mn[i] = _mm512_add_ps(mn[i], k4_prep(p, xs, scf[i]));
       const __m512i qh = bcast256(p + 16);
+      AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
         const __m512i q = load512(p + 48 + 64 * h);
         const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
@@ -408,44 +442,61 @@ void q5_k_n(const CpuArgs& a, int64_t r, float* y) {
       }
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
 }
 
-// q6_k: per 128-element half n, A = elements 0..63 and B = 64..127 as signed bytes (q - 32).
+// q6_k: per 128-element half n, A = elements 0..63 and B = 64..127 as one_plus codes 1 + c/64
+// (c = the unsigned 6-bit code); sum((c - 32) x) = 64 sum((1 + c/64) x) - 96 sum(x), so scf holds
+// 64*d*sc and the per-run 96*d*sc*xs is subtracted once per super-block.
+inline __m512 one_run_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_mul_ps(one_plus(v, ix.k[k], ix.one), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
+}
+
 template <int R>
 void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
-  const TopIdx ix;
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30), k32 = _mm512_set1_epi8(32);
+  const MidIdx ix;
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30), m7e = _mm512_set1_epi8(0x7E),
+                m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i cA = counts2(4, 2), cB = counts2(0, 2);
-  __m512 s0[R], s1[R];
-  for (int i = 0; i < R; ++i) s0[i] = s1[i] = _mm512_setzero_ps();
+  __m512 s0[R], s1[R], mn[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
   alignas(64) float scf[R][16];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
+    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 210;
-      const float d = load_f16(p + 208) * kTop;
-      _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 192)), _mm512_set1_ps(d)));
+      prefetch_span(p + kAhead * 210, 210);
+      const float d = load_f16(p + 208);
+      const __m512 sc = _mm512_cvtepi32_ps(i8x16_to_i32(p + 192));
+      _mm512_store_ps(scf[i], _mm512_mul_ps(sc, _mm512_set1_ps(64.0f * d)));
+      mn[i] = _mm512_fmadd_ps(_mm512_mul_ps(sc, xs), _mm512_set1_ps(96.0f * d), mn[i]);
+      AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i l = load512(p + 64 * n), hh = bcast256(p + 128 + 32 * n);
-        const __m512i A = _mm512_sub_epi8(_mm512_ternarylogic_epi32(l, _mm512_and_si512(_mm512_sllv_epi16(hh, cA), m30), m4, 0xEC), k32);
-        const __m512i B = _mm512_sub_epi8(_mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC), k32);
+        const __m512i A6 = _mm512_ternarylogic_epi32(l, _mm512_and_si512(_mm512_sllv_epi16(hh, cA), m30), m4, 0xEC);
+        const __m512i B6 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC);
+        const __m512i A = and_or(_mm512_slli_epi16(A6, 1), m7e, m80), B = and_or(_mm512_slli_epi16(B6, 1), m7e, m80);
         const float* x0 = xb + 128 * n;
-        const float* sc = scf[i] + 8 * n;
-        s0[i] = one_run(A, ix.k[0], x0, sc[0], s0[i]);
-        s1[i] = one_run(A, ix.k[1], x0 + 16, sc[1], s1[i]);
-        s0[i] = one_run(A, ix.k[2], x0 + 32, sc[2], s0[i]);
-        s1[i] = one_run(A, ix.k[3], x0 + 48, sc[3], s1[i]);
-        s0[i] = one_run(B, ix.k[0], x0 + 64, sc[4], s0[i]);
-        s1[i] = one_run(B, ix.k[1], x0 + 80, sc[5], s1[i]);
-        s0[i] = one_run(B, ix.k[2], x0 + 96, sc[6], s0[i]);
-        s1[i] = one_run(B, ix.k[3], x0 + 112, sc[7], s1[i]);
+        const float* c = scf[i] + 8 * n;
+        s0[i] = one_run_one(A, ix, 0, x0, c[0], s0[i]);
+        s1[i] = one_run_one(A, ix, 1, x0 + 16, c[1], s1[i]);
+        s0[i] = one_run_one(A, ix, 2, x0 + 32, c[2], s0[i]);
+        s1[i] = one_run_one(A, ix, 3, x0 + 48, c[3], s1[i]);
+        s0[i] = one_run_one(B, ix, 0, x0 + 64, c[4], s0[i]);
+        s1[i] = one_run_one(B, ix, 1, x0 + 80, c[5], s1[i]);
+        s0[i] = one_run_one(B, ix, 2, x0 + 96, c[6], s0[i]);
+        s1[i] = one_run_one(B, ix, 3, x0 + 112, c[7], s1[i]);
       }
     }
   }
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
 }
 
 // Eight runs of 16 (A: elements 0..63, B: 64..127 of a 128-element half) with per-run scales.
@@ -470,18 +521,22 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i cA = counts2(0, 2), cB = counts2(4, 6);
   const __m128i m4x = _mm_set1_epi8(0x0F);
   __m512 s0[R], s1[R], mn[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
   alignas(64) float scf[R][16];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
     const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 84;
+      prefetch_span(p + kAhead * 84, 84);
       const float d = load_f16(p + 80) * kTop, dmin = load_f16(p + 82);
       const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d)));
       const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x)));
       mn[i] = _mm512_fmadd_ps(_mm512_mul_ps(m16, xs), _mm512_set1_ps(dmin), mn[i]);
+      AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i q = bcast256(p + 16 + 32 * n);
         const __m512i A = _mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), B = _mm512_and_si512(_mm512_srlv_epi16(q, cB), m3);
@@ -489,6 +544,7 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
       }
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
 }
 
@@ -504,12 +560,15 @@ void q3_k_n(const CpuArgs& a, int64_t r, float* y) {
   // hmask bit 4n+j moved to bit 2: shift right by (4n+j) then left by 2 -> right by 4n+j-2 or left.
   const __m512i hc[2][2] = {{counts2(0, 1), counts2(2, 3)}, {counts2(4, 5), counts2(6, 7)}};
   __m512 s0[R], s1[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = _mm512_setzero_ps();
   alignas(64) float scf[R][16];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 110;
+      prefetch_span(p + kAhead * 110, 110);
       const float d = load_f16(p + 108) * kTop;
       constexpr uint32_t kmask1 = 0x03030303, kmask2 = 0x0f0f0f0f;
       uint32_t aux[4];
@@ -522,6 +581,7 @@ void q3_k_n(const CpuArgs& a, int64_t r, float* y) {
       const __m128i sc = _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(aux)), _mm_set1_epi8(32));
       _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)), _mm512_set1_ps(d)));
       const __m512i hm = bcast256(p);
+      AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i q = bcast256(p + 32 + 32 * n);
         const __m512i hA = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(hm, hc[n][0]), 2), m4);
@@ -532,6 +592,7 @@ void q3_k_n(const CpuArgs& a, int64_t r, float* y) {
       }
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
 }
 

@@ -167,19 +167,23 @@ void q8_0_n(const CpuArgs& a, int64_t r, float* y) {
   const int64_t nb = v.n_cols / 32;
   const uint8_t* rows[R];
   __m512 s[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = row_ptr(v, r + i);
     s[i] = _mm512_setzero_ps();
   }
   for (int64_t b = 0; b < nb; ++b) {
     const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = rows[i] + b * 34;
+      prefetch_span(p + 1024, 34);
       __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 2)), x0);
       t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 18)), x1, t);
       s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s[i]);
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
 }
 
@@ -194,6 +198,7 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   const uint8_t* rows[R];
   __m512 s[R];
   float mins[R];
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = row_ptr(v, r + i);
     s[i] = _mm512_setzero_ps();
@@ -201,8 +206,10 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   }
   for (int64_t b = 0; b < nb; ++b) {
     const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+    AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = rows[i] + b * kBytes;
+      prefetch_span(p + 1024, kBytes);
       const uint32_t qh = load_u32(p + kQh);
       const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQh + 4));
       __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
@@ -220,6 +227,7 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
       s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s[i]);
     }
   }
+  AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]) + mins[i];
 }
 }  // namespace vb

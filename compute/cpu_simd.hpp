@@ -24,6 +24,11 @@
 #define AKVIEW_CPU_AVX512 0
 #endif
 
+// Fully unrolls a short loop over rows or halves: the per-row accumulators then stay in registers
+// (GCC keeps `__m512 acc[R]` indexed by a rolled loop in memory, and each block's update then
+// waits on a store-forward).
+#define AKV_UNROLL _Pragma("GCC unroll 8")
+
 namespace akview::compute::simd {
 
 inline uint16_t load_u16(const uint8_t* p) {
@@ -96,6 +101,18 @@ inline float hsum512(__m512 v) {
 inline __m512i i8x16_to_i32(const uint8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
 #endif
 
+// Software prefetch of the bytes [p, p + n) some distance ahead of a row stream: one thread reading
+// a row from DRAM stalls on the hardware prefetcher, and the row kernels are compute-heavy enough
+// that the loads do not overlap otherwise (1 thread: in-cache rate ~1.7x the from-memory rate).
+inline void prefetch_span(const uint8_t* p, int n) {
+#if AKVIEW_CPU_AVX2
+  for (int k = 0; k < n; k += 64) _mm_prefetch(reinterpret_cast<const char*>(p + k), _MM_HINT_T0);
+#else
+  (void)p;
+  (void)n;
+#endif
+}
+
 // sum_j a[j] * b[j] in float with several accumulators.
 inline float dot_f32(const float* a, const float* b, int64_t n) {
   int64_t j = 0;
@@ -148,6 +165,25 @@ inline __m512 top_f32(__m512i v, __m512i idx) {
 }
 // 16-bit word shift counts: `lo` for the low 256 bits, `hi` for the high 256 bits.
 inline __m512i counts2(int lo, int hi) { return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1); }
+// "One-plus" floats: a code c of up to 4 (6) bits stored as the byte (c << 3) | 0x80 ((c << 1) | 0x80)
+// and placed into byte 2 of a dword whose other bytes are those of 1.0f (0x3F800000) is exactly the
+// float 1 + c/16 (1 + c/64): one masked vpermb turns 16 codes into floats with no vcvtdq2ps (which
+// shares port 0 with the FMAs). Kernels remove the 1 through the sums of x (sum(c x) = 16 (sum((1 +
+// c/16) x) - sum(x))); the f32 cancellation this adds stays ~3-6x below the converted-code error.
+inline __m512i mid_index(int k) {
+  const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  return _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * k)), 16);
+}
+struct MidIdx {
+  __m512i k[4] = {mid_index(0), mid_index(1), mid_index(2), mid_index(3)};
+  __m512i one = _mm512_set1_epi32(0x3F800000);
+};
+// bytes 16k..16k+15 of v (prepared as above) -> 16 floats 1 + c/16 (or 1 + c/64).
+inline __m512 one_plus(__m512i v, __m512i idx, __m512i one) {
+  return _mm512_castsi512_ps(_mm512_mask_permutexvar_epi8(one, 0x4444444444444444ull, idx, v));
+}
+// (a & b) | c, one vpternlogd.
+inline __m512i and_or(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi32(a, b, c, 0xEA); }
 inline __m512i bcast256(const uint8_t* p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 inline __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 #endif

@@ -80,6 +80,22 @@ TEST_P(BackendSizes, AffineEveryBitWidthGroupAndScaleType) {
     }
 }
 
+// Rows with many groups (40 / 20 per row): the per-row scale and bias conversion runs 16 groups at a
+// time and then a tail; odd row counts leave a remainder for the multi-row kernels.
+TEST_P(BackendSizes, AffineRowsOfManyGroups) {
+  for (int bits : {4, 8})
+    for (uint32_t group : {64u, 128u})
+      for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
+        for (int64_t rows : {3, 5}) {
+          SyntheticTensor t = testing::make_affine_tensor(TypeId::mlx_affine, bits, group, st, rows, 2560, bits * 1000 + group + rows);
+          const auto x = testing::normal_vector(t.view.n_cols, 13);
+          expect_matches_reference(*backend_, t.view, x,
+                                   "bits " + std::to_string(bits) + " g" + std::to_string(group) + " " + std::string(type_info(st).name) +
+                                       " rows " + std::to_string(rows));
+          if (HasFatalFailure()) return;
+        }
+}
+
 TEST_P(BackendSizes, ZeroRowsWritesNothing) {
   SyntheticTensor t = testing::make_block_tensor(TypeId::q4_0, 0, 2, 5);
   const auto x = testing::normal_vector(t.view.n_cols, 5);
