@@ -2,11 +2,13 @@
 // from an opened Model. Printing lives in printers.hpp.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/names/name_map.hpp"
 #include "core/result.hpp"
 #include "ui/batch/reports.hpp"
 
@@ -33,7 +35,20 @@ Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optio
 // `verify_digests`: also hash every Ollama blob against its manifest (reads all the data).
 CheckReport make_check_report(const std::string& path, bool verify_digests = false);
 
-// A tensor by native name, else by canonical name (`layers.0.attention.q.weight`).
+// Tensors by native name, else by canonical name (`layers.0.attention.q.weight`). The name map is
+// built on the first canonical lookup and reused by the later ones (commands that take many names).
+class TensorFinder {
+ public:
+  explicit TensorFinder(const Model& model);
+  ~TensorFinder();
+  Result<uint32_t> find(std::string_view name);
+  const NameMap& name_map();
+
+ private:
+  const Model& model_;
+  std::unique_ptr<NameMap> map_;
+};
+// One lookup (builds the name map only when the name is not native).
 Result<uint32_t> find_tensor(const Model& model, std::string_view name);
 // "A:B", ":B", "A:" or "A" (one row) against `n_rows`; usage error when malformed or out of range.
 Result<std::pair<int64_t, int64_t>> parse_row_range(std::string_view text, int64_t n_rows);

@@ -23,8 +23,9 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQu
     if (!taken[i]) picked.push_back(i);
     taken[i] = true;
   };
+  TensorFinder finder(model);
   for (const auto& name : query.tensors) {
-    auto i = find_tensor(model, name);
+    auto i = finder.find(name);
     if (!i) return i.error();
     take(*i);
   }
@@ -43,8 +44,7 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQu
     }
   }
   const std::string layer_prefix = fmt::format("layers.{}.", query.layer);
-  NameMap map = build_name_map(model);
-  for (const auto& e : map.entries) {
+  for (const auto& e : finder.name_map().entries) {
     const Tensor& t = model.tensors[e.tensor];
     if (!is_matrix(t)) continue;
     if (query.layer >= 0 && (!e.mapped || e.canonical.rfind(layer_prefix, 0) != 0)) continue;

@@ -42,8 +42,9 @@ Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vec
       if (!(model.tensors[i].flags & kTensorCompanion)) rows.push_back(stats_for(model, i, options));
     return rows;
   }
+  TensorFinder finder(model);
   for (const auto& name : names) {
-    auto index = find_tensor(model, name);
+    auto index = finder.find(name);
     if (!index) return index.error();
     rows.push_back(stats_for(model, *index, options));
   }

@@ -8,14 +8,24 @@
 
 namespace akview {
 
-Result<uint32_t> find_tensor(const Model& model, std::string_view name) {
-  if (const Tensor* t = model.find(name)) return static_cast<uint32_t>(t - model.tensors.data());
-  NameMap map = build_name_map(model);
+TensorFinder::TensorFinder(const Model& model) : model_(model) {}
+TensorFinder::~TensorFinder() = default;
+
+const NameMap& TensorFinder::name_map() {
+  if (!map_) map_ = std::make_unique<NameMap>(build_name_map(model_));
+  return *map_;
+}
+
+Result<uint32_t> TensorFinder::find(std::string_view name) {
+  if (const Tensor* t = model_.find(name)) return static_cast<uint32_t>(t - model_.tensors.data());
+  const NameMap& map = name_map();
   if (auto it = map.by_canonical.find(std::string(name)); it != map.by_canonical.end())
     return map.entries[it->second].tensor;
-  return make_error(ErrorCode::not_found, model.path, kNoOffset,
+  return make_error(ErrorCode::not_found, model_.path, kNoOffset,
                     fmt::format("no tensor named '{}' (native or canonical); `akview tensors` lists them", name));
 }
+
+Result<uint32_t> find_tensor(const Model& model, std::string_view name) { return TensorFinder(model).find(name); }
 
 Result<std::pair<int64_t, int64_t>> parse_row_range(std::string_view text, int64_t n_rows) {
   auto bad = [&](std::string why) {
