@@ -39,7 +39,7 @@ inline const std::string& temp_dir() {
 
 // Writes the input to `name` (relative to temp_dir(), parent folders created); returns the path.
 // Whatever was there is unlinked first and the file is created afresh (O_EXCL | O_NOFOLLOW), so
-// an input never writes through a symlink into the oracles (link_oracles).
+// an input never writes through a link, wherever it came from.
 inline std::string write_input(const std::string& name, const uint8_t* data, size_t size) {
   std::string path = temp_dir() + "/" + name;
   std::error_code ec;
@@ -56,14 +56,15 @@ inline std::string write_input(const std::string& name, const uint8_t* data, siz
   return path;
 }
 
-// Symlinks every file of oracles/`from` into temp_dir()/`to` (nothing when the oracles are absent).
-inline void link_oracles(const std::string& from, const std::string& to) {
+// Copies every file of oracles/`from` into temp_dir()/`to` (nothing when the oracles are absent).
+// Copies, never links: an input written over one of these names must not reach ../shared.
+inline void copy_oracles(const std::string& from, const std::string& to) {
 #ifdef AKVIEW_ORACLES_DIR
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(temp_dir() + "/" + to, ec);
   for (const auto& e : fs::directory_iterator(fs::path(AKVIEW_ORACLES_DIR) / from, ec))
-    if (e.is_regular_file()) fs::create_symlink(e.path(), fs::path(temp_dir()) / to / e.path().filename(), ec);
+    if (e.is_regular_file()) fs::copy_file(e.path(), fs::path(temp_dir()) / to / e.path().filename(), fs::copy_options::overwrite_existing, ec);
 #else
   (void)from;
   (void)to;

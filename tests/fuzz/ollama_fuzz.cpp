@@ -3,9 +3,9 @@
 #include "tests/fuzz/fuzz_util.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const bool linked = (akview::fuzz::link_oracles("ollama/blobs", "store/blobs"),
-                              akview::fuzz::link_oracles("ollama_st/blobs", "store/blobs"), true);
-  (void)linked;
+  static const bool copied = (akview::fuzz::copy_oracles("ollama/blobs", "store/blobs"),
+                              akview::fuzz::copy_oracles("ollama_st/blobs", "store/blobs"), true);
+  (void)copied;
   akview::Probe probe;
   probe.path = akview::fuzz::write_input("store/manifests/registry.ollama.ai/library/m/latest", data, size);
   probe.size = size;
