@@ -42,28 +42,43 @@ inline float sum_range(const float* p, size_t n) {
   return sum;
 }
 
-// Reads `bytes` (default 512 MiB) with `threads` threads, `reps` times; best and median GB/s.
-inline BandwidthResult measure_read_bandwidth(int threads = 2, size_t bytes = size_t{512} << 20, int reps = 7) {
-  std::vector<float> buf(bytes / sizeof(float), 1.0f);   // touched here, outside the timing
-  std::vector<double> gbps;
-  volatile float sink = 0;
-  for (int r = 0; r < reps; ++r) {
-    std::vector<float> partial(threads);
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<std::thread> pool;
-    const size_t chunk = buf.size() / threads;
-    for (int t = 0; t < threads; ++t)
-      pool.emplace_back([&, t] {
-        size_t begin = t * chunk, end = (t == threads - 1) ? buf.size() : begin + chunk;
-        partial[t] = sum_range(buf.data() + begin, end - begin);
-      });
-    for (auto& th : pool) th.join();
-    auto t1 = std::chrono::steady_clock::now();
-    for (float p : partial) sink = sink + p;
-    gbps.push_back(static_cast<double>(bytes) / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+// A read-bandwidth probe over one buffer (touched once, at construction, outside any timing), so a
+// benchmark can measure the bandwidth again right before each of its cases: on a shared, noisy
+// machine a ratio is only meaningful against the bandwidth of the same moment.
+class BandwidthProbe {
+ public:
+  explicit BandwidthProbe(size_t bytes = size_t{512} << 20) : buf_(bytes / sizeof(float), 1.0f) {}
+
+  // Reads the whole buffer with `threads` threads, `reps` times; best and median GB/s.
+  BandwidthResult measure(int threads = 2, int reps = 7) {
+    std::vector<double> gbps;
+    for (int r = 0; r < reps; ++r) {
+      std::vector<float> partial(threads);
+      auto t0 = std::chrono::steady_clock::now();
+      std::vector<std::thread> pool;
+      const size_t chunk = buf_.size() / threads;
+      for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+          size_t begin = t * chunk, end = (t == threads - 1) ? buf_.size() : begin + chunk;
+          partial[t] = sum_range(buf_.data() + begin, end - begin);
+        });
+      for (auto& th : pool) th.join();
+      auto t1 = std::chrono::steady_clock::now();
+      for (float p : partial) sink_ = sink_ + p;
+      gbps.push_back(static_cast<double>(buf_.size() * sizeof(float)) / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+    }
+    std::sort(gbps.begin(), gbps.end());
+    return {gbps.back(), gbps[gbps.size() / 2]};
   }
-  std::sort(gbps.begin(), gbps.end());
-  return {gbps.back(), gbps[gbps.size() / 2]};
+
+ private:
+  std::vector<float> buf_;
+  volatile float sink_ = 0;
+};
+
+// One-off: reads `bytes` (default 512 MiB) with `threads` threads, `reps` times.
+inline BandwidthResult measure_read_bandwidth(int threads = 2, size_t bytes = size_t{512} << 20, int reps = 7) {
+  return BandwidthProbe(bytes).measure(threads, reps);
 }
 
 }  // namespace akview::bench

@@ -1,6 +1,7 @@
 // Matvec benchmark: per type and backend, a 4096 x 14336 matvec with weights mmapped from a file
 // written once (warm: one untimed run first), median GB/s of weight bytes over repeats, the ratio to
-// the read bandwidth measured in the same run (bench/bandwidth.hpp), and the speed relative to
+// the read bandwidth measured right before each type's all-thread cpu run (bench/bandwidth.hpp: 512
+// MiB, more than any tensor here; column `bw`), and the speed relative to
 // OpenBLAS sgemv on an f32 matrix of the same shape (what "dequantize everything, then sgemv" costs
 // at best). cpu is also run on 1 thread, to show where decode is compute-bound.
 //   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...] [--cpu-only 1]
@@ -174,7 +175,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int threads = cpu_threads();
-  const auto bw_before = bench::measure_read_bandwidth(threads);
+  bench::BandwidthProbe probe;
+  const auto bw_before = probe.measure(threads);
   std::printf("matvec %lld x %lld, weights mmapped from %s (%s), %d threads, %d repeats, median GB/s of weight bytes\n",
               static_cast<long long>(kRows), static_cast<long long>(kCols), data_path.c_str(), reused ? "reused" : "written", threads, repeat);
   std::printf("read bandwidth (512 MiB, %d threads): median %.1f GB/s, best %.1f GB/s\n", threads, bw_before.median_gbps, bw_before.best_gbps);
@@ -189,8 +191,8 @@ int main(int argc, char** argv) {
   std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
               static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
 
-  std::printf("| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | cpu GB/s | cpu/bw | blas GB/s | blas/cpu | opencl GB/s | opencl/cpu | cpu x sgemv | max rel err |\n");
-  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  std::printf("| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | bw GB/s | cpu GB/s | cpu/bw | blas GB/s | blas/cpu | opencl GB/s | opencl/cpu | cpu x sgemv | max rel err |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < kTypes.size(); ++i) {
     const auto& bt = kTypes[i];
     if (!only.empty() && only.find("," + bt.label + ",") == std::string::npos) continue;
@@ -205,6 +207,8 @@ int main(int argc, char** argv) {
     const double hot_bytes = static_cast<double>(hot.n_rows) / kRows * bytes;
     const Timing cpu1_hot = time_matvec(cpu_backend(), hot, x.data(), y.data(), repeat * 5);
     set_cpu_threads(threads);
+    // The bandwidth of this moment (5 reads of 512 MiB), right before the all-thread cpu run.
+    const double bw = probe.measure(threads, 5).median_gbps;
     const Timing cpu = time_matvec(cpu_backend(), v, x.data(), y.data(), repeat);
     // Accuracy of the cpu result (the tests check every backend; this is a sanity line).
     std::vector<double> ref(kRows), abs_wx(kRows);
@@ -213,13 +217,13 @@ int main(int argc, char** argv) {
       for (int64_t r = 0; r < kRows; ++r) worst = std::max(worst, std::fabs(y[r] - ref[r]) / std::max(abs_wx[r], 1e-30));
     const Timing blas = cpu_only ? Timing{} : time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
     const Timing cl = ocl.available && !cpu_only ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
-    std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n", bt.label.c_str(), bytes / (1 << 20),
-                std::string(cpu_kernel_variant(v)).c_str(), cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), gbps(cpu), 100 * gbps(cpu) / bw_before.median_gbps, gbps(blas),
+    std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n", bt.label.c_str(), bytes / (1 << 20),
+                std::string(cpu_kernel_variant(v)).c_str(), cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), bw, gbps(cpu), 100 * gbps(cpu) / bw, gbps(blas),
                 gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",
                 cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
     std::fflush(stdout);
   }
-  const auto bw_after = bench::measure_read_bandwidth(threads);
+  const auto bw_after = probe.measure(threads);
   std::printf("\nread bandwidth after: median %.1f GB/s, best %.1f GB/s\n", bw_after.median_gbps, bw_after.best_gbps);
   return 0;
 }
