@@ -236,57 +236,46 @@ void group_x_sums(const CpuArgs& a, RowScales& rs) {
     for (int64_t k = 0; k < per; ++k) rs.xg[g] += a.xsum16[g * per + k];
 }
 
-// 4-bit: sum(q x) = 16 (sum((1 + q/16) x) - sum(x)); a 64-element step is 32 bytes = two runs of
-// 16 lo nibbles (xperm 0..15, 32..47) and two of hi nibbles (16..31, 48..63).
-template <int R>
-void affine4_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc) {
+// One 64-element step of a group into two partial sums. 4-bit: sum(q x) = 16 (sum((1 + q/16) x) -
+// sum(x)); the step's 32 bytes give two runs of 16 lo nibbles (xperm 0..15, 32..47) and two of hi
+// nibbles (16..31, 48..63). 8-bit: 16 codes widened per vector against x.
+template <int kBits>
+inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512& t0, __m512& t1) {
+  if constexpr (kBits == 4) {
+    const __m256i m78 = _mm256_set1_epi8(0x78), m80 = _mm256_set1_epi8(static_cast<char>(0x80));
+    const uint8_t* p = row + e / 2;
+    prefetch_span(p + 512, 32);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m512i lo = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_slli_epi16(q, 3), m78, m80, 0xEA));
+    const __m512i hi = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 1), m78, m80, 0xEA));
+    const float* xp = a.xperm + e;
+    t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[0], ix.one), _mm512_loadu_ps(xp), t0);
+    t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[0], ix.one), _mm512_loadu_ps(xp + 16), t1);
+    t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[1], ix.one), _mm512_loadu_ps(xp + 32), t0);
+    t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[1], ix.one), _mm512_loadu_ps(xp + 48), t1);
+  } else {
+    const uint8_t* p = row + e;
+    prefetch_span(p + 1024, 64);
+    t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p)), _mm512_loadu_ps(a.x + e), t0);
+    t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), _mm512_loadu_ps(a.x + e + 16), t1);
+    t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), _mm512_loadu_ps(a.x + e + 32), t0);
+    t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), _mm512_loadu_ps(a.x + e + 48), t1);
+  }
+}
+
+// R rows: per group, sum the steps, then one multiply by the row's (prepared) group scale.
+template <int kBits, int R>
+void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc) {
+  constexpr float kScale = kBits == 4 ? 16.0f : 1.0f, kOne = kBits == 4 ? 16.0f : 0.0f;
   const TensorView& v = *a.view;
   const int64_t g = v.group_size, groups = v.n_cols / g;
   const MidIdx ix;
-  const __m256i m78 = _mm256_set1_epi8(0x78), m80 = _mm256_set1_epi8(static_cast<char>(0x80));
   float bias[R];
   __m512 acc[R];
   const uint8_t* rows[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
-    bias[i] = row_scales(a, r + i, 16.0f, 16.0f, rs, sc[i].data());
-    acc[i] = _mm512_setzero_ps();
-    rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
-  }
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const int64_t e0 = gi * g;
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      prefetch_span(rows[i] + e0 / 2 + 512, 32);
-      __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
-      for (int64_t e = e0; e < e0 + g; e += 64) {
-        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[i] + e / 2));
-        const __m512i lo = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_slli_epi16(q, 3), m78, m80, 0xEA));
-        const __m512i hi = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 1), m78, m80, 0xEA));
-        const float* xp = a.xperm + e;
-        t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[0], ix.one), _mm512_loadu_ps(xp), t0);
-        t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[0], ix.one), _mm512_loadu_ps(xp + 16), t1);
-        t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[1], ix.one), _mm512_loadu_ps(xp + 32), t0);
-        t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[1], ix.one), _mm512_loadu_ps(xp + 48), t1);
-      }
-      acc[i] = _mm512_fmadd_ps(_mm512_add_ps(t0, t1), _mm512_set1_ps(sc[i][gi]), acc[i]);
-    }
-  }
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(acc[i]) + bias[i];
-}
-
-// 8-bit: 16 codes widened per vector, four vectors per 64-element step.
-template <int R>
-void affine8_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc) {
-  const TensorView& v = *a.view;
-  const int64_t g = v.group_size, groups = v.n_cols / g;
-  float bias[R];
-  __m512 acc[R];
-  const uint8_t* rows[R];
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) {
-    bias[i] = row_scales(a, r + i, 1.0f, 0.0f, rs, sc[i].data());
+    bias[i] = row_scales(a, r + i, kScale, kOne, rs, sc[i].data());
     acc[i] = _mm512_setzero_ps();
     rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
   }
@@ -295,14 +284,7 @@ void affine8_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
-      for (int64_t e = e0; e < e0 + g; e += 64) {
-        const uint8_t* p = rows[i] + e;
-        prefetch_span(p + 1024, 64);
-        t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p)), _mm512_loadu_ps(a.x + e), t0);
-        t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), _mm512_loadu_ps(a.x + e + 16), t1);
-        t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), _mm512_loadu_ps(a.x + e + 32), t0);
-        t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), _mm512_loadu_ps(a.x + e + 48), t1);
-      }
+      for (int64_t e = e0; e < e0 + g; e += 64) affine_step<kBits>(rows[i], e, a, ix, t0, t1);
       acc[i] = _mm512_fmadd_ps(_mm512_add_ps(t0, t1), _mm512_set1_ps(sc[i][gi]), acc[i]);
     }
   }
@@ -318,11 +300,9 @@ void affine_rows_vbmi(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const int64_t groups = a.view->n_cols / a.view->group_size;
   group_x_sums(a, rs);
   for (auto& s : sc) s.resize(static_cast<size_t>(groups));
-  auto one = kBits == 4 ? &affine4_n<1> : &affine8_n<1>;
-  auto many = kBits == 4 ? &affine4_n<R> : &affine8_n<R>;
   int64_t r = r0;
-  for (; r + R <= r1; r += R) many(a, r, y, rs, sc);
-  for (; r < r1; ++r) one(a, r, y, rs, sc);
+  for (; r + R <= r1; r += R) affine_n<kBits, R>(a, r, y, rs, sc);
+  for (; r < r1; ++r) affine_n<kBits, 1>(a, r, y, rs, sc);
 }
 
 }  // namespace vb

@@ -308,12 +308,13 @@ constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;
 
 #if AKVIEW_CPU_VBMI
 // AVX-512 VBMI kernels over R rows at a time: per super-block the scales (and mins) of a row are
-// unpacked with a few 32-bit / vector ops into an aligned float array (d * sc * 2^-24) and a min
-// vector dotted with xsum16; codes are unpacked 64 at a time with byte ops and widened 16 at a
-// time by top_f32 (one vpermb + one vcvtdq2ps). Two accumulators per row, one per parity of run.
+// unpacked with vector ops into an aligned float array and a min vector dotted with xsum16; codes
+// are unpacked 64 at a time with byte ops and turned into floats 16 at a time by one vpermb:
+// one_plus floats for the unsigned codes of q4_k / q5_k / q6_k (no conversion), top_f32 (vpermb +
+// vcvtdq2ps, code * 2^24) for q2_k / q3_k. Two accumulators per row, one per parity of run.
 namespace vb {
 
-constexpr int kAhead = 32;   // super-blocks prefetched ahead in each row
+constexpr int kAhead = 8;   // super-blocks prefetched ahead in each row (prefetch_span)
 
 // q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
 // (building them in memory and reloading as a vector stalls on store forwarding).
@@ -326,46 +327,19 @@ inline __m128i k4_scales(const uint8_t* q) {
   return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
 
-// Per-row constants of a q4_k / q5_k super-block: scf[8] = d*sc*2^-24; returns dmin*m (per 16-run) * xs.
-inline __m512 k4_prep(const uint8_t* p, __m512 xs, float* scf) {
+// Per-row constants of a q4_k / q5_k super-block for one_plus codes of `levels` steps (16 or 32):
+// scf[8] = levels*d*sc; returns the per-16-run (levels*d*sc + dmin*m) * xs, which removes both
+// the 1 of one_plus and the min.
+inline __m512 k4_prep_one(const uint8_t* p, __m512 xs, float levels, float* scf) {
   const __m128i sm = k4_scales(p + 4);
-  const float d = load_f16(p) * kTop, dmin = load_f16(p + 2);
-  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(d)));
+  const float dl = load_f16(p) * levels, dmin = load_f16(p + 2);
+  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(dl)));
+  const __m512 s16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(sm, sm)));
   const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(sm, sm)));
-  return _mm512_mul_ps(_mm512_mul_ps(m16, xs), _mm512_set1_ps(dmin));
-}
-
-// Two runs of 16 (bytes 16k.., 16(k+1)..) of v times x, times one scale, into acc.
-inline __m512 two_runs(__m512i v, __m512i i0, __m512i i1, const float* x, float sc, __m512 acc) {
-  __m512 t = _mm512_mul_ps(top_f32(v, i0), _mm512_loadu_ps(x));
-  t = _mm512_fmadd_ps(top_f32(v, i1), _mm512_loadu_ps(x + 16), t);
-  return _mm512_fmadd_ps(t, _mm512_set1_ps(sc), acc);
-}
-inline __m512 one_run(__m512i v, __m512i idx, const float* x, float sc, __m512 acc) {
-  return _mm512_fmadd_ps(_mm512_mul_ps(top_f32(v, idx), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
+  return _mm512_mul_ps(_mm512_fmadd_ps(s16, _mm512_set1_ps(dl), _mm512_mul_ps(m16, _mm512_set1_ps(dmin))), xs);
 }
 
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
-
-// lo / hi nibble vectors of 64 bytes hold, for chunk pair h: lo bytes 0..31 = sub-block 4h,
-// 32..63 = 4h+2; hi bytes 0..31 = 4h+1, 32..63 = 4h+3 (sub-block j = elements 32j..32j+31).
-inline void k4_half(__m512i lo, __m512i hi, const TopIdx& ix, const float* x, const float* scf, __m512& s0, __m512& s1) {
-  s0 = two_runs(lo, ix.k[0], ix.k[1], x, scf[0], s0);
-  s1 = two_runs(hi, ix.k[0], ix.k[1], x + 32, scf[1], s1);
-  s0 = two_runs(lo, ix.k[2], ix.k[3], x + 64, scf[2], s0);
-  s1 = two_runs(hi, ix.k[2], ix.k[3], x + 96, scf[3], s1);
-}
-
-// Per-row constants of a q4_k super-block for one_plus codes: scf[8] = 16*d*sc; returns the
-// per-16-run (16*d*sc + dmin*m) * xs that removes both the 1 of one_plus and the min.
-inline __m512 k4_prep_one(const uint8_t* p, __m512 xs, float* scf) {
-  const __m128i sm = k4_scales(p + 4);
-  const float d16 = load_f16(p) * 16.0f, dmin = load_f16(p + 2);
-  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(d16)));
-  const __m512 s16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(sm, sm)));
-  const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(sm, sm)));
-  return _mm512_mul_ps(_mm512_fmadd_ps(s16, _mm512_set1_ps(d16), _mm512_mul_ps(m16, _mm512_set1_ps(dmin))), xs);
-}
 
 // Two runs of 16 one_plus codes times x, times one scale, into acc.
 inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, __m512 acc) {
@@ -374,49 +348,17 @@ inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, f
   return _mm512_fmadd_ps(t, _mm512_set1_ps(sc), acc);
 }
 
-template <int R>
-void q4_k_n(const CpuArgs& a, int64_t r, float* y) {
+// q4_k, and q5_k (kQ5) which adds a fifth bit: element 64c+l (low nibble) has bit 2c of qh[l],
+// 64c+32+l bit 2c+1. Per 128-element half h, the lo nibbles of bytes 0..31 / 32..63 are sub-blocks
+// 4h / 4h+2 and the hi nibbles 4h+1 / 4h+3; codes become one_plus floats of 16 (32) levels.
+template <bool kQ5, int R>
+void k4_n(const CpuArgs& a, int64_t r, float* y) {
+  constexpr int kBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
   const MidIdx ix;
-  const __m512i m78 = _mm512_set1_epi8(0x78), m80 = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512 s0[R], s1[R], mn[R];
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
-  alignas(32) float scf[R][8];
-  for (int64_t b = 0; b < nb; ++b) {
-    const float* xb = a.x + b * 256;
-    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * 144;
-      prefetch_span(p + kAhead * 144, 144);
-      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, xs, scf[i]));
-      AKV_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        // lo nibbles of bytes 0..31 / 32..63: sub-blocks 4h / 4h+2; hi nibbles: 4h+1 / 4h+3.
-        const __m512i q = load512(p + 16 + 64 * h);
-        const __m512i lo = and_or(_mm512_slli_epi16(q, 3), m78, m80), hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
-        const float* x = xb + 128 * h;
-        const float* sc = scf[i] + 4 * h;
-        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], s1[i]);
-        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], s1[i]);
-      }
-    }
-  }
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
-}
-
-// q5_k: q4_k plus a fifth bit: element 64c+l (low nibble) has bit 2c of qh[l], 64c+32+l bit 2c+1.
-template <int R>
-void q5_k_n(const CpuArgs& a, int64_t r, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 256;
-  const TopIdx ix;
-  const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10);
+  const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10), m78 = _mm512_set1_epi8(0x78),
+                m7c = _mm512_set1_epi8(0x7C), m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
   __m512 s0[R], s1[R], mn[R];
   AKV_UNROLL
@@ -427,18 +369,29 @@ void q5_k_n(const CpuArgs& a, int64_t r, float* y) {
     const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * 176;
-      prefetch_span(p + kAhead * 176, 176);
-      mn[i] = _mm512_add_ps(mn[i], k4_prep(p, xs, scf[i]));
-      const __m512i qh = bcast256(p + 16);
+      const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
+      prefetch_span(p + kAhead * kBytes, kBytes);
+      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, xs, kQ5 ? 32.0f : 16.0f, scf[i]));
       AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
-        const __m512i q = load512(p + 48 + 64 * h);
-        const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
-        const __m512i hh = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][1]), 4), m10);
-        const __m512i lo = _mm512_ternarylogic_epi32(q, hl, m4, 0xEC);   // (q & m4) | hl
-        const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), hh, m4, 0xEC);
-        k4_half(lo, hi, ix, xb + 128 * h, scf[i] + 4 * h, s0[i], s1[i]);
+        const __m512i q = load512(p + kQs + 64 * h);
+        __m512i lo, hi;
+        if constexpr (kQ5) {
+          const __m512i qh = bcast256(p + 16);
+          const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
+          const __m512i hh = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][1]), 4), m10);
+          lo = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(q, hl, m4, 0xEC), 2), m7c, m80);   // ((q & m4) | hl) << 2
+          hi = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), hh, m4, 0xEC), 2), m7c, m80);
+        } else {
+          lo = and_or(_mm512_slli_epi16(q, 3), m78, m80);
+          hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
+        }
+        const float* x = xb + 128 * h;
+        const float* sc = scf[i] + 4 * h;
+        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], s1[i]);
+        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], s1[i]);
       }
     }
   }
@@ -497,6 +450,11 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+}
+
+// One run of 16 signed codes (top_f32: code * 2^24) times x, times one scale, into acc.
+inline __m512 one_run(__m512i v, __m512i idx, const float* x, float sc, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_mul_ps(top_f32(v, idx), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
 }
 
 // Eight runs of 16 (A: elements 0..63, B: 64..127 of a 128-element half) with per-run scales.
@@ -604,8 +562,8 @@ constexpr int kR = 2;   // rows per pass
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::q2_k, &rows_by<kR, &vb::q2_k_n<kR>, &vb::q2_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q3_k, &rows_by<kR, &vb::q3_k_n<kR>, &vb::q3_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
-    CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::q4_k_n<kR>, &vb::q4_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
-    CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::q5_k_n<kR>, &vb::q5_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::k4_n<false, kR>, &vb::k4_n<false, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::k4_n<true, kR>, &vb::k4_n<true, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q6_k, &rows_by<kR, &vb::q6_k_n<kR>, &vb::q6_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
 };
