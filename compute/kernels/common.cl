@@ -19,6 +19,17 @@ inline float hsum8(float8 p) {
   return s2.x + s2.y;
 }
 
+// The IQ4_NL / IQ4_XS code book (FORMATS.md §2.7), looked up for 16 nibbles at once. Written as a
+// vector built from variable-index element reads, which LLVM's x86 backend matches into one vpermps;
+// OpenCL's shuffle() goes through PoCL's library and ends up as 16 stack loads.
+inline float16 iq4_values(uchar16 nibbles) {
+  const float16 t = (float16)(-127.0f, -104.0f, -83.0f, -65.0f, -49.0f, -35.0f, -22.0f, -10.0f,
+                              1.0f, 13.0f, 25.0f, 38.0f, 53.0f, 69.0f, 89.0f, 113.0f);
+  const uint16 i = convert_uint16(nibbles);
+  return (float16)(t[i.s0], t[i.s1], t[i.s2], t[i.s3], t[i.s4], t[i.s5], t[i.s6], t[i.s7],
+                   t[i.s8], t[i.s9], t[i.sa], t[i.sb], t[i.sc], t[i.sd], t[i.se], t[i.sf]);
+}
+
 // Scalar companion types (scales / biases): 0 = f16, 1 = bf16, 2 = f32.
 inline float ld_scalar(__global const uchar* p, int type) {
   return type == 0 ? ld_f16(p) : (type == 1 ? ld_bf16(p) : ld_f32(p));
