@@ -3,7 +3,16 @@
 // inside the weight buffer (w_bytes), so a bad launch cannot read out of bounds (PoCL runs
 // kernels inside akview's process). No cl_khr_fp16 on PoCL: halves are read with vload_half.
 
-inline float ld_f16(__global const uchar* p) { return vload_half(0, (__global const half*)p); }
+// An IEEE half to float, exactly (subnormals, infinities, NaNs), in a few integer ops: cheaper than
+// PoCL's vload_half, which matters for the 32-element block types (one scale per 32 weights).
+inline float ld_f16(__global const uchar* p) {
+  const uint h = *(__global const ushort*)p;
+  const uint em = h & 0x7fffu;
+  float f = as_float((em << 13) + (112u << 23));          // normal: rebias the exponent 15 -> 127
+  if (em < 0x0400u) f = (float)em * 0x1p-24f;             // subnormal or zero
+  if (em >= 0x7c00u) f = as_float((em << 13) | 0x7f800000u);   // inf, NaN
+  return as_float(as_uint(f) | ((h & 0x8000u) << 16));
+}
 inline float ld_bf16(__global const uchar* p) { return as_float(((uint)p[0] | ((uint)p[1] << 8)) << 16); }
 inline float ld_f32(__global const uchar* p) { return as_float((uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24)); }
 inline uint ld_u32(__global const uchar* p) { return (uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24); }
