@@ -1,13 +1,69 @@
 // MLX affine / Ollama int4-int8 (FORMATS.md §3.2-3.4, §4.5): w = scale * q + bias per group; each
-// row is a little-endian bit stream (element i at bits [i*bits, (i+1)*bits)). 8- and 4-bit rows
-// take a vector path; 2, 3, 5, 6 bits extract codes one by one (reading a second byte only when
-// the code straddles it, so the last code of the buffer never reads past it).
+// row is a little-endian bit stream (element i at bits [i*bits, (i+1)*bits)). Groups hold a
+// multiple of 16 elements (the host checks), so every 16 elements are 2*bits whole bytes: they are
+// loaded exactly (never past the row), unpacked into 16 codes with constant swizzles and per-lane
+// shifts, dequantised with one fma and multiplied into float16 accumulators. Scales and biases
+// are decoded 16 groups at a time.
 
 inline uint code_at(__global const uchar* rp, int bits, int e) {
   const int bit = e * bits, byte = bit >> 3, sh = bit & 7;
   uint v = rp[byte];
   if (sh + bits > 8) v |= (uint)rp[byte + 1] << 8;
   return (v >> sh) & ((1u << bits) - 1u);
+}
+
+// Sixteen codes from 16-bit windows: lane i = (LO[i] | HI[i] << 8) >> SH[i], masked to `bits`.
+inline float16 codes16(uchar16 lo, uchar16 hi, uint16 sh, uint mask) {
+  return convert_float16(((convert_uint16(lo) | (convert_uint16(hi) << 8)) >> sh) & mask);
+}
+
+// The 16 codes of elements e .. e+15 (e a multiple of 16) of the row at rp.
+inline float16 unpack16(__global const uchar* rp, int bits, int e) {
+  __global const uchar* p = rp + (e / 8) * bits;   // e * bits / 8, exact since e % 16 == 0
+  switch (bits) {
+    case 2: {
+      const uchar4 b = vload4(0, p);
+      const uchar16 v = b.s0000111122223333;
+      return convert_float16((v >> (uchar16)(0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6, 0, 2, 4, 6)) & (uchar16)3);
+    }
+    case 3: {
+      const uchar8 b = (uchar8)(vload4(0, p), vload2(0, p + 4), (uchar2)0);
+      return codes16(b.s0001112233344455, b.s1112223344455555, (uint16)(0, 3, 6, 1, 4, 7, 2, 5, 0, 3, 6, 1, 4, 7, 2, 5), 7u);
+    }
+    case 5: {
+      const uchar2 t = vload2(0, p + 8);
+      const uchar16 b = (uchar16)(vload8(0, p), t, t, t, t);
+      return codes16(b.s0011233455667889, b.s1122344566778999, (uint16)(0, 5, 2, 7, 4, 1, 6, 3, 0, 5, 2, 7, 4, 1, 6, 3), 31u);
+    }
+    case 6: {
+      const uchar4 t = vload4(0, p + 8);
+      const uchar16 b = (uchar16)(vload8(0, p), t, t);
+      return codes16(b.s00123345667899ab, b.s112344567789aabb, (uint16)(0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2, 0, 6, 4, 2), 63u);
+    }
+    default: {   // 4
+      const uchar8 b = vload8(0, p);
+      const uchar16 v = b.s0011223344556677;
+      return convert_float16((v >> (uchar16)(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4)) & (uchar16)15);
+    }
+  }
+}
+
+// Sixteen IEEE halves to floats, exactly (subnormals, infinities and NaNs included).
+inline float16 halves_to_float16(ushort16 h) {
+  const uint16 u = convert_uint16(h);
+  const uint16 em = u & 0x7fffu;
+  const uint16 normal = (em << 13) + (112u << 23);                      // rebias the exponent 15 -> 127
+  const uint16 special = (em << 13) | 0x7f800000u;                      // exponent 31: inf / NaN
+  const float16 sub = convert_float16(em) * 0x1p-24f;                   // exponent 0: em * 2^-24
+  const float16 mag = select(as_float16(select(normal, special, em >= 0x7c00u)), sub, em < 0x0400u);
+  return as_float16(as_uint16(mag) | ((u & 0x8000u) << 16));
+}
+
+// Sixteen scalars of a companion type (0 = f16, 1 = bf16, 2 = f32) from p (aligned to its type).
+inline float16 ld_scalar16(__global const uchar* p, int type) {
+  if (type == 2) return vload16(0, (__global const float*)p);
+  const ushort16 h = vload16(0, (__global const ushort*)p);
+  return type == 1 ? as_float16(convert_uint16(h) << 16) : halves_to_float16(h);
 }
 
 __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const uchar* S, ulong s_bytes,
@@ -20,41 +76,40 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
   if ((ulong)(row + 1) * groups * ssz > s_bytes || (ulong)(row + 1) * groups * bsz > b_bytes) return;
   __global const uchar* srow = S + (ulong)row * groups * ssz;
   __global const uchar* brow = B + (ulong)row * groups * bsz;
-  const bool vec8 = bits == 8 && group_size % 16 == 0;
-  const bool vec4 = bits == 4 && group_size % 16 == 0;
+  const bool vec = group_size % 16 == 0 && bits != 7;
+  float16 a0 = 0.0f, a1 = 0.0f;
   float acc = 0.0f;
-  for (int g = 0; g < groups; ++g) {
-    const int e0 = g * group_size;
-    float sq = 0.0f, sx = 0.0f;
-    if (vec8) {
-      float16 a = 0.0f, ax = 0.0f;
-      for (int e = 0; e < group_size; e += 16) {
-        const float16 xv = vload16(0, x + e0 + e);
-        a += convert_float16(vload16(0, rp + e0 + e)) * xv;
-        ax += xv;
-      }
-      sq = hsum16(a);
-      sx = hsum16(ax);
-    } else if (vec4) {
-      float16 a = 0.0f, ax = 0.0f;
-      for (int e = 0; e < group_size; e += 16) {
-        const uchar8 q = vload8(0, rp + (e0 + e) / 2);
-        const float16 xv = vload16(0, x + e0 + e);
-        const float8 lo = convert_float8(q & (uchar8)0x0F), hi = convert_float8(q >> (uchar8)4);
-        a += (float16)(lo.s0, hi.s0, lo.s1, hi.s1, lo.s2, hi.s2, lo.s3, hi.s3,
-                       lo.s4, hi.s4, lo.s5, hi.s5, lo.s6, hi.s6, lo.s7, hi.s7) * xv;
-        ax += xv;
-      }
-      sq = hsum16(a);
-      sx = hsum16(ax);
+  float sc[16], bi[16];
+  for (int g0 = 0; g0 < groups; g0 += 16) {
+    const int ng = min(16, groups - g0);
+    if (ng == 16) {
+      vstore16(ld_scalar16(srow + g0 * ssz, s_type), 0, sc);
+      vstore16(ld_scalar16(brow + g0 * bsz, b_type), 0, bi);
     } else {
-      for (int e = 0; e < group_size; ++e) {
-        const float xv = x[e0 + e];
-        sq += (float)code_at(rp, bits, e0 + e) * xv;
-        sx += xv;
+      for (int i = 0; i < ng; ++i) {
+        sc[i] = ld_scalar(srow + (g0 + i) * ssz, s_type);
+        bi[i] = ld_scalar(brow + (g0 + i) * bsz, b_type);
       }
     }
-    acc += ld_scalar(srow + g * ssz, s_type) * sq + ld_scalar(brow + g * bsz, b_type) * sx;
+    for (int i = 0; i < ng; ++i) {
+      const int e0 = (g0 + i) * group_size;
+      const float16 s = sc[i], b = bi[i];
+      if (!vec) {
+        float sq = 0.0f, sx = 0.0f;
+        for (int e = 0; e < group_size; ++e) {
+          const float xv = x[e0 + e];
+          sq += (float)code_at(rp, bits, e0 + e) * xv;
+          sx += xv;
+        }
+        acc += sc[i] * sq + bi[i] * sx;
+      } else if (bits == 8) {
+        for (int e = e0; e < e0 + group_size; e += 16)
+          a0 = fma(fma(convert_float16(vload16(0, rp + e)), s, b), vload16(0, x + e), a0);
+      } else {
+        for (int e = e0; e < e0 + group_size; e += 16)
+          a1 = fma(fma(unpack16(rp, bits, e), s, b), vload16(0, x + e), a1);
+      }
+    }
   }
-  y[row] = acc;
+  y[row] = acc + hsum16(a0 + a1);
 }

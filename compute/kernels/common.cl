@@ -3,7 +3,16 @@
 // inside the weight buffer (w_bytes), so a bad launch cannot read out of bounds (PoCL runs
 // kernels inside akview's process). No cl_khr_fp16 on PoCL: halves are read with vload_half.
 
-inline float ld_f16(__global const uchar* p) { return vload_half(0, (__global const half*)p); }
+// An IEEE half to float, exactly (subnormals, infinities, NaNs), in a few integer ops: cheaper than
+// PoCL's vload_half, which matters for the 32-element block types (one scale per 32 weights).
+inline float ld_f16(__global const uchar* p) {
+  const uint h = *(__global const ushort*)p;
+  const uint em = h & 0x7fffu;
+  float f = as_float((em << 13) + (112u << 23));          // normal: rebias the exponent 15 -> 127
+  if (em < 0x0400u) f = (float)em * 0x1p-24f;             // subnormal or zero
+  if (em >= 0x7c00u) f = as_float((em << 13) | 0x7f800000u);   // inf, NaN
+  return as_float(as_uint(f) | ((h & 0x8000u) << 16));
+}
 inline float ld_bf16(__global const uchar* p) { return as_float(((uint)p[0] | ((uint)p[1] << 8)) << 16); }
 inline float ld_f32(__global const uchar* p) { return as_float((uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24)); }
 inline uint ld_u32(__global const uchar* p) { return (uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24); }
@@ -17,6 +26,17 @@ inline float hsum8(float8 p) {
   float4 s4 = p.lo + p.hi;
   float2 s2 = s4.lo + s4.hi;
   return s2.x + s2.y;
+}
+
+// The IQ4_NL / IQ4_XS code book (FORMATS.md §2.7), looked up for 16 nibbles at once. Written as a
+// vector built from variable-index element reads, which LLVM's x86 backend matches into one vpermps;
+// OpenCL's shuffle() goes through PoCL's library and ends up as 16 stack loads.
+inline float16 iq4_values(uchar16 nibbles) {
+  const float16 t = (float16)(-127.0f, -104.0f, -83.0f, -65.0f, -49.0f, -35.0f, -22.0f, -10.0f,
+                              1.0f, 13.0f, 25.0f, 38.0f, 53.0f, 69.0f, 89.0f, 113.0f);
+  const uint16 i = convert_uint16(nibbles);
+  return (float16)(t[i.s0], t[i.s1], t[i.s2], t[i.s3], t[i.s4], t[i.s5], t[i.s6], t[i.s7],
+                   t[i.s8], t[i.s9], t[i.sa], t[i.sb], t[i.sc], t[i.sd], t[i.se], t[i.sf]);
 }
 
 // Scalar companion types (scales / biases): 0 = f16, 1 = bf16, 2 = f32.

@@ -1,95 +1,96 @@
 // ggml 32-element blocks (FORMATS.md §2.7): q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl.
 // Element j = low nibble of qs[j], element j+16 = high nibble.
+// Each block is dequantised into two float16 (w = q * d + offset, one fma) and multiplied into two
+// float16 accumulators; the row is reduced horizontally once, at the end (PoCL runs one work-item
+// per row as straight AVX-512 code, so a per-block horizontal sum would dominate).
 
-__constant char kIq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+// Adds the two dequantised halves of a 32-element block times x[0..31] into the accumulators.
+#define AKV_DOT32(W0, W1, XB)                  \
+  a0 = fma((W0), vload16(0, (XB)), a0);        \
+  a1 = fma((W1), vload16(1, (XB)), a1);
 
 __kernel void mv_q4_0(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 18)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 18;
-    const float d = ld_f16(blk);
+    const float16 d = ld_f16(blk), off = -8.0f * d;
     const uchar16 q = vload16(0, blk + 2);
-    const float16 lo = convert_float16(convert_int16(q & (uchar16)0x0F) - 8);
-    const float16 hi = convert_float16(convert_int16(q >> (uchar16)4) - 8);
-    acc += d * hsum16(lo * vload16(0, x + b * 32) + hi * vload16(1, x + b * 32));
+    AKV_DOT32(fma(convert_float16(q & (uchar16)0x0F), d, off), fma(convert_float16(q >> (uchar16)4), d, off), x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
 
 __kernel void mv_q4_1(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 20)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 20;
-    const float d = ld_f16(blk), m = ld_f16(blk + 2);
+    const float16 d = ld_f16(blk), m = ld_f16(blk + 2);
     const uchar16 q = vload16(0, blk + 4);
-    const float16 x0 = vload16(0, x + b * 32), x1 = vload16(1, x + b * 32);
-    const float16 lo = convert_float16(q & (uchar16)0x0F);
-    const float16 hi = convert_float16(q >> (uchar16)4);
-    acc += d * hsum16(lo * x0 + hi * x1) + m * hsum16(x0 + x1);
+    AKV_DOT32(fma(convert_float16(q & (uchar16)0x0F), d, m), fma(convert_float16(q >> (uchar16)4), d, m), x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
 
-inline float q5_block(__global const uchar* qs, uint qh, float d, float m, int offset, __global const float* xb) {
-  const uchar16 q = vload16(0, qs);
-  const uint16 bit = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const int16 h0 = convert_int16(((uint16)qh >> bit) & 1u) << 4;
-  const int16 h1 = convert_int16(((uint16)qh >> (bit + 16u)) & 1u) << 4;
-  const float16 lo = convert_float16((convert_int16(q & (uchar16)0x0F) | h0) - offset);
-  const float16 hi = convert_float16((convert_int16(q >> (uchar16)4) | h1) - offset);
-  const float16 x0 = vload16(0, xb), x1 = vload16(1, xb);
-  return d * hsum16(lo * x0 + hi * x1) + m * hsum16(x0 + x1);
-}
+// q5: the fifth bit of element j is bit j of the 32-bit qh. off is -16 d (q5_0) or m (q5_1).
+#define AKV_Q5_BLOCK(QS, QH, D, OFF, XB)                                                       \
+  {                                                                                             \
+    const uchar16 q = vload16(0, (QS));                                                         \
+    const uint16 bit = (uint16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);          \
+    const uint16 h0 = (((uint16)(QH) >> bit) & 1u) << 4;                                        \
+    const uint16 h1 = (((uint16)(QH) >> (bit + 16u)) & 1u) << 4;                                \
+    AKV_DOT32(fma(convert_float16(convert_uint16(q & (uchar16)0x0F) | h0), (D), (OFF)),          \
+              fma(convert_float16(convert_uint16(q >> (uchar16)4) | h1), (D), (OFF)), (XB))      \
+  }
 
 __kernel void mv_q5_0(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 22)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 22;
-    acc += q5_block(blk + 6, ld_u32(blk + 2), ld_f16(blk), 0.0f, 16, x + b * 32);
+    const float16 d = ld_f16(blk), off = -16.0f * d;
+    AKV_Q5_BLOCK(blk + 6, ld_u32(blk + 2), d, off, x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
 
 __kernel void mv_q5_1(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 24)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 24;
-    acc += q5_block(blk + 8, ld_u32(blk + 4), ld_f16(blk), ld_f16(blk + 2), 0, x + b * 32);
+    const float16 d = ld_f16(blk), m = ld_f16(blk + 2);
+    AKV_Q5_BLOCK(blk + 8, ld_u32(blk + 4), d, m, x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
 
 __kernel void mv_q8_0(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 34)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 34;
-    const float16 q0 = convert_float16(as_char16(vload16(0, blk + 2)));
-    const float16 q1 = convert_float16(as_char16(vload16(0, blk + 18)));
-    acc += ld_f16(blk) * hsum16(q0 * vload16(0, x + b * 32) + q1 * vload16(1, x + b * 32));
+    const float16 d = ld_f16(blk);
+    AKV_DOT32(convert_float16(as_char16(vload16(0, blk + 2))) * d, convert_float16(as_char16(vload16(0, blk + 18))) * d, x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
 
 __kernel void mv_iq4_nl(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 18)
-  float acc = 0.0f;
+  float16 a0 = 0.0f, a1 = 0.0f;
   for (int b = 0; b < nb; ++b) {
     __global const uchar* blk = rp + b * 18;
-    __global const float* xb = x + b * 32;
-    float s = 0.0f;
-    for (int j = 0; j < 16; ++j) s += kIq4nl[blk[2 + j] & 0x0F] * xb[j] + kIq4nl[blk[2 + j] >> 4] * xb[j + 16];
-    acc += ld_f16(blk) * s;
+    const float16 d = ld_f16(blk);
+    const uchar16 q = vload16(0, blk + 2);
+    AKV_DOT32(iq4_values(q & (uchar16)0x0F) * d, iq4_values(q >> (uchar16)4) * d, x + b * 32)
   }
-  y[row] = acc;
+  y[row] = hsum16(a0 + a1);
 }
