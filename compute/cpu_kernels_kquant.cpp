@@ -327,16 +327,25 @@ inline __m128i k4_scales(const uint8_t* q) {
   return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
 
+// The sums of x over the 8 sub-blocks of a super-block, twice: lanes j and 8+j hold the sum of
+// x over sub-block j (32 elements = 16-runs 2j and 2j+1 of xs). Shared by all rows.
+inline __m512 k4_xsums(__m512 xs) {
+  const __m512i even = _mm512_set_epi32(14, 12, 10, 8, 6, 4, 2, 0, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_set_epi32(15, 13, 11, 9, 7, 5, 3, 1, 15, 13, 11, 9, 7, 5, 3, 1);
+  return _mm512_add_ps(_mm512_permutexvar_ps(even, xs), _mm512_permutexvar_ps(odd, xs));
+}
+
 // Per-row constants of a q4_k / q5_k super-block for one_plus codes of `levels` steps (16 or 32):
-// scf[8] = levels*d*sc; returns the per-16-run (levels*d*sc + dmin*m) * xs, which removes both
-// the 1 of one_plus and the min.
-inline __m512 k4_prep_one(const uint8_t* p, __m512 xs, float levels, float* scf) {
-  const __m128i sm = k4_scales(p + 4);
-  const float dl = load_f16(p) * levels, dmin = load_f16(p + 2);
-  _mm256_store_ps(scf, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(dl)));
-  const __m512 s16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpacklo_epi8(sm, sm)));
-  const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_unpackhi_epi8(sm, sm)));
-  return _mm512_mul_ps(_mm512_fmadd_ps(s16, _mm512_set1_ps(dl), _mm512_mul_ps(m16, _mm512_set1_ps(dmin))), xs);
+// scf[8] = levels*d*sc; returns (levels*d*sc_j, dmin*m_j) * x2 (lanes 0..7, 8..15), which removes
+// both the 1 of one_plus and the min once summed. Scales and mins are widened as one vector, and
+// [d, dmin] spread over the halves with one permute.
+inline __m512 k4_prep_one(const uint8_t* p, __m512 x2, __m512 levels, float* scf) {
+  const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));   // [d, dmin]
+  const __m512 coef = _mm512_mul_ps(_mm512_permutexvar_ps(halves, _mm512_castps128_ps512(dd)), levels);
+  const __m512 scm = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales(p + 4))), coef);
+  _mm256_store_ps(scf, _mm512_castps512_ps256(scm));
+  return _mm512_mul_ps(scm, x2);
 }
 
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
@@ -360,18 +369,19 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10), m78 = _mm512_set1_epi8(0x78),
                 m7c = _mm512_set1_epi8(0x7C), m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
+  const __m512 levels = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(kQ5 ? 32.0f : 16.0f), _mm512_set1_ps(1.0f));
   __m512 s0[R], s1[R], mn[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
   alignas(32) float scf[R][8];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
-    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
+    const __m512 x2 = k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16));
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
       prefetch_span(p + kAhead * kBytes, kBytes);
-      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, xs, kQ5 ? 32.0f : 16.0f, scf[i]));
+      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, x2, levels, scf[i]));
       AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
         const __m512i q = load512(p + kQs + 64 * h);
