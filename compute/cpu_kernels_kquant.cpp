@@ -221,82 +221,10 @@ void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
     y[r] = hsum(_mm256_add_ps(s0, s1));
   }
 }
-#if AKVIEW_CPU_AVX512
-// The same two kernels on 16 lanes: a 64-element q4_k chunk is 2 x 16 bytes; a q6_k 16-element
-// scale run is one vector.
-[[maybe_unused]] void q4_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 256;
-  const __m512i mask = _mm512_set1_epi32(0x0F);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    float mins = 0;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 144;
-      const float d = load_f16(p), dmin = load_f16(p + 2);
-      const float* xs = a.xsum16 + b * 16;
-      for (int c = 0; c < 4; ++c) {
-        int sc0, m0, sc1, m1;
-        scale_min_k4(2 * c, p + 4, sc0, m0);
-        scale_min_k4(2 * c + 1, p + 4, sc1, m1);
-        const uint8_t* q = p + 16 + 32 * c;
-        const float* x0 = a.x + b * 256 + 64 * c;
-        const __m512i w0 = u8x16_to_i32(q), w1 = u8x16_to_i32(q + 16);
-        __m512 lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w0, mask)), _mm512_loadu_ps(x0));
-        __m512 hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w0, 4)), _mm512_loadu_ps(x0 + 32));
-        lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w1, mask)), _mm512_loadu_ps(x0 + 16), lo);
-        hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w1, 4)), _mm512_loadu_ps(x0 + 48), hi);
-        s0 = _mm512_fmadd_ps(lo, _mm512_set1_ps(d * sc0), s0);
-        s1 = _mm512_fmadd_ps(hi, _mm512_set1_ps(d * sc1), s1);
-        mins += dmin * (m0 * (xs[4 * c] + xs[4 * c + 1]) + m1 * (xs[4 * c + 2] + xs[4 * c + 3]));
-      }
-    }
-    y[r] = hsum512(_mm512_add_ps(s0, s1)) - mins;
-  }
-}
-
-[[maybe_unused]] void q6_k_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 256;
-  const __m512i m4 = _mm512_set1_epi32(0x0F), m2 = _mm512_set1_epi32(3), k32 = _mm512_set1_epi32(32);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 210;
-      const float d = load_f16(p + 208);
-      const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
-      for (int n = 0; n < 2; ++n) {
-        const uint8_t* ql = p + 64 * n;
-        const uint8_t* qh = p + 128 + 32 * n;
-        const float* xb = a.x + b * 256 + 128 * n;
-        const int8_t* s = sc + 8 * n;
-        for (int is = 0; is < 2; ++is) {
-          const int l = 16 * is;
-          const __m512i lA = u8x16_to_i32(ql + l), lB = u8x16_to_i32(ql + l + 32), h = u8x16_to_i32(qh + l);
-          const __m512i q1 = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(lA, m4), _mm512_slli_epi32(_mm512_and_si512(h, m2), 4)), k32);
-          const __m512i q2 = _mm512_sub_epi32(_mm512_or_si512(_mm512_and_si512(lB, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 2), m2), 4)), k32);
-          const __m512i q3 = _mm512_sub_epi32(_mm512_or_si512(_mm512_srli_epi32(lA, 4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(h, 4), m2), 4)), k32);
-          const __m512i q4 = _mm512_sub_epi32(_mm512_or_si512(_mm512_srli_epi32(lB, 4), _mm512_slli_epi32(_mm512_srli_epi32(h, 6), 4)), k32);
-          s0 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q1), _mm512_loadu_ps(xb + l)), _mm512_set1_ps(d * s[is]), s0);
-          s1 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q2), _mm512_loadu_ps(xb + l + 32)), _mm512_set1_ps(d * s[is + 2]), s1);
-          s0 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q3), _mm512_loadu_ps(xb + l + 64)), _mm512_set1_ps(d * s[is + 4]), s0);
-          s1 = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(q4), _mm512_loadu_ps(xb + l + 96)), _mm512_set1_ps(d * s[is + 6]), s1);
-        }
-      }
-    }
-    y[r] = hsum512(_mm512_add_ps(s0, s1));
-  }
-}
-[[maybe_unused]] constexpr auto q4_k_best = &q4_k_rows_512;
-[[maybe_unused]] constexpr auto q6_k_best = &q6_k_rows_512;
-[[maybe_unused]] constexpr const char* kFast = "avx512";
-#else
+// AVX-512 machines with VBMI use the multi-row kernels below; others (AVX-512F only, or AVX2) these.
 [[maybe_unused]] constexpr auto q4_k_best = &q4_k_rows;
 [[maybe_unused]] constexpr auto q6_k_best = &q6_k_rows;
 [[maybe_unused]] constexpr const char* kFast = "avx2";
-#endif
 #else
 constexpr auto q4_k_rows = &block_rows<256, 144, &decode_q4_k>;
 constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;

@@ -116,36 +116,9 @@ void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     y[r] = hsum(_mm256_add_ps(s0, s1));
   }
 }
-#if AKVIEW_CPU_AVX512
-// q8_0 on 16 lanes: one block is two vectors.
-[[maybe_unused]] void q8_0_rows_512(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 32;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps();
-    auto block = [&](int64_t b, __m512& s) {
-      const uint8_t* p = row + b * 34;
-      const float* xb = a.x + b * 32;
-      __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 2)), _mm512_loadu_ps(xb));
-      t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(i8x16_to_i32(p + 18)), _mm512_loadu_ps(xb + 16), t);
-      s = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s);
-    };
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      block(b, s0);
-      block(b + 1, s1);
-    }
-    if (b < nb) block(b, s0);
-    y[r] = hsum512(_mm512_add_ps(s0, s1));
-  }
-}
-[[maybe_unused]] constexpr auto q8_0_best = &q8_0_rows_512;
-[[maybe_unused]] constexpr const char* kQ8Variant = "avx512";
-#else
+// AVX-512 machines with VBMI use the multi-row kernels below; others (AVX-512F only, or AVX2) these.
 constexpr auto q8_0_best = &q8_0_rows;
 constexpr const char* kQ8Variant = "avx2";
-#endif
 constexpr const char* kFast = "avx2";
 #else
 constexpr auto q8_0_rows = &block_rows<32, 34, &decode_q8_0>;
