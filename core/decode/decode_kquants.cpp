@@ -214,13 +214,8 @@ std::span<const BlockKernelPair> kquant_vector_kernels() {
 #endif
 }
 
-#if defined(AKVIEW_DECODE_AVX2)
-void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, q4_k_block_avx2>(v, b, e, o); }
-void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, q6_k_block_avx2>(v, b, e, o); }
-#else
-void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, q4_k_block>(v, b, e, o); }
-void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, q6_k_block>(v, b, e, o); }
-#endif
+void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, AKV_BEST_BLOCK(q4_k_block, q4_k_block_avx2)>(v, b, e, o); }
+void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, AKV_BEST_BLOCK(q6_k_block, q6_k_block_avx2)>(v, b, e, o); }
 
 void decode_q2_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 84, q2_k_block>(v, b, e, o); }
 void decode_q3_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 110, q3_k_block>(v, b, e, o); }

@@ -125,13 +125,8 @@ std::span<const BlockKernelPair> legacy_vector_kernels() {
 #endif
 }
 
-#if defined(AKVIEW_DECODE_AVX2)
-void decode_q4_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 18, q4_0_block_avx2>(v, b, e, o); }
-void decode_q8_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 34, q8_0_block_avx2>(v, b, e, o); }
-#else
-void decode_q4_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 18, q4_0_block>(v, b, e, o); }
-void decode_q8_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 34, q8_0_block>(v, b, e, o); }
-#endif
+void decode_q4_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 18, AKV_BEST_BLOCK(q4_0_block, q4_0_block_avx2)>(v, b, e, o); }
+void decode_q8_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 34, AKV_BEST_BLOCK(q8_0_block, q8_0_block_avx2)>(v, b, e, o); }
 
 void decode_q4_1(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 20, q4_1_block>(v, b, e, o); }
 void decode_q5_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 22, q5_0_block>(v, b, e, o); }

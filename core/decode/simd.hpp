@@ -16,6 +16,11 @@
 #if defined(__AVX2__) && defined(__F16C__)
 #define AKVIEW_DECODE_AVX2 1
 #include <immintrin.h>
+// The block decoder a build uses: the vector kernel when it has one, else the scalar reference
+// (the vector name is dropped unseen where it is not compiled).
+#define AKV_BEST_BLOCK(scalar, vector) vector
+#else
+#define AKV_BEST_BLOCK(scalar, vector) scalar
 #endif
 
 namespace akview::decode {
