@@ -120,10 +120,11 @@ JsonReader::JsonReader(std::span<const uint8_t> bytes, std::string_view file, ui
     : data_(bytes.data()), size_(bytes.size()), file_(file), base_(base),
       max_depth_(max_depth < 1 ? 1 : (max_depth > 64 ? 64 : max_depth)) {}
 
-void JsonReader::fail(ErrorCode code, uint64_t file_offset, std::string message) {
-  if (failed_) return;
+bool JsonReader::fail(ErrorCode code, uint64_t file_offset, std::string message) {
+  if (failed_) return false;
   failed_ = true;
   error_ = Error{code, std::string(file_), file_offset, std::move(message)};
+  return false;
 }
 
 bool JsonReader::syntax_error(std::string message) {

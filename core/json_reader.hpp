@@ -65,8 +65,9 @@ class JsonReader {
   const Error& error() const { return error_; }
   int depth() const { return depth_; }
   uint64_t file_offset() const { return base_ + pos_; }   // just past the last token
-  // Records an error found by the caller (schema rules) in the same sticky way.
-  void fail(ErrorCode code, uint64_t file_offset, std::string message);
+  // Records an error found by the caller (schema rules) in the same sticky way; returns false,
+  // so a parser can `return reader.fail(...)`.
+  bool fail(ErrorCode code, uint64_t file_offset, std::string message);
 
  private:
   enum class State : uint8_t { value, first_member, first_element, after_value, done };

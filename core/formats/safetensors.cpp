@@ -96,25 +96,20 @@ class HeaderParser {
   }
 
  private:
-  bool fail(ErrorCode code, uint64_t offset, std::string message) {
-    reader_.fail(code, offset, std::move(message));
-    return false;
-  }
-
   std::string_view keep(const JsonToken& tok) { return tok.escaped ? model_.intern(std::string(tok.text)) : tok.text; }
 
   bool parse_object() {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset,
+      return reader_.fail(ErrorCode::schema, tok.offset,
                   fmt::format("the header must be a JSON object, found {}", json_kind_name(tok.kind)));
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) break;
       const uint64_t key_offset = tok.offset;
       if (tok.text == kMetadataKey) {
-        if (seen_metadata_) return fail(ErrorCode::duplicate_key, key_offset, "the header has two '__metadata__' keys");
+        if (seen_metadata_) return reader_.fail(ErrorCode::duplicate_key, key_offset, "the header has two '__metadata__' keys");
         seen_metadata_ = true;
         if (!parse_metadata()) return false;
         continue;
@@ -131,7 +126,7 @@ class HeaderParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind == JsonKind::null) return true;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset,
+      return reader_.fail(ErrorCode::schema, tok.offset,
                   fmt::format("'__metadata__' must be an object of strings, found {}", json_kind_name(tok.kind)));
     const size_t first = model_.meta.size();
     NameSet keys;
@@ -146,13 +141,13 @@ class HeaderParser {
       entry.source = "safetensors";
       if (!reader_.next(tok)) return false;
       if (tok.kind != JsonKind::string)
-        return fail(ErrorCode::schema, tok.offset,
+        return reader_.fail(ErrorCode::schema, tok.offset,
                     fmt::format("metadata {} must be a string, found {}", quote_name(entry.key), json_kind_name(tok.kind)));
       entry.value.type = MetaType::string;
       entry.value.str = keep(tok);
       const auto index = static_cast<uint32_t>(model_.meta.size() - first);
       if (keys.insert(entry.key, index, key_of) != NameSet::kAbsent)
-        return fail(ErrorCode::duplicate_key, entry.offset,
+        return reader_.fail(ErrorCode::duplicate_key, entry.offset,
                     fmt::format("metadata key {} appears twice", quote_name(entry.key)));
       model_.meta.push_back(entry);
     }
@@ -162,7 +157,7 @@ class HeaderParser {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset,
+      return reader_.fail(ErrorCode::schema, tok.offset,
                   fmt::format("tensor {}: expected an object with dtype, shape and data_offsets, found {}",
                               quote_name(name), json_kind_name(tok.kind)));
     Tensor t;
@@ -181,11 +176,11 @@ class HeaderParser {
         has_dtype = true;
         if (!reader_.next(tok)) return false;
         if (tok.kind != JsonKind::string)
-          return fail(ErrorCode::schema, tok.offset,
+          return reader_.fail(ErrorCode::schema, tok.offset,
                       fmt::format("tensor {}: dtype must be a string, found {}", quote_name(name), json_kind_name(tok.kind)));
         auto type = dtypes_.lookup(tok.text);
         if (!type)
-          return fail(ErrorCode::unknown_type, tok.offset,
+          return reader_.fail(ErrorCode::unknown_type, tok.offset,
                       fmt::format("tensor {}: unknown dtype {} (names are exact and case-sensitive, e.g. 'BF16')",
                                   quote_name(name), quote_name(tok.text)));
         t.type = *type;
@@ -208,7 +203,7 @@ class HeaderParser {
     }
     const char* missing = !has_dtype ? "dtype" : !has_shape ? "shape" : !has_offsets ? "data_offsets" : nullptr;
     if (missing)
-      return fail(ErrorCode::schema, key_offset, fmt::format("tensor {} has no '{}'", quote_name(name), missing));
+      return reader_.fail(ErrorCode::schema, key_offset, fmt::format("tensor {} has no '{}'", quote_name(name), missing));
     // Until validate_layout(): offset/nbytes hold the raw relative [begin, end).
     t.offset = begin;
     t.nbytes = end;
@@ -247,27 +242,27 @@ class HeaderParser {
   }
 
   bool duplicate_field(std::string_view name, std::string_view field, uint64_t offset) {
-    return fail(ErrorCode::duplicate_key, offset, fmt::format("tensor {}: field '{}' appears twice", quote_name(name), field));
+    return reader_.fail(ErrorCode::duplicate_key, offset, fmt::format("tensor {}: field '{}' appears twice", quote_name(name), field));
   }
 
   bool parse_shape(std::string_view name, Tensor& t) {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::array_begin)
-      return fail(ErrorCode::schema, tok.offset,
+      return reader_.fail(ErrorCode::schema, tok.offset,
                   fmt::format("tensor {}: shape must be an array, found {}", quote_name(name), json_kind_name(tok.kind)));
     size_t rank = 0;
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::array_end) break;
       if (tok.kind != JsonKind::number)
-        return fail(ErrorCode::schema, tok.offset,
+        return reader_.fail(ErrorCode::schema, tok.offset,
                     fmt::format("tensor {}: shape holds {}, not an integer", quote_name(name), json_kind_name(tok.kind)));
       if (tok.num != JsonNumber::uint || tok.u > static_cast<uint64_t>(INT64_MAX))
-        return fail(ErrorCode::bad_shape, tok.offset,
+        return reader_.fail(ErrorCode::bad_shape, tok.offset,
                     fmt::format("tensor {}: dimension {} is not a non-negative integer", quote_name(name), tok.text));
       if (++rank > 255)
-        return fail(ErrorCode::too_many_dims, tok.offset,
+        return reader_.fail(ErrorCode::too_many_dims, tok.offset,
                     fmt::format("tensor {}: more than 255 dimensions", quote_name(name)));
       model_.dims.push_back(static_cast<int64_t>(tok.u));
     }
@@ -280,7 +275,7 @@ class HeaderParser {
     if (!reader_.next(tok)) return false;
     const uint64_t at = tok.offset;
     if (tok.kind != JsonKind::array_begin)
-      return fail(ErrorCode::schema, at,
+      return reader_.fail(ErrorCode::schema, at,
                   fmt::format("tensor {}: data_offsets must be an array, found {}", quote_name(name), json_kind_name(tok.kind)));
     uint64_t values[2] = {0, 0};
     size_t count = 0;
@@ -288,16 +283,16 @@ class HeaderParser {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::array_end) break;
       if (tok.kind != JsonKind::number)
-        return fail(ErrorCode::schema, tok.offset,
+        return reader_.fail(ErrorCode::schema, tok.offset,
                     fmt::format("tensor {}: data_offsets holds {}, not an integer", quote_name(name), json_kind_name(tok.kind)));
       if (tok.num != JsonNumber::uint)
-        return fail(ErrorCode::bad_offset, tok.offset,
+        return reader_.fail(ErrorCode::bad_offset, tok.offset,
                     fmt::format("tensor {}: data offset {} is not a non-negative integer", quote_name(name), tok.text));
       if (count < 2) values[count] = tok.u;
       ++count;
     }
     if (count != 2)
-      return fail(ErrorCode::schema, at,
+      return reader_.fail(ErrorCode::schema, at,
                   fmt::format("tensor {}: data_offsets must hold exactly 2 integers, found {}", quote_name(name), count));
     begin = values[0];
     end = values[1];

@@ -49,28 +49,24 @@ class IndexParser {
   }
 
  private:
-  bool fail(ErrorCode code, uint64_t offset, std::string message) {
-    reader_.fail(code, offset, std::move(message));
-    return false;
-  }
   std::string_view keep(const JsonToken& tok) { return tok.escaped ? model_.intern(std::string(tok.text)) : tok.text; }
 
   bool parse() {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset, fmt::format("the index must be a JSON object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("the index must be a JSON object, found {}", json_kind_name(tok.kind)));
     bool seen_map = false, seen_meta = false;
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) break;
       const uint64_t at = tok.offset;
       if (tok.text == "weight_map") {
-        if (seen_map) return fail(ErrorCode::duplicate_key, at, "the index has two 'weight_map' keys");
+        if (seen_map) return reader_.fail(ErrorCode::duplicate_key, at, "the index has two 'weight_map' keys");
         seen_map = true;
         if (!parse_weight_map()) return false;
       } else if (tok.text == "metadata") {
-        if (seen_meta) return fail(ErrorCode::duplicate_key, at, "the index has two 'metadata' keys");
+        if (seen_meta) return reader_.fail(ErrorCode::duplicate_key, at, "the index has two 'metadata' keys");
         seen_meta = true;
         if (!parse_metadata()) return false;
       } else {
@@ -78,7 +74,7 @@ class IndexParser {
       }
     }
     if (!reader_.next(tok)) return false;
-    if (!seen_map) return fail(ErrorCode::schema, 0, "the index has no 'weight_map'");
+    if (!seen_map) return reader_.fail(ErrorCode::schema, 0, "the index has no 'weight_map'");
     return true;
   }
 
@@ -86,7 +82,7 @@ class IndexParser {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset, fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
     NameSet names, shard_names;
     auto name_of = [&](uint32_t i) { return out_.entries[i].name; };
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
@@ -96,7 +92,7 @@ class IndexParser {
       WeightEntry entry{keep(tok), 0, tok.offset};
       if (!reader_.next(tok)) return false;
       if (tok.kind != JsonKind::string)
-        return fail(ErrorCode::schema, tok.offset,
+        return reader_.fail(ErrorCode::schema, tok.offset,
                     fmt::format("weight_map entry {} must name a shard file, found {}", quote_name(entry.name),
                                 json_kind_name(tok.kind)));
       const std::string_view shard = keep(tok);
@@ -109,7 +105,7 @@ class IndexParser {
       entry.shard = id;
       out_.entries.push_back(entry);
       if (names.insert(entry.name, static_cast<uint32_t>(out_.entries.size() - 1), name_of) != NameSet::kAbsent)
-        return fail(ErrorCode::duplicate_key, entry.offset,
+        return reader_.fail(ErrorCode::duplicate_key, entry.offset,
                     fmt::format("weight_map names tensor {} twice", quote_name(entry.name)));
     }
   }
@@ -120,7 +116,7 @@ class IndexParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind == JsonKind::null) return true;
     if (tok.kind != JsonKind::object_begin)
-      return fail(ErrorCode::schema, tok.offset, fmt::format("'metadata' must be an object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("'metadata' must be an object, found {}", json_kind_name(tok.kind)));
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) return true;
