@@ -19,6 +19,23 @@
 
 namespace {
 
+// One warm-up pass, then as many passes as take ~2 ms per timing; the best of `reps` timings,
+// in seconds per pass.
+template <class Pass>
+double best_seconds(Pass&& pass, int reps) {
+  pass();
+  auto t0 = std::chrono::steady_clock::now();
+  int inner = 0;
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.002) pass(), ++inner;
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < inner; ++i) pass();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
+  }
+  return best;
+}
+
 using akview::TensorView;
 using akview::TypeId;
 
@@ -116,16 +133,7 @@ std::pair<double, double> cache_resident(const Case& c, std::mt19937_64& rng, in
     for (int64_t r = 0; r < rows; r += kChunkRows)
       if (!akview::decode_rows(t.view, r, std::min(rows, r + kChunkRows), buf.data()).ok()) std::abort();
   };
-  pass();
-  auto t0 = std::chrono::steady_clock::now();
-  int inner = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.002) pass(), ++inner;
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < inner; ++i) pass();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
-  }
+  const double best = best_seconds(pass, reps);
   return {bytes / best / 1e9, static_cast<double>(rows * kCols) / best / 1e9};
 }
 
@@ -136,17 +144,7 @@ double store_ceiling_gelem(int reps) {
   std::vector<float> buf(static_cast<size_t>(kChunkRows * kCols));
   volatile float v = 1.0f;
   auto pass = [&] { std::fill(buf.begin(), buf.end(), static_cast<float>(v)); };
-  pass();
-  auto t0 = std::chrono::steady_clock::now();
-  int inner = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() < 0.002) pass(), ++inner;
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < inner; ++i) pass();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / inner);
-  }
-  return static_cast<double>(buf.size()) / best / 1e9;
+  return static_cast<double>(buf.size()) / best_seconds(pass, reps) / 1e9;
 }
 
 }  // namespace
