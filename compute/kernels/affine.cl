@@ -78,6 +78,45 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
   __global const uchar* brow = B + (ulong)row * groups * bsz;
   const bool vec = group_size % 16 == 0 && bits != 7;
   float16 a0 = 0.0f, a1 = 0.0f;
+  if (bits == 4 && group_size % 32 == 0) {
+    // 4-bit fast path: 16 bytes = 32 codes; byte i holds element 2i (low nibble) and 2i+1 (high).
+    // Each byte is duplicated by a constant swizzle (one vpshufb), widened to 32 bits and shifted
+    // by 0/4 per lane (vpsrlvd: the generic path's byte shifts became word shift + repack), and
+    // the loop has no bits switch; four accumulators (one FMA chain was the limit before).
+    float16 a2 = 0.0f, a3 = 0.0f;
+    float sc4[16], bi4[16];
+    for (int g0 = 0; g0 < groups; g0 += 16) {
+      const int ng = min(16, groups - g0);
+      if (ng == 16) {
+        vstore16(ld_scalar16(srow + g0 * ssz, s_type), 0, sc4);
+        vstore16(ld_scalar16(brow + g0 * bsz, b_type), 0, bi4);
+      } else {
+        for (int i = 0; i < ng; ++i) {
+          sc4[i] = ld_scalar(srow + (g0 + i) * ssz, s_type);
+          bi4[i] = ld_scalar(brow + (g0 + i) * bsz, b_type);
+        }
+      }
+      for (int i = 0; i < ng; ++i) {
+        const int e0 = (g0 + i) * group_size;
+        const float16 s = sc4[i], b = bi4[i];
+        for (int e = e0; e < e0 + group_size; e += 32) {
+          const uchar16 q = vload16(0, rp + e / 2);
+          const uint16 sh = (uint16)(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
+          const float16 w0 = fma(convert_float16((convert_uint16(q.s0011223344556677) >> sh) & 15u), s, b);
+          const float16 w1 = fma(convert_float16((convert_uint16(q.s8899aabbccddeeff) >> sh) & 15u), s, b);
+          if ((e & 32) == 0) {
+            a0 = fma(w0, vload16(0, x + e), a0);
+            a1 = fma(w1, vload16(1, x + e), a1);
+          } else {
+            a2 = fma(w0, vload16(0, x + e), a2);
+            a3 = fma(w1, vload16(1, x + e), a3);
+          }
+        }
+      }
+    }
+    y[row] = hsum16((a0 + a1) + (a2 + a3));
+    return;
+  }
   float acc = 0.0f;
   float sc[16], bi[16];
   for (int g0 = 0; g0 < groups; g0 += 16) {

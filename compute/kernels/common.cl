@@ -13,6 +13,14 @@ inline float ld_f16(__global const uchar* p) {
   if (em >= 0x7c00u) f = as_float((em << 13) | 0x7f800000u);   // inf, NaN
   return as_float(as_uint(f) | ((h & 0x8000u) << 16));
 }
+// The same, through vcvtph2ps: PoCL lowers vload_half8/16 to it but scalar vload_half and
+// vload_half2/4 to a software routine, and its vload_half8 on __global memory is an aligned 16-byte
+// load (faults on a 34-byte-stride block scale). So the half goes into an aligned private ushort8
+// first; LLVM forwards the store and converts the register.
+inline float ld_f16_hw(__global const uchar* p) {
+  const ushort8 t = (ushort8)(*(__global const ushort*)p, 0, 0, 0, 0, 0, 0, 0);
+  return vload_half8(0, (const __private half*)&t).s0;
+}
 inline float ld_bf16(__global const uchar* p) { return as_float(((uint)p[0] | ((uint)p[1] << 8)) << 16); }
 inline float ld_f32(__global const uchar* p) { return as_float((uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24)); }
 inline uint ld_u32(__global const uchar* p) { return (uint)p[0] | ((uint)p[1] << 8) | ((uint)p[2] << 16) | ((uint)p[3] << 24); }

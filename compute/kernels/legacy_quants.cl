@@ -70,15 +70,27 @@ __kernel void mv_q5_1(__global const uchar* W, ulong w_bytes, __global const flo
   y[row] = hsum16(a0 + a1);
 }
 
+// q8_0: the block scale is decoded with one vcvtph2ps (ld_f16_hw) instead of the integer decode; two blocks per iteration into four
+// float16 accumulators, and the scale applied once per block (p = q0*x0 + q1*x1, acc += p*d).
+#define AKV_Q8_BLOCK(BLK, XB, A)                                                   \
+  {                                                                                    \
+    const float16 d = ld_f16_hw(BLK);                                                       \
+    const float16 p = fma(convert_float16(as_char16(vload16(0, (BLK) + 18))), vload16(1, (XB)), \
+                          convert_float16(as_char16(vload16(0, (BLK) + 2))) * vload16(0, (XB))); \
+    A = fma(p, d, A);                                                                  \
+  }
+
 __kernel void mv_q8_0(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 34)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  int b = 0;
+  for (; b + 2 <= nb; b += 2) {
     __global const uchar* blk = rp + b * 34;
-    const float16 d = ld_f16(blk);
-    AKV_DOT32(convert_float16(as_char16(vload16(0, blk + 2))) * d, convert_float16(as_char16(vload16(0, blk + 18))) * d, x + b * 32)
+    AKV_Q8_BLOCK(blk, x + b * 32, a0)
+    AKV_Q8_BLOCK(blk + 34, x + b * 32 + 32, a1)
   }
+  if (b < nb) AKV_Q8_BLOCK(rp + b * 34, x + b * 32, a0)
   y[row] = hsum16(a0 + a1);
 }
 
