@@ -204,7 +204,9 @@ TEST(ValueCommands, DevicesListsEveryBackend) {
   std::set<std::string> names;
   for (const auto& b : j["backends"]) {
     names.insert(b["name"]);
-    if (!b["available"].get<bool>()) EXPECT_FALSE(b["reason"].get<std::string>().empty()) << b["name"];
+    if (!b["available"].get<bool>()) {
+      EXPECT_FALSE(b["reason"].get<std::string>().empty()) << b["name"];
+    }
   }
   EXPECT_EQ(names, (std::set<std::string>{"reference", "cpu", "blas", "opencl"}));
 }

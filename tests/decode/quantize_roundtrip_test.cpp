@@ -42,7 +42,9 @@ TEST(FixtureQuantizers, HalfRoundingPicksTheNearestValue) {
       }
       for (int step : {-1, 1}) {
         const float neighbour = decode_one(type, static_cast<uint16_t>(h + step));
-        if (std::isfinite(neighbour) && (h & 0x7fff) != 0) EXPECT_LE(std::fabs(x - got), std::fabs(x - neighbour)) << x;
+        if (std::isfinite(neighbour) && (h & 0x7fff) != 0) {
+          EXPECT_LE(std::fabs(x - got), std::fabs(x - neighbour)) << x;
+        }
       }
     }
   }

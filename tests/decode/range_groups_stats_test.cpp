@@ -178,7 +178,9 @@ TEST(DecodeGroups, EveryOracleTypeListsGroups) {
       ASSERT_FALSE(g->empty());
       for (const auto& q : *g) {
         EXPECT_LE(q.value_min, q.value_max);
-        if (q.levels_total) EXPECT_LE(q.levels_used, q.levels_total) << t["type"];
+        if (q.levels_total) {
+          EXPECT_LE(q.levels_used, q.levels_total) << t["type"];
+        }
       }
     }
   }

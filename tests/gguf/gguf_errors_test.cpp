@@ -399,7 +399,7 @@ TEST(GgufManyTensors, SeventyThousandTensorsAndALateDuplicate) {
   GgufWriter w;
   w.options().alignment = 4;
   w.set_alignment(4);
-  for (int i = 0; i < 70000; ++i) w.add_tensor({"t" + std::to_string(i), kGgmlF32, {1}});
+  for (int i = 0; i < 70000; ++i) w.add_tensor({std::string("t").append(std::to_string(i)), kGgmlF32, {1}});
   auto ok = write_and_open(dir, w);
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
   EXPECT_EQ(ok->tensors.size(), 70000u);
