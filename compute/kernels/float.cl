@@ -34,11 +34,17 @@ __kernel void mv_f16(__global const uchar* W, ulong w_bytes, __global const floa
 __kernel void mv_bf16(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   AKV_ROW_PROLOGUE((ulong)cols * 2)
   __global const ushort* w = (__global const ushort*)rp;
-  float acc = 0.0f;
   int j = 0;
-  float8 a = 0.0f;
-  for (; j + 8 <= cols; j += 8) a += as_float8(convert_uint8(vload8(0, w + j)) << 16) * vload8(0, x + j);
-  acc = hsum8(a);
+  // Four 16-wide accumulators (as mv_f16): one accumulator makes every fma wait on the last.
+  float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  for (; j + 64 <= cols; j += 64) {
+    a0 = fma(as_float16(convert_uint16(vload16(0, w + j)) << 16), vload16(0, x + j), a0);
+    a1 = fma(as_float16(convert_uint16(vload16(1, w + j)) << 16), vload16(1, x + j), a1);
+    a2 = fma(as_float16(convert_uint16(vload16(2, w + j)) << 16), vload16(2, x + j), a2);
+    a3 = fma(as_float16(convert_uint16(vload16(3, w + j)) << 16), vload16(3, x + j), a3);
+  }
+  for (; j + 16 <= cols; j += 16) a0 = fma(as_float16(convert_uint16(vload16(0, w + j)) << 16), vload16(0, x + j), a0);
+  float acc = hsum16((a0 + a1) + (a2 + a3));
   for (; j < cols; ++j) acc += as_float((uint)w[j] << 16) * x[j];
   y[row] = acc;
 }
