@@ -58,7 +58,7 @@ void prepare_affine(const TensorView& v, const float* x, std::vector<float>& xpe
 // 8 bytes left (a byte-wise copy through the stack stalls the wide reload), byte by byte at its end.
 template <int kBits>
 void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e0, float* __restrict out) {
-  constexpr uint64_t kMask = (uint64_t{1} << (8 * kBits)) - 1;
+  constexpr uint64_t kMask = kBits >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * kBits)) - 1;
   for (int k = 0; k < 32; k += 8) {
     const uint64_t at = static_cast<uint64_t>(e0 + k) * kBits / 8;
     uint64_t word = 0;
