@@ -2,6 +2,7 @@
 // come from the per-family tables (cpu_kernels_*.cpp); any other decodable type is decoded a row
 // tile at a time by decode_rows into a reused per-thread buffer, then dotted with x.
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "compute/backends.hpp"
@@ -42,7 +43,10 @@ void decoded_rows(const TensorView& view, const float* x, int64_t r0, int64_t r1
 class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
-  Availability availability() const override { return {true, ""}; }
+  Availability availability() const override {
+    constexpr const char* kSimd = AKVIEW_CPU_VBMI ? "AVX-512 VBMI" : AKVIEW_CPU_AVX512 ? "AVX-512" : AKVIEW_CPU_AVX2 ? "AVX2" : "portable";
+    return {true, std::to_string(shared_pool().threads()) + " threads, " + kSimd};
+  }
   bool supports(const TensorView& view) const override { return find_kernel(view) || can_decode(view.type); }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
