@@ -128,7 +128,8 @@ TEST(PyTorch, MaliciousPickleIsRefusedNamingTheGlobal) {
   auto model = open_model(oracle("pytorch/malicious_os_system.pt"));
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().code, ErrorCode::refused);
-  EXPECT_NE(model.error().message.find("'" + entry["offending_global"].get<std::string>() + "'"), std::string::npos)
+  const std::string quoted = std::string("'").append(entry["offending_global"].get<std::string>()).append("'");
+  EXPECT_NE(model.error().message.find(quoted), std::string::npos)
       << model.error().to_string();
   EXPECT_NE(model.error().offset, kNoOffset);
 }
