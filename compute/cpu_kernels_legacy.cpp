@@ -18,7 +18,7 @@ using namespace simd;
     out[j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
   }
 }
-void decode_q4_1(const uint8_t* __restrict b, float* __restrict out) {
+[[maybe_unused]] void decode_q4_1(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b), m = load_f16(b + 2);
   for (int j = 0; j < 16; ++j) {
     out[j] = static_cast<float>(b[4 + j] & 0x0F) * d + m;
@@ -90,7 +90,7 @@ void decode_iq4_nl(const uint8_t* __restrict b, float* __restrict out) {
 }
 
 // q4_0: widen 8 bytes of nibbles to int32 lanes; low nibbles are elements 0..15, high 16..31.
-void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
+[[maybe_unused]] void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
   const __m256i mask = _mm256_set1_epi32(0x0F), eight = _mm256_set1_epi32(8);
@@ -203,18 +203,58 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]) + mins[i];
 }
+
+// q4_0 / q4_1 (kMin) over R rows with one_plus codes: per block, t = sum((1 + q/16) x) over its 32
+// elements; sum(q x) = 16 (t - X) with X = sum(x), so a q4_0 block adds 16 d t - 24 d X and a q4_1
+// block 16 d t + (m - 16 d) X. The X terms go to a second accumulator as (x0 + x1) times the coefficient.
+template <int R, bool kMin>
+void q4_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  constexpr int kBytes = kMin ? 20 : 18, kQs = kMin ? 4 : 2;
+  const MidIdx ix;
+  const __m128i m78 = _mm_set1_epi8(0x78), m80 = _mm_set1_epi8(static_cast<char>(0x80));
+  const uint8_t* rows[R];
+  __m512 s[R], c[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) {
+    rows[i] = row_ptr(v, r + i);
+    s[i] = c[i] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+    const __m512 x01 = _mm512_add_ps(x0, x1);
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = rows[i] + b * kBytes;
+      prefetch_span(p + 1024, kBytes);
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQs));
+      const __m512i lo = _mm512_castsi128_si512(_mm_ternarylogic_epi32(_mm_slli_epi16(q, 3), m78, m80, 0xEA));
+      const __m512i hi = _mm512_castsi128_si512(_mm_ternarylogic_epi32(_mm_srli_epi16(q, 1), m78, m80, 0xEA));
+      __m512 t = _mm512_mul_ps(one_plus(lo, ix.k[0], ix.one), x0);
+      t = _mm512_fmadd_ps(one_plus(hi, ix.k[0], ix.one), x1, t);
+      const float d = load_f16(p);
+      s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(16.0f * d), s[i]);
+      c[i] = _mm512_fmadd_ps(x01, _mm512_set1_ps(kMin ? load_f16(p + 2) - 16.0f * d : -24.0f * d), c[i]);
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s[i], c[i]));
+}
 }  // namespace vb
 constexpr int kR = 4;
 #endif
 
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q4_0, q4_0_rows, nullptr, nullptr, kFast},
-    CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
 #if AKVIEW_CPU_VBMI
+    CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::q4_n<kR, false>, &vb::q4_n<1, false>>, nullptr, nullptr, "avx512vbmi x4 rows"},
+    CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::q4_n<kR, true>, &vb::q4_n<1, true>>, nullptr, nullptr, "avx512vbmi x4 rows"},
     CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
 #else
+    CpuKernelRow{TypeId::q4_0, q4_0_rows, nullptr, nullptr, kFast},
+    CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_0, &block_rows<32, 22, &decode_q5_0>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
