@@ -124,7 +124,7 @@ inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
 }
 
 
-void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
+[[maybe_unused]] void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
   const float d = load_f16(b);
   const uint16_t sh = load_u16(b + 2);
   const uint8_t* sl = b + 4;
@@ -492,6 +492,35 @@ void q3_k_n(const CpuArgs& a, int64_t r, float* y) {
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
 }
 
+// iq4_xs over R rows: 8 sub-blocks of 32 with 6-bit scales (ls - 32) * d; the codes look up their
+// values by vpermps (iq4_block32).
+template <int R>
+void iq4_xs_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m512 table = iq4_table();
+  __m512 s[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 136;
+      prefetch_span(p + kAhead * 136, 136);
+      const float d = load_f16(p);
+      const uint32_t sh = load_u16(p + 2), sl = load_u32(p + 4);
+      AKV_UNROLL
+      for (int ib = 0; ib < 8; ++ib) {
+        const int ls = static_cast<int>(((sl >> (4 * ib)) & 0xF) | (((sh >> (2 * ib)) & 3) << 4));
+        s[i] = iq4_block32(p + 8 + 16 * ib, xb + 32 * ib, d * static_cast<float>(ls - 32), table, s[i]);
+      }
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
+}
+
 }  // namespace vb
 #endif
 
@@ -503,7 +532,7 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::k4_n<false, kR>, &vb::k4_n<false, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::k4_n<true, kR>, &vb::k4_n<true, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q6_k, &rows_by<kR, &vb::q6_k_n<kR>, &vb::q6_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
-    CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
+    CpuKernelRow{TypeId::iq4_xs, &rows_by<kR, &vb::iq4_xs_n<kR>, &vb::iq4_xs_n<1>>, nullptr, nullptr, "avx512 x2 rows"},
 };
 #else
 constexpr std::array kRows = {

@@ -50,7 +50,7 @@ using namespace simd;
   for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
 }
 
-void decode_iq4_nl(const uint8_t* __restrict b, float* __restrict out) {
+[[maybe_unused]] void decode_iq4_nl(const uint8_t* __restrict b, float* __restrict out) {
   const float d = load_f16(b);
 #if AKVIEW_CPU_AVX2
   iq4_lookup32(b + 2, d, out);   // out is 32-float aligned: block_rows' buffer
@@ -241,6 +241,31 @@ void q4_n(const CpuArgs& a, int64_t r, float* y) {
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s[i], c[i]));
 }
+
+// iq4_nl over R rows: per block the codes look up their values by vpermps (iq4_block32).
+template <int R>
+void iq4_nl_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  const __m512 table = iq4_table();
+  const uint8_t* rows[R];
+  __m512 s[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) {
+    rows[i] = row_ptr(v, r + i);
+    s[i] = _mm512_setzero_ps();
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = rows[i] + b * 18;
+      prefetch_span(p + 1024, 18);
+      s[i] = iq4_block32(p + 2, a.x + b * 32, load_f16(p), table, s[i]);
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
+}
 }  // namespace vb
 constexpr int kR = 4;
 #endif
@@ -259,7 +284,11 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
 #endif
+#if AKVIEW_CPU_VBMI
+    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::iq4_nl_n<kR>, &vb::iq4_nl_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
+#else
     CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
+#endif
 };
 
 }  // namespace
