@@ -204,16 +204,19 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]) + mins[i];
 }
 
-// q4_0 / q4_1 (kMin) over R rows with one_plus codes: per block, t = sum((1 + q/16) x) over its 32
-// elements; sum(q x) = 16 (t - X) with X = sum(x), so a q4_0 block adds 16 d t - 24 d X and a q4_1
-// block 16 d t + (m - 16 d) X. The X terms go to a second accumulator as (x0 + x1) times the coefficient.
-template <int R, bool kMin>
-void q4_n(const CpuArgs& a, int64_t r, float* y) {
+// 4-bit blocks of 32 by table lookup (iq4_block32: vpmovzxbd + vpermps per 16 codes) over R rows:
+// iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes, plus m * sum(x) per block, kept in a
+// second accumulator as (x0 + x1) * m).
+inline __m512 codes_minus(int offset) {
+  return _mm512_sub_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(static_cast<float>(offset)));
+}
+template <int R, TypeId kType>
+void lut4_n(const CpuArgs& a, int64_t r, float* y) {
+  constexpr bool kMin = kType == TypeId::q4_1;
+  constexpr int kBytes = kMin ? 20 : 18, kQs = kMin ? 4 : 2;
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
-  constexpr int kBytes = kMin ? 20 : 18, kQs = kMin ? 4 : 2;
-  const MidIdx ix;
-  const __m128i m78 = _mm_set1_epi8(0x78), m80 = _mm_set1_epi8(static_cast<char>(0x80));
+  const __m512 table = kType == TypeId::iq4_nl ? iq4_table() : codes_minus(kType == TypeId::q4_0 ? 8 : 0);
   const uint8_t* rows[R];
   __m512 s[R], c[R];
   AKV_UNROLL
@@ -222,49 +225,17 @@ void q4_n(const CpuArgs& a, int64_t r, float* y) {
     s[i] = c[i] = _mm512_setzero_ps();
   }
   for (int64_t b = 0; b < nb; ++b) {
-    const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
-    const __m512 x01 = _mm512_add_ps(x0, x1);
+    const float* xb = a.x + b * 32;
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = rows[i] + b * kBytes;
       prefetch_span(p + 1024, kBytes);
-      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQs));
-      const __m512i lo = _mm512_castsi128_si512(_mm_ternarylogic_epi32(_mm_slli_epi16(q, 3), m78, m80, 0xEA));
-      const __m512i hi = _mm512_castsi128_si512(_mm_ternarylogic_epi32(_mm_srli_epi16(q, 1), m78, m80, 0xEA));
-      __m512 t = _mm512_mul_ps(one_plus(lo, ix.k[0], ix.one), x0);
-      t = _mm512_fmadd_ps(one_plus(hi, ix.k[0], ix.one), x1, t);
-      const float d = load_f16(p);
-      s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(16.0f * d), s[i]);
-      c[i] = _mm512_fmadd_ps(x01, _mm512_set1_ps(kMin ? load_f16(p + 2) - 16.0f * d : -24.0f * d), c[i]);
+      s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
+      if constexpr (kMin) c[i] = _mm512_fmadd_ps(_mm512_add_ps(_mm512_loadu_ps(xb), _mm512_loadu_ps(xb + 16)), _mm512_set1_ps(load_f16(p + 2)), c[i]);
     }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s[i], c[i]));
-}
-
-// iq4_nl over R rows: per block the codes look up their values by vpermps (iq4_block32).
-template <int R>
-void iq4_nl_n(const CpuArgs& a, int64_t r, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 32;
-  const __m512 table = iq4_table();
-  const uint8_t* rows[R];
-  __m512 s[R];
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) {
-    rows[i] = row_ptr(v, r + i);
-    s[i] = _mm512_setzero_ps();
-  }
-  for (int64_t b = 0; b < nb; ++b) {
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = rows[i] + b * 18;
-      prefetch_span(p + 1024, 18);
-      s[i] = iq4_block32(p + 2, a.x + b * 32, load_f16(p), table, s[i]);
-    }
-  }
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
 }
 }  // namespace vb
 constexpr int kR = 4;
@@ -272,8 +243,8 @@ constexpr int kR = 4;
 
 constexpr std::array kRows = {
 #if AKVIEW_CPU_VBMI
-    CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::q4_n<kR, false>, &vb::q4_n<1, false>>, nullptr, nullptr, "avx512vbmi x4 rows"},
-    CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::q4_n<kR, true>, &vb::q4_n<1, true>>, nullptr, nullptr, "avx512vbmi x4 rows"},
+    CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_0>, &vb::lut4_n<1, TypeId::q4_0>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_1>, &vb::lut4_n<1, TypeId::q4_1>>, nullptr, nullptr, "avx512 x4 rows"},
     CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
@@ -285,7 +256,7 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
 #endif
 #if AKVIEW_CPU_VBMI
-    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::iq4_nl_n<kR>, &vb::iq4_nl_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
 #else
     CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
 #endif
