@@ -248,16 +248,13 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
 #else
     CpuKernelRow{TypeId::q4_0, q4_0_rows, nullptr, nullptr, kFast},
     CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_0, &block_rows<32, 22, &decode_q5_0>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
     CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
-#endif
-#if AKVIEW_CPU_VBMI
-    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
-#else
     CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
 #endif
 };
