@@ -128,7 +128,8 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, co
   }
 #endif
   if constexpr (!kSimdBits(kBits)) {
-    // Whole group first, then the dot (see cpu_block_kernel.hpp on store forwarding).
+    // Whole group first, then the dot: reading a vector right after the scalar stores that wrote it
+    // stalls on store forwarding.
     alignas(64) float buf[256];
     float acc = 0;
     for (int64_t e = 0; e < g; e += 256) {

@@ -5,143 +5,12 @@
 //   q6_k [ql 128][qh 64][scales i8 16][d f16]       iq4_xs [d][scales_h u16][scales_l 4][qs 128]
 #include <array>
 
-#include "compute/cpu_block_kernel.hpp"
+#include "compute/cpu_row_groups.hpp"
+#include "core/decode/kquant_scales.hpp"
 
 namespace akview::compute {
 namespace {
 using namespace simd;
-
-// 12 bytes -> 8 (scale, min) pairs of 6 bits (q4_k, q5_k).
-inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
-  if (j < 4) {
-    sc = q[j] & 63;
-    m = q[j + 4] & 63;
-  } else {
-    sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
-    m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
-  }
-}
-
-[[maybe_unused]] void decode_q2_k(const uint8_t* __restrict b, float* __restrict y) {
-  const uint8_t* sc = b;
-  const uint8_t* q = b + 16;
-  const float d = load_f16(b + 80), dmin = load_f16(b + 82);
-  int is = 0;
-  for (int n = 0; n < 256; n += 128) {
-    for (int shift = 0; shift < 8; shift += 2) {
-      for (int half = 0; half < 2; ++half) {
-        const uint8_t s = sc[is++];
-        const float dl = d * (s & 0xF), ml = dmin * (s >> 4);
-        for (int l = 0; l < 16; ++l) *y++ = dl * static_cast<float>((q[l + 16 * half] >> shift) & 3) - ml;
-      }
-    }
-    q += 32;
-  }
-}
-
-[[maybe_unused]] void decode_q3_k(const uint8_t* __restrict b, float* __restrict y) {
-  const uint8_t* hm = b;
-  const uint8_t* q = b + 32;
-  const uint8_t* sc = b + 96;
-  const float d = load_f16(b + 108);
-  int is = 0;
-  uint8_t m = 1;
-  for (int n = 0; n < 256; n += 128) {
-    for (int shift = 0; shift < 8; shift += 2) {
-      for (int half = 0; half < 2; ++half) {
-        const int k = is++;
-        const int s = ((k < 8 ? sc[k] & 0xF : sc[k - 8] >> 4) | (((sc[8 + k % 4] >> (2 * (k / 4))) & 3) << 4)) - 32;
-        const float dl = d * static_cast<float>(s);
-        for (int l = 0; l < 16; ++l) {
-          const int i = l + 16 * half;
-          *y++ = dl * static_cast<float>(((q[i] >> shift) & 3) - ((hm[i] & m) ? 0 : 4));
-        }
-      }
-      m <<= 1;
-    }
-    q += 32;
-  }
-}
-
-[[maybe_unused]] void decode_q4_k(const uint8_t* __restrict b, float* __restrict y) {
-  const float d = load_f16(b), dmin = load_f16(b + 2);
-  const uint8_t* scales = b + 4;
-  const uint8_t* q = b + 16;
-  for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
-    int sc, m;
-    scale_min_k4(is, scales, sc, m);
-    const float d1 = d * sc, m1 = dmin * m;
-    scale_min_k4(is + 1, scales, sc, m);
-    const float d2 = d * sc, m2 = dmin * m;
-    for (int l = 0; l < 32; ++l) *y++ = d1 * (q[l] & 0xF) - m1;
-    for (int l = 0; l < 32; ++l) *y++ = d2 * (q[l] >> 4) - m2;
-    q += 32;
-  }
-}
-
-[[maybe_unused]] void decode_q5_k(const uint8_t* __restrict b, float* __restrict y) {
-  const float d = load_f16(b), dmin = load_f16(b + 2);
-  const uint8_t* scales = b + 4;
-  const uint8_t* qh = b + 16;
-  const uint8_t* ql = b + 48;
-  uint8_t u1 = 1, u2 = 2;
-  for (int j = 0, is = 0; j < 256; j += 64, is += 2) {
-    int sc, m;
-    scale_min_k4(is, scales, sc, m);
-    const float d1 = d * sc, m1 = dmin * m;
-    scale_min_k4(is + 1, scales, sc, m);
-    const float d2 = d * sc, m2 = dmin * m;
-    for (int l = 0; l < 32; ++l) *y++ = d1 * ((ql[l] & 0xF) + (qh[l] & u1 ? 16 : 0)) - m1;
-    for (int l = 0; l < 32; ++l) *y++ = d2 * ((ql[l] >> 4) + (qh[l] & u2 ? 16 : 0)) - m2;
-    ql += 32;
-    u1 <<= 2;
-    u2 <<= 2;
-  }
-}
-
-[[maybe_unused]] void decode_q6_k(const uint8_t* __restrict b, float* __restrict y) {
-  const uint8_t* ql = b;
-  const uint8_t* qh = b + 128;
-  const int8_t* sc = reinterpret_cast<const int8_t*>(b + 192);
-  const float d = load_f16(b + 208);
-  for (int n = 0; n < 256; n += 128) {
-    for (int l = 0; l < 32; ++l) {
-      const int is = l / 16;
-      const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-      const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-      const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-      const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-      y[l] = d * sc[is] * q1;
-      y[l + 32] = d * sc[is + 2] * q2;
-      y[l + 64] = d * sc[is + 4] * q3;
-      y[l + 96] = d * sc[is + 6] * q4;
-    }
-    y += 128;
-    ql += 64;
-    qh += 32;
-    sc += 8;
-  }
-}
-
-
-[[maybe_unused]] void decode_iq4_xs(const uint8_t* __restrict b, float* __restrict y) {
-  const float d = load_f16(b);
-  const uint16_t sh = load_u16(b + 2);
-  const uint8_t* sl = b + 4;
-  const uint8_t* qs = b + 8;
-  for (int ib = 0; ib < 8; ++ib) {
-    const int ls = ((sl[ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
-    const float dl = d * static_cast<float>(ls - 32);
-#if AKVIEW_CPU_AVX2
-    iq4_lookup32(qs + 16 * ib, dl, y + 32 * ib);
-    continue;
-#endif
-    for (int j = 0; j < 16; ++j) {
-      y[32 * ib + j] = dl * kIq4nl[qs[16 * ib + j] & 0xF];
-      y[32 * ib + j + 16] = dl * kIq4nl[qs[16 * ib + j] >> 4];
-    }
-  }
-}
 
 #if AKVIEW_CPU_AVX2
 // q4_k: per 64-element chunk, the low nibbles of 32 bytes are sub-block 2c and the high nibbles
@@ -161,9 +30,9 @@ inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
       const float* xb = a.x + b * 256;
       const float* xs = a.xsum16 + b * 16;
       for (int c = 0; c < 4; ++c) {
-        int sc0, m0, sc1, m1;
-        scale_min_k4(2 * c, p + 4, sc0, m0);
-        scale_min_k4(2 * c + 1, p + 4, sc1, m1);
+        uint8_t sc0, m0, sc1, m1;
+        decode::kquant_scale_min(2 * c, p + 4, &sc0, &m0);
+        decode::kquant_scale_min(2 * c + 1, p + 4, &sc1, &m1);
         const float* x0 = xb + 64 * c;
         __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
         for (int l = 0; l < 32; l += 8) {
@@ -221,16 +90,6 @@ inline void scale_min_k4(int j, const uint8_t* q, int& sc, int& m) {
     y[r] = hsum(_mm256_add_ps(s0, s1));
   }
 }
-// AVX-512 machines with VBMI use the multi-row kernels below; others (AVX-512F only, or AVX2) these.
-[[maybe_unused]] constexpr auto q4_k_best = &q4_k_rows;
-[[maybe_unused]] constexpr auto q6_k_best = &q6_k_rows;
-[[maybe_unused]] constexpr const char* kFast = "avx2";
-#else
-constexpr auto q4_k_rows = &block_rows<256, 144, &decode_q4_k>;
-constexpr auto q6_k_rows = &block_rows<256, 210, &decode_q6_k>;
-[[maybe_unused]] constexpr auto q4_k_best = q4_k_rows;
-[[maybe_unused]] constexpr auto q6_k_best = q6_k_rows;
-[[maybe_unused]] constexpr const char* kFast = "block";
 #endif
 
 
@@ -340,8 +199,24 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
 // q6_k: per 128-element half n, A = elements 0..63 and B = 64..127 as one_plus codes 1 + c/64
 // (c = the unsigned 6-bit code); sum((c - 32) x) = 64 sum((1 + c/64) x) - 96 sum(x), so scf holds
 // 64*d*sc and the per-run 96*d*sc*xs is subtracted once per super-block.
-inline __m512 one_run_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, __m512 acc) {
-  return _mm512_fmadd_ps(_mm512_mul_ps(one_plus(v, ix.k[k], ix.one), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
+// The two code-to-float forms, chosen by the index set: one_plus codes (MidIdx: q6_k) and signed
+// codes in the top byte (TopIdx: q2_k, q3_k). Run k is bytes 16k..16k+15 of v.
+inline __m512 run_floats(__m512i v, const MidIdx& ix, int k) { return one_plus(v, ix.k[k], ix.one); }
+inline __m512 run_floats(__m512i v, const TopIdx& ix, int k) { return top_f32(v, ix.k[k]); }
+inline __m512 one_run(__m512i v, const auto& ix, int k, const float* x, float sc, __m512 acc) {
+  return _mm512_fmadd_ps(_mm512_mul_ps(run_floats(v, ix, k), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
+}
+// Eight runs of 16 (A: elements 0..63, B: 64..127 of a 128-element half) with per-run scales.
+template <class Idx>
+inline void eight_runs(__m512i A, __m512i B, const Idx& ix, const float* x0, const float* sc, __m512& s0, __m512& s1) {
+  s0 = one_run(A, ix, 0, x0, sc[0], s0);
+  s1 = one_run(A, ix, 1, x0 + 16, sc[1], s1);
+  s0 = one_run(A, ix, 2, x0 + 32, sc[2], s0);
+  s1 = one_run(A, ix, 3, x0 + 48, sc[3], s1);
+  s0 = one_run(B, ix, 0, x0 + 64, sc[4], s0);
+  s1 = one_run(B, ix, 1, x0 + 80, sc[5], s1);
+  s0 = one_run(B, ix, 2, x0 + 96, sc[6], s0);
+  s1 = one_run(B, ix, 3, x0 + 112, sc[7], s1);
 }
 
 template <int R>
@@ -373,38 +248,12 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
         const __m512i A6 = _mm512_ternarylogic_epi32(l, _mm512_and_si512(_mm512_sllv_epi16(hh, cA), m30), m4, 0xEC);
         const __m512i B6 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC);
         const __m512i A = and_or(_mm512_slli_epi16(A6, 1), m7e, m80), B = and_or(_mm512_slli_epi16(B6, 1), m7e, m80);
-        const float* x0 = xb + 128 * n;
-        const float* c = scf[i] + 8 * n;
-        s0[i] = one_run_one(A, ix, 0, x0, c[0], s0[i]);
-        s1[i] = one_run_one(A, ix, 1, x0 + 16, c[1], s1[i]);
-        s0[i] = one_run_one(A, ix, 2, x0 + 32, c[2], s0[i]);
-        s1[i] = one_run_one(A, ix, 3, x0 + 48, c[3], s1[i]);
-        s0[i] = one_run_one(B, ix, 0, x0 + 64, c[4], s0[i]);
-        s1[i] = one_run_one(B, ix, 1, x0 + 80, c[5], s1[i]);
-        s0[i] = one_run_one(B, ix, 2, x0 + 96, c[6], s0[i]);
-        s1[i] = one_run_one(B, ix, 3, x0 + 112, c[7], s1[i]);
+        eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
       }
     }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
-}
-
-// One run of 16 signed codes (top_f32: code * 2^24) times x, times one scale, into acc.
-inline __m512 one_run(__m512i v, __m512i idx, const float* x, float sc, __m512 acc) {
-  return _mm512_fmadd_ps(_mm512_mul_ps(top_f32(v, idx), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
-}
-
-// Eight runs of 16 (A: elements 0..63, B: 64..127 of a 128-element half) with per-run scales.
-inline void eight_runs(__m512i A, __m512i B, const TopIdx& ix, const float* x0, const float* sc, __m512& s0, __m512& s1) {
-  s0 = one_run(A, ix.k[0], x0, sc[0], s0);
-  s1 = one_run(A, ix.k[1], x0 + 16, sc[1], s1);
-  s0 = one_run(A, ix.k[2], x0 + 32, sc[2], s0);
-  s1 = one_run(A, ix.k[3], x0 + 48, sc[3], s1);
-  s0 = one_run(B, ix.k[0], x0 + 64, sc[4], s0);
-  s1 = one_run(B, ix.k[1], x0 + 80, sc[5], s1);
-  s0 = one_run(B, ix.k[2], x0 + 96, sc[6], s0);
-  s1 = one_run(B, ix.k[3], x0 + 112, sc[7], s1);
 }
 
 // q2_k: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3; run k has scale sc[k] & 15, min sc[k] >> 4.
@@ -534,15 +383,13 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::q6_k, &rows_by<kR, &vb::q6_k_n<kR>, &vb::q6_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::iq4_xs, &rows_by<kR, &vb::iq4_xs_n<kR>, &vb::iq4_xs_n<1>>, nullptr, nullptr, "avx512 x2 rows"},
 };
-#else
+#elif AKVIEW_CPU_AVX2
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q2_k, &block_rows<256, 84, &decode_q2_k>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q3_k, &block_rows<256, 110, &decode_q3_k>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q4_k, q4_k_best, nullptr, nullptr, kFast},
-    CpuKernelRow{TypeId::q5_k, &block_rows<256, 176, &decode_q5_k>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q6_k, q6_k_best, nullptr, nullptr, kFast},
-    CpuKernelRow{TypeId::iq4_xs, &block_rows<256, 136, &decode_iq4_xs>, nullptr, nullptr, "block"},
+    CpuKernelRow{TypeId::q4_k, &q4_k_rows, nullptr, nullptr, "avx2"},
+    CpuKernelRow{TypeId::q6_k, &q6_k_rows, nullptr, nullptr, "avx2"},
 };
+#else
+constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
 }  // namespace

@@ -5,62 +5,11 @@
 // Nibble order: element j = low nibble of qs[j], element j+16 = high nibble.
 #include <array>
 
-#include "compute/cpu_block_kernel.hpp"
+#include "compute/cpu_row_groups.hpp"
 
 namespace akview::compute {
 namespace {
 using namespace simd;
-
-[[maybe_unused]] void decode_q4_0(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b);
-  for (int j = 0; j < 16; ++j) {
-    out[j] = static_cast<float>((b[2 + j] & 0x0F) - 8) * d;
-    out[j + 16] = static_cast<float>((b[2 + j] >> 4) - 8) * d;
-  }
-}
-[[maybe_unused]] void decode_q4_1(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b), m = load_f16(b + 2);
-  for (int j = 0; j < 16; ++j) {
-    out[j] = static_cast<float>(b[4 + j] & 0x0F) * d + m;
-    out[j + 16] = static_cast<float>(b[4 + j] >> 4) * d + m;
-  }
-}
-[[maybe_unused]] void decode_q5_0(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b);
-  const uint32_t qh = load_u32(b + 2);
-  for (int j = 0; j < 16; ++j) {
-    const int x0 = ((b[6 + j] & 0x0F) | (((qh >> j) << 4) & 0x10)) - 16;
-    const int x1 = ((b[6 + j] >> 4) | ((qh >> (j + 12)) & 0x10)) - 16;
-    out[j] = static_cast<float>(x0) * d;
-    out[j + 16] = static_cast<float>(x1) * d;
-  }
-}
-[[maybe_unused]] void decode_q5_1(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b), m = load_f16(b + 2);
-  const uint32_t qh = load_u32(b + 4);
-  for (int j = 0; j < 16; ++j) {
-    const int x0 = (b[8 + j] & 0x0F) | (((qh >> j) << 4) & 0x10);
-    const int x1 = (b[8 + j] >> 4) | ((qh >> (j + 12)) & 0x10);
-    out[j] = static_cast<float>(x0) * d + m;
-    out[j + 16] = static_cast<float>(x1) * d + m;
-  }
-}
-[[maybe_unused]] void decode_q8_0(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b);
-  for (int j = 0; j < 32; ++j) out[j] = static_cast<float>(static_cast<int8_t>(b[2 + j])) * d;
-}
-
-[[maybe_unused]] void decode_iq4_nl(const uint8_t* __restrict b, float* __restrict out) {
-  const float d = load_f16(b);
-#if AKVIEW_CPU_AVX2
-  iq4_lookup32(b + 2, d, out);   // out is 32-float aligned: block_rows' buffer
-  return;
-#endif
-  for (int j = 0; j < 16; ++j) {
-    out[j] = d * kIq4nl[b[2 + j] & 0x0F];
-    out[j + 16] = d * kIq4nl[b[2 + j] >> 4];
-  }
-}
 
 #if AKVIEW_CPU_AVX2
 // q8_0: two blocks per step so the two running sums hide the FMA latency.
@@ -116,16 +65,6 @@ using namespace simd;
     y[r] = hsum(_mm256_add_ps(s0, s1));
   }
 }
-// AVX-512 machines with VBMI use the multi-row kernels below; others (AVX-512F only, or AVX2) these.
-constexpr auto q8_0_best = &q8_0_rows;
-constexpr const char* kQ8Variant = "avx2";
-constexpr const char* kFast = "avx2";
-#else
-constexpr auto q8_0_rows = &block_rows<32, 34, &decode_q8_0>;
-constexpr auto q4_0_rows = &block_rows<32, 18, &decode_q4_0>;
-constexpr const char* kFast = "block";
-constexpr auto q8_0_best = q8_0_rows;
-constexpr const char* kQ8Variant = "block";
 #endif
 
 
@@ -241,23 +180,26 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
 constexpr int kR = 4;
 #endif
 
-constexpr std::array kRows = {
+// AVX-512 machines with VBMI use the multi-row kernels; AVX2 machines the two AVX2 kernels above.
+// Every other type (and everything on a build without AVX2) goes through the cpu backend's
+// decode_rows tile path, i.e. core's decoders.
 #if AKVIEW_CPU_VBMI
+constexpr std::array kRows = {
     CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_0>, &vb::lut4_n<1, TypeId::q4_0>>, nullptr, nullptr, "avx512 x4 rows"},
     CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_1>, &vb::lut4_n<1, TypeId::q4_1>>, nullptr, nullptr, "avx512 x4 rows"},
     CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
     CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
-#else
-    CpuKernelRow{TypeId::q4_0, q4_0_rows, nullptr, nullptr, kFast},
-    CpuKernelRow{TypeId::q4_1, &block_rows<32, 20, &decode_q4_1>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q5_0, &block_rows<32, 22, &decode_q5_0>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q5_1, &block_rows<32, 24, &decode_q5_1>, nullptr, nullptr, "block"},
-    CpuKernelRow{TypeId::q8_0, q8_0_best, nullptr, nullptr, kQ8Variant},
-    CpuKernelRow{TypeId::iq4_nl, &block_rows<32, 18, &decode_iq4_nl>, nullptr, nullptr, "block"},
-#endif
 };
+#elif AKVIEW_CPU_AVX2
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::q4_0, &q4_0_rows, nullptr, nullptr, "avx2"},
+    CpuKernelRow{TypeId::q8_0, &q8_0_rows, nullptr, nullptr, "avx2"},
+};
+#else
+constexpr std::array<CpuKernelRow, 0> kRows = {};
+#endif
 
 }  // namespace
 

@@ -13,6 +13,7 @@ using fp::f16_to_f32;
 using fp::load_u16;
 using fp::load_u32;
 using iq::grid_byte;
+using iq::kIq4nlValues;
 
 inline float sign_of(uint8_t signs, int j) { return (signs >> j) & 1 ? -1.0f : 1.0f; }
 
@@ -185,8 +186,6 @@ void iq1_m_block(const uint8_t* __restrict b, float* __restrict y) {
     qh += 2;
   }
 }
-
-constexpr int8_t kIq4nlValues[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 // IQ4_NL (32, 18 bytes)
 //   +0 f16 d | +2 u8 qs[16]: element j = low nibble, j+16 = high nibble; y = d * kvalues[nibble]
