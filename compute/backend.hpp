@@ -50,10 +50,6 @@ Backend* find_backend(std::string_view name);
 // an OpenCL GPU device is preferred over all of them.
 Result<Backend*> pick_backend(std::string_view name, const TensorView& view);
 
-// Checks that a view is well-formed enough for any kernel to read it: spans cover n_rows rows of
-// row_bytes, composites carry one scale (and bias) per group. Every backend calls it first.
-Status check_view(const TensorView& view);
-
 // Bytes of weight data a matvec reads (packed weight + scales + biases + global scale).
 uint64_t weight_bytes(const TensorView& view);
 

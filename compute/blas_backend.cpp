@@ -27,7 +27,7 @@ class BlasBackend final : public Backend {
   bool supports(const TensorView& view) const override { return view.type == TypeId::f32 || can_decode(view.type); }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
-    AKV_TRY(check_view(view));
+    AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     if (!supports(view))
       return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("blas: no decoder for type ") + std::string(type_info(view.type).name));
     if (view.n_rows == 0) return {};

@@ -50,10 +50,8 @@ class CpuBackend final : public Backend {
   bool supports(const TensorView& view) const override { return find_kernel(view) || can_decode(view.type); }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
-    AKV_TRY(check_view(view));
+    AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     const CpuKernelRow* kernel = find_kernel(view);
-    if (!kernel && !can_decode(view.type))
-      return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("cpu: no kernel or decoder for type ") + std::string(type_info(view.type).name));
     if (view.n_rows == 0) return {};
 
     std::vector<float> xsum16(static_cast<size_t>(view.n_cols / 16));

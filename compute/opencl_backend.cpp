@@ -16,6 +16,7 @@
 #include "compute/backends.hpp"
 #include "compute/devices.hpp"
 #include "compute/opencl_kernels.hpp"
+#include "core/decode/decode.hpp"
 #include "compute/opencl_loader.hpp"
 
 namespace akview::compute {
@@ -180,7 +181,7 @@ class OpenClBackend final : public Backend {
   Status matvec(const TensorView& view, const float* x, float* y) override {
     init();
     if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
-    AKV_TRY(check_view(view));
+    AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     const ClKernelRow* row = find(view);
     if (!row) return cpu_backend().matvec(view, x, y);
     if (view.n_rows == 0) return {};

@@ -11,9 +11,7 @@
 namespace akview::compute {
 
 Status reference_matvec(const TensorView& view, const float* x, double* y, double* abs_wx) {
-  AKV_TRY(check_view(view));
-  if (!can_decode(view.type))
-    return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("no decoder for type ") + std::string(type_info(view.type).name));
+  AKV_TRY(validate_view(view));
   const int64_t cols = view.n_cols;
   const int64_t tile_rows = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, cols));
   std::vector<float> tile(static_cast<size_t>(std::min(tile_rows, std::max<int64_t>(view.n_rows, 1)) * cols));
