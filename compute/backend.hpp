@@ -34,7 +34,7 @@ class Backend {
   virtual Status matvec(const TensorView& view, const float* x, float* y) = 0;
 };
 
-// The registry: one row per backend, in the order `auto` prefers them (see pick_backend).
+// The registry: one row per backend, in the order `akview devices` lists them.
 struct BackendRow {
   std::string_view name;          // "reference", "cpu", "blas", "opencl"
   std::string_view description;   // one line for `akview devices`
@@ -45,9 +45,9 @@ std::span<const BackendRow> backend_table();
 // Looks a backend up by name; nullptr when unknown.
 Backend* find_backend(std::string_view name);
 
-// `auto`: the first available backend, in kAutoOrder, that supports the view natively.
-// Measured order (bench/matvec_bench.cpp, 2 vCPUs, PoCL CPU device): cpu > blas > opencl(CPU);
-// an OpenCL GPU device is preferred over all of them.
+// `auto`: an OpenCL GPU if there is one and it has a kernel for the type, else cpu (which runs
+// every decodable type; blas and opencl on PoCL measured slower).
+// Measured order (bench/matvec_bench.cpp, 2 vCPUs, PoCL CPU device): cpu > opencl(CPU) > blas.
 Result<Backend*> pick_backend(std::string_view name, const TensorView& view);
 
 // Bytes of weight data a matvec reads (packed weight + scales + biases + global scale).

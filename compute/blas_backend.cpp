@@ -31,6 +31,10 @@ class BlasBackend final : public Backend {
     if (!supports(view))
       return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("blas: no decoder for type ") + std::string(type_info(view.type).name));
     if (view.n_rows == 0) return {};
+    if (view.n_cols == 0) {   // sgemv returns early on N = 0 without writing y
+      std::fill_n(y, view.n_rows, 0.0f);
+      return {};
+    }
     if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
       return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
     std::lock_guard lock(mutex_);

@@ -106,6 +106,23 @@ struct ClMem {
   }
 };
 
+// Every device of every platform, in the global index order.
+std::vector<cl_device_id> all_devices(const OpenClApi& api) {
+  std::vector<cl_device_id> out;
+  cl_uint n_platforms = 0;
+  if (api.GetPlatformIDs(0, nullptr, &n_platforms) != CL_SUCCESS || n_platforms == 0) return out;
+  std::vector<cl_platform_id> platforms(n_platforms);
+  api.GetPlatformIDs(n_platforms, platforms.data(), nullptr);
+  for (cl_platform_id p : platforms) {
+    cl_uint n = 0;
+    if (api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
+    std::vector<cl_device_id> devs(n);
+    api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devs.data(), nullptr);
+    out.insert(out.end(), devs.begin(), devs.end());
+  }
+  return out;
+}
+
 class OpenClBackend final : public Backend {
  public:
   ~OpenClBackend() override { release(); }
@@ -123,7 +140,6 @@ class OpenClBackend final : public Backend {
     program_ = nullptr;
     queue_ = nullptr;
     context_ = nullptr;
-    device_id_ = nullptr;
     device_ = {};
     ready_ = false;
     why_.clear();
@@ -164,11 +180,6 @@ class OpenClBackend final : public Backend {
     return {true, fmt::format("{} ({}, {})", device_.name, device_.type, device_.version)};
   }
 
-  bool on_gpu() const {
-    init();
-    return ready_ && device_.type == "GPU";
-  }
-
   bool supports(const TensorView& view) const override { return find(view) != nullptr; }
 
   bool can_run(const TensorView& view) const override { return supports(view) || cpu_backend().supports(view); }
@@ -185,6 +196,10 @@ class OpenClBackend final : public Backend {
     const ClKernelRow* row = find(view);
     if (!row) return cpu_backend().matvec(view, x, y);
     if (view.n_rows == 0) return {};
+    if (view.n_cols == 0) {   // empty rows: y = 0, as on the other backends (no zero-size buffers)
+      std::fill_n(y, view.n_rows, 0.0f);
+      return {};
+    }
     if (view.n_cols > INT_MAX) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: row longer than 2^31-1 elements");
     std::lock_guard lock(mutex_);
     const size_t index = static_cast<size_t>(row - kClKernels.data());
@@ -293,23 +308,6 @@ class OpenClBackend final : public Backend {
     initialised_ = true;
   }
 
-  // Every device of every platform, in the global index order.
-  static std::vector<cl_device_id> all_devices(const OpenClApi& api) {
-    std::vector<cl_device_id> out;
-    cl_uint n_platforms = 0;
-    if (api.GetPlatformIDs(0, nullptr, &n_platforms) != CL_SUCCESS || n_platforms == 0) return out;
-    std::vector<cl_platform_id> platforms(n_platforms);
-    api.GetPlatformIDs(n_platforms, platforms.data(), nullptr);
-    for (cl_platform_id p : platforms) {
-      cl_uint n = 0;
-      if (api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, nullptr, &n) != CL_SUCCESS || n == 0) continue;
-      std::vector<cl_device_id> devs(n);
-      api.GetDeviceIDs(p, CL_DEVICE_TYPE_ALL, n, devs.data(), nullptr);
-      out.insert(out.end(), devs.begin(), devs.end());
-    }
-    return out;
-  }
-
   void initialise() {
     api_ = opencl_api(&why_);
     if (!api_) return;
@@ -339,7 +337,6 @@ class OpenClBackend final : public Backend {
       why_ = "OpenCL platforms found, but no device";
       return;
     }
-    device_id_ = chosen;
     device_ = describe(*api_, chosen);
     max_alloc_ = device_.max_alloc_bytes ? device_.max_alloc_bytes : (uint64_t{128} << 20);
     context_ = api_->CreateContext(nullptr, 1, &chosen, nullptr, nullptr, &err);
@@ -394,7 +391,6 @@ class OpenClBackend final : public Backend {
   const OpenClApi* api_ = nullptr;
   std::string why_;
   bool ready_ = false;
-  cl_device_id device_id_ = nullptr;
   OpenClDevice device_;
   uint64_t max_alloc_ = 0;
   cl_context context_ = nullptr;
@@ -411,7 +407,18 @@ OpenClBackend& instance() {
 }  // namespace
 
 Backend& opencl_backend() { return instance(); }
-bool opencl_has_gpu() { return instance().on_gpu(); }
+// From the device list only: `auto` asks this for every run, and building the program (what
+// availability() does) would cost every run on a machine whose only device is PoCL's CPU.
+bool opencl_has_gpu() {
+  std::string error;
+  const OpenClApi* api = opencl_api(&error);
+  if (!api) return false;
+  const auto devices = all_devices(*api);
+  auto is_gpu = [&](cl_device_id d) { return (info_value<cl_device_type>(*api, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_GPU) != 0; };
+  const int want = instance().requested();
+  if (want >= 0) return static_cast<size_t>(want) < devices.size() && is_gpu(devices[static_cast<size_t>(want)]);
+  return std::any_of(devices.begin(), devices.end(), is_gpu);
+}
 Status select_opencl_device(int index) { return instance().select(index); }
 int selected_opencl_device() { return instance().requested(); }
 

@@ -61,7 +61,6 @@ Loaded load() {
   sym(&OpenClApi::ReleaseMemObject, "clReleaseMemObject");
   sym(&OpenClApi::EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   sym(&OpenClApi::EnqueueReadBuffer, "clEnqueueReadBuffer");
-  sym(&OpenClApi::Finish, "clFinish");
   l.ok = !missing;   // the handle stays open for the life of the process (ICDs hold pointers into it)
   return l;
 }

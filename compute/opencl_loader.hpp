@@ -29,7 +29,6 @@ struct OpenClApi {
   decltype(&::clReleaseMemObject) ReleaseMemObject = nullptr;
   decltype(&::clEnqueueNDRangeKernel) EnqueueNDRangeKernel = nullptr;
   decltype(&::clEnqueueReadBuffer) EnqueueReadBuffer = nullptr;
-  decltype(&::clFinish) Finish = nullptr;
 };
 
 // The process-wide API table; nullptr when libOpenCL.so.1 (or a symbol) is missing, with the

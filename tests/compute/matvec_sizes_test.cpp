@@ -124,6 +124,18 @@ TEST_P(BackendSizes, ZeroRowsWritesNothing) {
   EXPECT_EQ(guard, 3.0f);
 }
 
+TEST_P(BackendSizes, EmptyRowsGiveZeros) {
+  for (TypeId type : {TypeId::f32, TypeId::q4_0, TypeId::q4_k}) {
+    SyntheticTensor t = testing::make_block_tensor(type, 3, 0, 6);
+    ASSERT_EQ(t.view.n_cols, 0);
+    std::vector<float> y(3, 5.0f);
+    const float x = 1.0f;
+    Status s = backend_->matvec(t.view, &x, y.data());
+    ASSERT_TRUE(s.ok()) << type_info(type).name << ": " << s.error().to_string();
+    EXPECT_EQ(y, std::vector<float>(3, 0.0f)) << type_info(type).name;
+  }
+}
+
 TEST_P(BackendSizes, MalformedViewIsAnErrorNotACrash) {
   SyntheticTensor t = testing::make_block_tensor(TypeId::q4_k, 4, 2, 9);
   const auto x = testing::normal_vector(t.view.n_cols, 9);
