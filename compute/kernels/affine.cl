@@ -5,19 +5,12 @@
 // shifts, dequantised with one fma and multiplied into float16 accumulators. Scales and biases
 // are decoded 16 groups at a time.
 
-inline uint code_at(__global const uchar* rp, int bits, int e) {
-  const int bit = e * bits, byte = bit >> 3, sh = bit & 7;
-  uint v = rp[byte];
-  if (sh + bits > 8) v |= (uint)rp[byte + 1] << 8;
-  return (v >> sh) & ((1u << bits) - 1u);
-}
-
 // Sixteen codes from 16-bit windows: lane i = (LO[i] | HI[i] << 8) >> SH[i], masked to `bits`.
 inline float16 codes16(uchar16 lo, uchar16 hi, uint16 sh, uint mask) {
   return convert_float16(((convert_uint16(lo) | (convert_uint16(hi) << 8)) >> sh) & mask);
 }
 
-// The 16 codes of elements e .. e+15 (e a multiple of 16) of the row at rp.
+// The 16 codes of elements e .. e+15 (e a multiple of 16) of the row at rp (bits 2..6).
 inline float16 unpack16(__global const uchar* rp, int bits, int e) {
   __global const uchar* p = rp + (e / 8) * bits;   // e * bits / 8, exact since e % 16 == 0
   switch (bits) {
@@ -66,17 +59,33 @@ inline float16 ld_scalar16(__global const uchar* p, int type) {
   return type == 1 ? as_float16(convert_uint16(h) << 16) : halves_to_float16(h);
 }
 
+// Scales and biases of groups g0 .. g0+ng-1 (ng <= 16) into sc / bi: 16 at a time when whole.
+inline void group_scalars(__global const uchar* srow, __global const uchar* brow, int g0, int ng, int s_type, int b_type,
+                          __private float* sc, __private float* bi) {
+  const int ssz = scalar_bytes(s_type), bsz = scalar_bytes(b_type);
+  if (ng == 16) {
+    vstore16(ld_scalar16(srow + g0 * ssz, s_type), 0, sc);
+    vstore16(ld_scalar16(brow + g0 * bsz, b_type), 0, bi);
+    return;
+  }
+  for (int i = 0; i < ng; ++i) {
+    sc[i] = ld_scalar(srow + (g0 + i) * ssz, s_type);
+    bi[i] = ld_scalar(brow + (g0 + i) * bsz, b_type);
+  }
+}
+
 __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const uchar* S, ulong s_bytes,
                         __global const uchar* B, ulong b_bytes, __global const float* x, __global float* y,
                         int rows, int cols, int bits, int group_size, int s_type, int b_type) {
-  if (bits < 2 || bits > 8 || group_size <= 0 || (cols % group_size) != 0 || ((long)cols * bits) % 8 != 0) return;
+  // The host launches only these (opencl_backend.cpp); anything else returns without reading.
+  if (bits < 2 || bits > 8 || bits == 7 || group_size <= 0 || group_size % 16 != 0 || (cols % group_size) != 0) return;
   AKV_ROW_PROLOGUE((ulong)cols * bits / 8)
   const int groups = cols / group_size;
   const int ssz = scalar_bytes(s_type), bsz = scalar_bytes(b_type);
   if ((ulong)(row + 1) * groups * ssz > s_bytes || (ulong)(row + 1) * groups * bsz > b_bytes) return;
   __global const uchar* srow = S + (ulong)row * groups * ssz;
   __global const uchar* brow = B + (ulong)row * groups * bsz;
-  const bool vec = group_size % 16 == 0 && bits != 7;
+  float sc[16], bi[16];
   float16 a0 = 0.0f, a1 = 0.0f;
   if (bits == 4 && group_size % 32 == 0) {
     // 4-bit fast path: 16 bytes = 32 codes; byte i holds element 2i (low nibble) and 2i+1 (high).
@@ -84,21 +93,12 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
     // by 0/4 per lane (vpsrlvd: the generic path's byte shifts became word shift + repack), and
     // the loop has no bits switch; four accumulators (one FMA chain was the limit before).
     float16 a2 = 0.0f, a3 = 0.0f;
-    float sc4[16], bi4[16];
     for (int g0 = 0; g0 < groups; g0 += 16) {
       const int ng = min(16, groups - g0);
-      if (ng == 16) {
-        vstore16(ld_scalar16(srow + g0 * ssz, s_type), 0, sc4);
-        vstore16(ld_scalar16(brow + g0 * bsz, b_type), 0, bi4);
-      } else {
-        for (int i = 0; i < ng; ++i) {
-          sc4[i] = ld_scalar(srow + (g0 + i) * ssz, s_type);
-          bi4[i] = ld_scalar(brow + (g0 + i) * bsz, b_type);
-        }
-      }
+      group_scalars(srow, brow, g0, ng, s_type, b_type, sc, bi);
       for (int i = 0; i < ng; ++i) {
         const int e0 = (g0 + i) * group_size;
-        const float16 s = sc4[i], b = bi4[i];
+        const float16 s = sc[i], b = bi[i];
         for (int e = e0; e < e0 + group_size; e += 32) {
           const uchar16 q = vload16(0, rp + e / 2);
           const uint16 sh = (uint16)(0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4);
@@ -117,31 +117,13 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
     y[row] = hsum16((a0 + a1) + (a2 + a3));
     return;
   }
-  float acc = 0.0f;
-  float sc[16], bi[16];
   for (int g0 = 0; g0 < groups; g0 += 16) {
     const int ng = min(16, groups - g0);
-    if (ng == 16) {
-      vstore16(ld_scalar16(srow + g0 * ssz, s_type), 0, sc);
-      vstore16(ld_scalar16(brow + g0 * bsz, b_type), 0, bi);
-    } else {
-      for (int i = 0; i < ng; ++i) {
-        sc[i] = ld_scalar(srow + (g0 + i) * ssz, s_type);
-        bi[i] = ld_scalar(brow + (g0 + i) * bsz, b_type);
-      }
-    }
+    group_scalars(srow, brow, g0, ng, s_type, b_type, sc, bi);
     for (int i = 0; i < ng; ++i) {
       const int e0 = (g0 + i) * group_size;
       const float16 s = sc[i], b = bi[i];
-      if (!vec) {
-        float sq = 0.0f, sx = 0.0f;
-        for (int e = 0; e < group_size; ++e) {
-          const float xv = x[e0 + e];
-          sq += (float)code_at(rp, bits, e0 + e) * xv;
-          sx += xv;
-        }
-        acc += sc[i] * sq + bi[i] * sx;
-      } else if (bits == 8) {
+      if (bits == 8) {
         for (int e = e0; e < e0 + group_size; e += 16)
           a0 = fma(fma(convert_float16(vload16(0, rp + e)), s, b), vload16(0, x + e), a0);
       } else {
@@ -150,5 +132,5 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
       }
     }
   }
-  y[row] = acc + hsum16(a0 + a1);
+  y[row] = hsum16(a0 + a1);
 }

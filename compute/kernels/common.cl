@@ -30,11 +30,6 @@ inline float hsum16(float16 p) {
   float2 s2 = s4.lo + s4.hi;
   return s2.x + s2.y;
 }
-inline float hsum8(float8 p) {
-  float4 s4 = p.lo + p.hi;
-  float2 s2 = s4.lo + s4.hi;
-  return s2.x + s2.y;
-}
 
 // The IQ4_NL / IQ4_XS code book (FORMATS.md §2.7), looked up for 16 nibbles at once. Written as a
 // vector built from variable-index element reads, which LLVM's x86 backend matches into one vpermps;
