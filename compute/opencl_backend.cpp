@@ -48,21 +48,22 @@ int cl_scalar_code(TypeId t) { return t == TypeId::f16 ? 0 : t == TypeId::bf16 ?
 
 constexpr size_t kLocalSize = 16;
 
-std::string info_string(const OpenClApi& api, cl_device_id d, cl_device_info what) {
+// An OpenCL string query (size first, then the bytes) without its trailing NULs and newlines;
+// query(size, buffer, &size_out) is one clGet*Info call.
+template <class Query>
+std::string cl_string(Query query) {
   size_t n = 0;
-  if (api.GetDeviceInfo(d, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  if (query(0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
   std::string s(n, '\0');
-  if (api.GetDeviceInfo(d, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-  while (!s.empty() && s.back() == '\0') s.pop_back();
+  if (query(n, s.data(), nullptr) != CL_SUCCESS) return {};
+  while (!s.empty() && (s.back() == '\0' || s.back() == '\n')) s.pop_back();
   return s;
 }
+std::string info_string(const OpenClApi& api, cl_device_id d, cl_device_info what) {
+  return cl_string([&](size_t n, void* p, size_t* out) { return api.GetDeviceInfo(d, what, n, p, out); });
+}
 std::string platform_string(const OpenClApi& api, cl_platform_id p, cl_platform_info what) {
-  size_t n = 0;
-  if (api.GetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-  std::string s(n, '\0');
-  if (api.GetPlatformInfo(p, what, n, s.data(), nullptr) != CL_SUCCESS) return {};
-  while (!s.empty() && s.back() == '\0') s.pop_back();
-  return s;
+  return cl_string([&](size_t n, void* buf, size_t* out) { return api.GetPlatformInfo(p, what, n, buf, out); });
 }
 template <typename T>
 T info_value(const OpenClApi& api, cl_device_id d, cl_device_info what) {
@@ -190,7 +191,8 @@ class OpenClBackend final : public Backend {
   }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
-    init();
+    std::lock_guard lock(mutex_);   // before init(): the order select() takes them, so a concurrent
+    init();                         // select cannot release the kernels between the checks and the launch
     if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
     AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     const ClKernelRow* row = find(view);
@@ -201,7 +203,6 @@ class OpenClBackend final : public Backend {
       return {};
     }
     if (view.n_cols > INT_MAX) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: row longer than 2^31-1 elements");
-    std::lock_guard lock(mutex_);
     const size_t index = static_cast<size_t>(row - kClKernels.data());
     cl_kernel k = kernels_[index];
 
@@ -365,11 +366,9 @@ class OpenClBackend final : public Backend {
     }
     err = api_->BuildProgram(program_, 1, &chosen, "-cl-mad-enable", nullptr, nullptr);
     if (err != CL_SUCCESS) {
-      size_t n = 0;
-      api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, 0, nullptr, &n);
-      std::string log(n, '\0');
-      if (n) api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, n, log.data(), nullptr);
-      while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+      const std::string log = cl_string([&](size_t n, void* p, size_t* out) {
+        return api_->GetProgramBuildInfo(program_, chosen, CL_PROGRAM_BUILD_LOG, n, p, out);
+      });
       why_ = "kernel build failed: " + cl_error_name(err) + ": " + log.substr(0, 2000);
       return;
     }
