@@ -12,13 +12,25 @@ namespace {
 using namespace simd;
 
 #if AKVIEW_CPU_AVX2
-// q8_0: two blocks per step so the two running sums hide the FMA latency.
+// block(b, s) over a row's nb blocks, alternating two running sums (they hide the FMA latency).
+template <class Block>
+float two_sums(int64_t nb, Block&& block) {
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t b = 0;
+  for (; b + 2 <= nb; b += 2) {
+    block(b, s0);
+    block(b + 1, s1);
+  }
+  if (b < nb) block(b, s0);
+  return hsum(_mm256_add_ps(s0, s1));
+}
+
+// q8_0 (AVX2).
 [[maybe_unused]] void q8_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     auto block = [&](int64_t b, __m256& s) {
       const uint8_t* p = row + b * 34;
       const float* xb = a.x + b * 32;
@@ -28,13 +40,7 @@ using namespace simd;
       t1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 26)), _mm256_loadu_ps(xb + 24), t1);
       s = _mm256_fmadd_ps(_mm256_add_ps(t0, t1), _mm256_set1_ps(load_f16(p)), s);
     };
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      block(b, s0);
-      block(b + 1, s1);
-    }
-    if (b < nb) block(b, s0);
-    y[r] = hsum(_mm256_add_ps(s0, s1));
+    y[r] = two_sums(nb, block);
   }
 }
 
@@ -45,7 +51,6 @@ using namespace simd;
   const __m256i mask = _mm256_set1_epi32(0x0F), eight = _mm256_set1_epi32(8);
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
     auto block = [&](int64_t b, __m256& s) {
       const uint8_t* p = row + b * 18;
       const float* xb = a.x + b * 32;
@@ -56,13 +61,7 @@ using namespace simd;
       t1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v1, 4), eight)), _mm256_loadu_ps(xb + 24), t1);
       s = _mm256_fmadd_ps(_mm256_add_ps(t0, t1), _mm256_set1_ps(load_f16(p)), s);
     };
-    int64_t b = 0;
-    for (; b + 2 <= nb; b += 2) {
-      block(b, s0);
-      block(b + 1, s1);
-    }
-    if (b < nb) block(b, s0);
-    y[r] = hsum(_mm256_add_ps(s0, s1));
+    y[r] = two_sums(nb, block);
   }
 }
 #endif
