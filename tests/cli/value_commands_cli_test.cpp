@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_process.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace akview::testing {
 namespace {
@@ -32,10 +33,6 @@ std::vector<float> read_f32(const std::string& path) {
   return v;
 }
 
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("akview_cli_" + std::to_string(::getpid()) + "_" + name)).string();
-}
-
 // Every GGUF tensor with a deq reference dumps to .npy and raw .f32 bit for bit.
 TEST(ValueCommands, DumpEqualsTheReferenceBitForBit) {
   auto manifest = load_json(kOracles + "/manifest.json");
@@ -45,7 +42,8 @@ TEST(ValueCommands, DumpEqualsTheReferenceBitForBit) {
     for (const auto& t : f["tensors"]) {
       if (!t.contains("deq") || t["name"] != "blk.0.attn_k.weight") continue;
       auto want = read_bytes(kOracles + "/" + t["deq"]["path"].get<std::string>());
-      std::string npy = temp_path("dump.npy"), raw = temp_path("dump.f32");
+      const TempDir dir;   // removed even when an assertion returns early
+      std::string npy = dir.file("dump.npy"), raw = dir.file("dump.f32");
       auto r = run_akview({"dump", path, t["name"], "--out", npy});
       ASSERT_EQ(r.exit_code, 0) << path << r.err;
       auto got = read_bytes(npy);
@@ -169,7 +167,8 @@ TEST(ValueCommands, RunMatchesTheOracleOutputs) {
   auto manifest = load_json(kOracles + "/manifest.json");
   const auto& file = manifest["gguf"]["files"][7];   // q8_0.gguf
   ASSERT_EQ(file["path"], "gguf/q8_0.gguf");
-  std::string y_out = temp_path("y.f32");
+  const TempDir dir;   // removed even when an assertion returns early
+  std::string y_out = dir.file("y.f32");
   auto r = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "cpu", "--repeat", "2", "--x",
                        kOracles + "/gguf/ref/x_512.f32", "--y-out", y_out, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
