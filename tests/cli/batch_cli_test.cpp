@@ -5,17 +5,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_util.hpp"
 #include "tests/cli/run_process.hpp"
 
 namespace akview::testing {
 namespace {
-
-const std::string kOracles = AKVIEW_ORACLES_DIR;
-
-nlohmann::json load_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -8,30 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_util.hpp"
 #include "tests/cli/run_process.hpp"
-#include "tests/common/temp_dir.hpp"
 
 namespace akview::testing {
 namespace {
-
-const std::string kOracles = AKVIEW_ORACLES_DIR;
-
-nlohmann::json load_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<float> read_f32(const std::string& path) {
-  auto b = read_bytes(path);
-  std::vector<float> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
 
 // Every GGUF tensor with a deq reference dumps to .npy and raw .f32 bit for bit.
 TEST(ValueCommands, DumpEqualsTheReferenceBitForBit) {
