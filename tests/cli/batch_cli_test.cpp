@@ -43,7 +43,10 @@ TEST(BatchCli, GgufTensorsJsonMatchesManifest) {
 
 TEST(BatchCli, GgufMetaJsonMatchesManifest) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int files = 0, keys = 0;
   for (const auto& f : manifest["gguf"]["files"]) {
+    if (f["path"] != "gguf/kv_types.gguf") continue;   // one file covers every type; the rest repeat keys
+    ++files;
     std::string path = kOracles + "/" + f["path"].get<std::string>();
     for (const auto& [key, want] : f["metadata"].items()) {
       auto r = run_akview({"meta", path, key, "--json"});
@@ -56,9 +59,32 @@ TEST(BatchCli, GgufMetaJsonMatchesManifest) {
         EXPECT_EQ(got["type"], want["type"]) << path << " " << key;
       }
       EXPECT_EQ(got["value"], want["value"]) << path << " " << key;
+      ++keys;
     }
-    if (f["path"] == "gguf/kv_types.gguf") break;   // one file covers every type; the rest repeat keys
   }
+  EXPECT_EQ(files, 1);
+  EXPECT_GE(keys, 20);
+}
+
+// The key written after a nested array is read at the right offset (the nested array is skipped whole).
+TEST(BatchCli, GgufMetaReadsTheKeyAfterANestedArray) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  int found = 0;
+  for (const auto& f : manifest["gguf"]["files"]) {
+    if (f["path"] != "gguf/kv_nested_array.gguf") continue;
+    ++found;
+    const auto& want = f["metadata"]["test.after_nested"];
+    ASSERT_EQ(want["type"], "UINT32");
+    ASSERT_EQ(want["value"], 7);
+    std::string path = kOracles + "/" + f["path"].get<std::string>();
+    auto r = run_akview({"meta", path, "test.after_nested", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+    auto got = nlohmann::json::parse(r.out);
+    EXPECT_EQ(got["key"], "test.after_nested");
+    EXPECT_EQ(got["type"], want["type"]);
+    EXPECT_EQ(got["value"], want["value"]);
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
