@@ -89,8 +89,10 @@ TEST(BatchCli, GgufMetaReadsTheKeyAfterANestedArray) {
 
 TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int models = 0;
   for (const auto& m : manifest["safetensors"]["models"]) {
     if (m["kind"] != "safetensors-hf" && m["kind"] != "safetensors-hf-sharded") continue;
+    ++models;
     std::string dir = kOracles + "/" + m["dir"].get<std::string>();
     auto r = run_akview({"tensors", dir, "--json", "--sort", "name"});
     ASSERT_EQ(r.exit_code, 0) << dir << ": " << r.err;
@@ -107,6 +109,7 @@ TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
       EXPECT_EQ(it->second["file"], kOracles + "/" + want["file"].get<std::string>());
     }
   }
+  EXPECT_EQ(models, 4);   // the HF models of the oracle manifest (plain and sharded)
 }
 
 TEST(BatchCli, MalformedFilesGetTheirVerdict) {

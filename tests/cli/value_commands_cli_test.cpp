@@ -112,6 +112,8 @@ TEST(ValueCommands, MapGivesEveryOracleTensorACanonicalName) {
     ASSERT_EQ(r.exit_code, 0) << rel << r.err;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["unmapped"], 0) << rel;
+    ASSERT_TRUE(j["tensors"].is_array()) << rel;
+    ASSERT_FALSE(j["tensors"].empty()) << rel;
     for (const auto& t : j["tensors"]) EXPECT_FALSE(t["canonical"].is_null()) << rel << " " << t["name"];
     EXPECT_FALSE(j["config"]["fields"]["dim"].is_null()) << rel;
   }
@@ -119,8 +121,10 @@ TEST(ValueCommands, MapGivesEveryOracleTensorACanonicalName) {
 
 TEST(ValueCommands, DiffReproducesErrorVsOrig) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int models = 0;
   for (const auto& m : manifest["safetensors"]["models"]) {
     if (m["kind"] != "safetensors-mlx-affine") continue;
+    ++models;
     std::string orig_dir = kOracles + "/st/" + (m["dtype"] == "F16" ? "plain_f16" : "plain_bf16");
     auto r = run_akview({"diff", kOracles + "/" + m["dir"].get<std::string>(), orig_dir, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -142,6 +146,7 @@ TEST(ValueCommands, DiffReproducesErrorVsOrig) {
     }
     EXPECT_GE(compared, 9);
   }
+  EXPECT_EQ(models, 2);   // the MLX affine models of the oracle manifest
 }
 
 TEST(ValueCommands, RunMatchesTheOracleOutputs) {
