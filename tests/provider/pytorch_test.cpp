@@ -221,7 +221,9 @@ void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::remove(path.c_str());
   std::FILE* f = std::fopen(path.c_str(), "wb");
   ASSERT_NE(f, nullptr) << path;
-  if (!bytes.empty()) ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size()) << path;
+  if (!bytes.empty()) {
+    ASSERT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size()) << path;
+  }
   ASSERT_EQ(std::fclose(f), 0) << path;
 }
 
@@ -266,7 +268,9 @@ TEST(PyTorch, DamagedCheckpointsFailCleanly) {
         EXPECT_LE(t.offset + t.nbytes, bad.size()) << what << " " << t.name;
         EXPECT_EQ(m->data(t).size(), t.nbytes) << what << " " << t.name;   // data inside the file
         auto bytes = torch_tensor_bytes(*m, i);
-        if (!bytes.ok()) EXPECT_FALSE(bytes.error().message.empty()) << what << " " << t.name;
+        if (!bytes.ok()) {
+          EXPECT_FALSE(bytes.error().message.empty()) << what << " " << t.name;
+        }
       }
     }
     EXPECT_GT(opened, 0u) << rel << ": some flips land in tensor data and must still open";
