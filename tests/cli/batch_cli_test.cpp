@@ -5,17 +5,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_util.hpp"
 #include "tests/cli/run_process.hpp"
 
 namespace akview::testing {
 namespace {
-
-const std::string kOracles = AKVIEW_ORACLES_DIR;
-
-nlohmann::json load_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
 
 std::string lower(std::string s) {
   for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -49,7 +43,10 @@ TEST(BatchCli, GgufTensorsJsonMatchesManifest) {
 
 TEST(BatchCli, GgufMetaJsonMatchesManifest) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int files = 0, keys = 0;
   for (const auto& f : manifest["gguf"]["files"]) {
+    if (f["path"] != "gguf/kv_types.gguf") continue;   // one file covers every type; the rest repeat keys
+    ++files;
     std::string path = kOracles + "/" + f["path"].get<std::string>();
     for (const auto& [key, want] : f["metadata"].items()) {
       auto r = run_akview({"meta", path, key, "--json"});
@@ -62,15 +59,40 @@ TEST(BatchCli, GgufMetaJsonMatchesManifest) {
         EXPECT_EQ(got["type"], want["type"]) << path << " " << key;
       }
       EXPECT_EQ(got["value"], want["value"]) << path << " " << key;
+      ++keys;
     }
-    if (f["path"] == "gguf/kv_types.gguf") break;   // one file covers every type; the rest repeat keys
   }
+  EXPECT_EQ(files, 1);
+  EXPECT_GE(keys, 20);
+}
+
+// The key written after a nested array is read at the right offset (the nested array is skipped whole).
+TEST(BatchCli, GgufMetaReadsTheKeyAfterANestedArray) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  int found = 0;
+  for (const auto& f : manifest["gguf"]["files"]) {
+    if (f["path"] != "gguf/kv_nested_array.gguf") continue;
+    ++found;
+    const auto& want = f["metadata"]["test.after_nested"];
+    ASSERT_EQ(want["type"], "UINT32");
+    ASSERT_EQ(want["value"], 7);
+    std::string path = kOracles + "/" + f["path"].get<std::string>();
+    auto r = run_akview({"meta", path, "test.after_nested", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << path << ": " << r.err;
+    auto got = nlohmann::json::parse(r.out);
+    EXPECT_EQ(got["key"], "test.after_nested");
+    EXPECT_EQ(got["type"], want["type"]);
+    EXPECT_EQ(got["value"], want["value"]);
+  }
+  EXPECT_EQ(found, 1);
 }
 
 TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int models = 0;
   for (const auto& m : manifest["safetensors"]["models"]) {
     if (m["kind"] != "safetensors-hf" && m["kind"] != "safetensors-hf-sharded") continue;
+    ++models;
     std::string dir = kOracles + "/" + m["dir"].get<std::string>();
     auto r = run_akview({"tensors", dir, "--json", "--sort", "name"});
     ASSERT_EQ(r.exit_code, 0) << dir << ": " << r.err;
@@ -87,6 +109,7 @@ TEST(BatchCli, SafetensorsTensorsJsonMatchesManifest) {
       EXPECT_EQ(it->second["file"], kOracles + "/" + want["file"].get<std::string>());
     }
   }
+  EXPECT_EQ(models, 4);   // the HF models of the oracle manifest (plain and sharded)
 }
 
 TEST(BatchCli, MalformedFilesGetTheirVerdict) {

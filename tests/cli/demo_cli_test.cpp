@@ -32,14 +32,17 @@ TEST(DemoModel, QuantizedAgainstOriginalPairsEveryTensor) {
   EXPECT_EQ(j["only_b"], 0);
   EXPECT_EQ(j["shape_changes"], 0);
   ASSERT_EQ(j["tensors"].size(), 39u);
+  int q4_k = 0;
   for (const auto& t : j["tensors"]) {
     EXPECT_TRUE(t["canonical"].get<bool>()) << t["key"];
     const double cos = t["error"]["cosine"].get<double>();
     EXPECT_GT(cos, 0.99) << t["key"];        // quantization keeps the direction
     if (t["type_a"] == "q4_k") {
       EXPECT_LT(cos, 0.9999) << t["key"];   // ... but 4 bits do show
+      ++q4_k;
     }
   }
+  EXPECT_GT(q4_k, 0);   // the demo model has q4_k tensors: the check above ran
 }
 
 }  // namespace

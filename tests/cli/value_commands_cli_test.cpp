@@ -8,33 +8,11 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tests/cli/cli_util.hpp"
 #include "tests/cli/run_process.hpp"
 
 namespace akview::testing {
 namespace {
-
-const std::string kOracles = AKVIEW_ORACLES_DIR;
-
-nlohmann::json load_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-std::vector<char> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::vector<float> read_f32(const std::string& path) {
-  auto b = read_bytes(path);
-  std::vector<float> v(b.size() / 4);
-  std::memcpy(v.data(), b.data(), v.size() * 4);
-  return v;
-}
-
-std::string temp_path(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / ("akview_cli_" + std::to_string(::getpid()) + "_" + name)).string();
-}
 
 // Every GGUF tensor with a deq reference dumps to .npy and raw .f32 bit for bit.
 TEST(ValueCommands, DumpEqualsTheReferenceBitForBit) {
@@ -45,7 +23,8 @@ TEST(ValueCommands, DumpEqualsTheReferenceBitForBit) {
     for (const auto& t : f["tensors"]) {
       if (!t.contains("deq") || t["name"] != "blk.0.attn_k.weight") continue;
       auto want = read_bytes(kOracles + "/" + t["deq"]["path"].get<std::string>());
-      std::string npy = temp_path("dump.npy"), raw = temp_path("dump.f32");
+      const TempDir dir;   // removed even when an assertion returns early
+      std::string npy = dir.file("dump.npy"), raw = dir.file("dump.f32");
       auto r = run_akview({"dump", path, t["name"], "--out", npy});
       ASSERT_EQ(r.exit_code, 0) << path << r.err;
       auto got = read_bytes(npy);
@@ -133,6 +112,8 @@ TEST(ValueCommands, MapGivesEveryOracleTensorACanonicalName) {
     ASSERT_EQ(r.exit_code, 0) << rel << r.err;
     auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["unmapped"], 0) << rel;
+    ASSERT_TRUE(j["tensors"].is_array()) << rel;
+    ASSERT_FALSE(j["tensors"].empty()) << rel;
     for (const auto& t : j["tensors"]) EXPECT_FALSE(t["canonical"].is_null()) << rel << " " << t["name"];
     EXPECT_FALSE(j["config"]["fields"]["dim"].is_null()) << rel;
   }
@@ -140,8 +121,10 @@ TEST(ValueCommands, MapGivesEveryOracleTensorACanonicalName) {
 
 TEST(ValueCommands, DiffReproducesErrorVsOrig) {
   auto manifest = load_json(kOracles + "/manifest.json");
+  int models = 0;
   for (const auto& m : manifest["safetensors"]["models"]) {
     if (m["kind"] != "safetensors-mlx-affine") continue;
+    ++models;
     std::string orig_dir = kOracles + "/st/" + (m["dtype"] == "F16" ? "plain_f16" : "plain_bf16");
     auto r = run_akview({"diff", kOracles + "/" + m["dir"].get<std::string>(), orig_dir, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -163,13 +146,15 @@ TEST(ValueCommands, DiffReproducesErrorVsOrig) {
     }
     EXPECT_GE(compared, 9);
   }
+  EXPECT_EQ(models, 2);   // the MLX affine models of the oracle manifest
 }
 
 TEST(ValueCommands, RunMatchesTheOracleOutputs) {
   auto manifest = load_json(kOracles + "/manifest.json");
   const auto& file = manifest["gguf"]["files"][7];   // q8_0.gguf
   ASSERT_EQ(file["path"], "gguf/q8_0.gguf");
-  std::string y_out = temp_path("y.f32");
+  const TempDir dir;   // removed even when an assertion returns early
+  std::string y_out = dir.file("y.f32");
   auto r = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "cpu", "--repeat", "2", "--x",
                        kOracles + "/gguf/ref/x_512.f32", "--y-out", y_out, "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;

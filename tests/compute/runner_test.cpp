@@ -12,6 +12,7 @@
 #include "compute/devices.hpp"
 #include "compute/metrics.hpp"
 #include "compute/runner.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "synthetic.hpp"
 
 namespace akview::compute {
@@ -70,7 +71,8 @@ TEST(RunnerInput, SeededNormalIsDeterministicAndStandard) {
 }
 
 TEST(RunnerInput, RawFloatFile) {
-  const auto path = std::filesystem::temp_directory_path() / ("akview_x_" + std::to_string(::getpid()) + ".f32");
+  const akview::testing::TempDir dir;   // removed even when an assertion returns early
+  const std::filesystem::path path = dir.file("x.f32");
   const std::vector<float> v{0.5f, -1.25f, 3.0f, 4.0f};
   {
     std::ofstream out(path, std::ios::binary);

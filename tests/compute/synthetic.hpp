@@ -11,6 +11,7 @@
 
 #include "core/tensor_view.hpp"
 #include "core/types.hpp"
+#include "tests/writers/quantize.hpp"   // f32_to_f16, f32_to_bf16 (round to nearest even)
 
 namespace akview::testing {
 
@@ -18,21 +19,6 @@ struct SyntheticTensor {
   std::vector<uint8_t> data, scales, biases;
   TensorView view;
 };
-
-inline uint16_t to_f16(float f) {   // round-to-nearest is not needed: any finite half will do
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t sign = (b >> 16) & 0x8000;
-  const int exp = static_cast<int>((b >> 23) & 0xff) - 127 + 15;
-  if (exp <= 0) return static_cast<uint16_t>(sign);
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7bff);
-  return static_cast<uint16_t>(sign | (exp << 10) | ((b >> 13) & 0x3ff));
-}
-inline uint16_t to_bf16(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return static_cast<uint16_t>(b >> 16);
-}
 
 // Offsets of the f16 fields (scales, mins) inside one block, per block type.
 struct BlockFields {
@@ -63,8 +49,8 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
     for (int64_t i = 0; i < rows * cols; ++i) {
       const float f = normal(rng);
       if (type == TypeId::f32) std::memcpy(t.data.data() + 4 * i, &f, 4);
-      if (type == TypeId::f16) put16(2 * i, to_f16(f));
-      if (type == TypeId::bf16) put16(2 * i, to_bf16(f));
+      if (type == TypeId::f16) put16(2 * i, f32_to_f16(f));
+      if (type == TypeId::bf16) put16(2 * i, f32_to_bf16(f));
     }
   } else {
     for (auto& b : t.data) b = static_cast<uint8_t>(rng());
@@ -72,7 +58,7 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
       if (f.type == type)
         for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
           for (int off : f.f16_offsets)
-            if (off >= 0) put16(static_cast<size_t>(blk * info.block_bytes + off), to_f16(0.01f + 0.05f * std::fabs(normal(rng))));
+            if (off >= 0) put16(static_cast<size_t>(blk * info.block_bytes + off), f32_to_f16(0.01f + 0.05f * std::fabs(normal(rng))));
   }
   t.view.data = t.data;
   return t;
@@ -98,7 +84,7 @@ inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group,
     const float s = 0.01f * normal(rng), b = 0.1f * normal(rng);   // negative scales included
     for (auto [vec, v] : {std::pair{&t.scales, s}, std::pair{&t.biases, b}}) {
       if (scale_type == TypeId::f32) std::memcpy(vec->data() + g * 4, &v, 4);
-      const uint16_t h = scale_type == TypeId::f16 ? to_f16(v) : to_bf16(v);
+      const uint16_t h = scale_type == TypeId::f16 ? f32_to_f16(v) : f32_to_bf16(v);
       if (scale_type != TypeId::f32) std::memcpy(vec->data() + g * 2, &h, 2);
     }
   }

@@ -6,18 +6,12 @@
 #include <fstream>
 
 #include "core/formats/format.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace akview {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path temp_dir(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("akview_detect_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(p);
-  fs::create_directories(p);
-  return p;
-}
 
 void write_file(const fs::path& p, const std::string& bytes) {
   std::ofstream out(p, std::ios::binary);
@@ -32,26 +26,27 @@ TEST(FormatDetection, MissingPathIsAnIoError) {
 }
 
 TEST(FormatDetection, UnknownContentIsNotRecognisedWithItsFirstBytes) {
-  auto dir = temp_dir("unknown");
+  const testing::TempDir tmp;   // removed even when an assertion returns early
+  const fs::path dir = tmp.path();
   write_file(dir / "weights.bin", std::string("\x7f" "ELF\x02\x01\x01\x00junkjunk", 16));
   auto m = open_model((dir / "weights.bin").string());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::not_recognized);
   EXPECT_EQ(m.error().offset, 0u);
   EXPECT_NE(m.error().message.find("7f 45 4c 46"), std::string::npos) << m.error().message;
-  fs::remove_all(dir);
 }
 
 TEST(FormatDetection, EmptyDirectoryIsNotRecognised) {
-  auto dir = temp_dir("empty");
+  const testing::TempDir tmp;   // removed even when an assertion returns early
+  const fs::path dir = tmp.path();
   auto m = open_model(dir.string());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::not_recognized);
-  fs::remove_all(dir);
 }
 
 TEST(FormatDetection, ProbeListsDirectoryEntriesSorted) {
-  auto dir = temp_dir("probe");
+  const testing::TempDir tmp;   // removed even when an assertion returns early
+  const fs::path dir = tmp.path();
   write_file(dir / "b.json", "{}");
   write_file(dir / "a.gguf", "GGUF");
   auto p = probe_path(dir.string());
@@ -61,7 +56,6 @@ TEST(FormatDetection, ProbeListsDirectoryEntriesSorted) {
   EXPECT_EQ(p->entries[0], "a.gguf");
   EXPECT_TRUE(p->has_entry("b.json"));
   EXPECT_FALSE(p->has_entry("c"));
-  fs::remove_all(dir);
 }
 
 TEST(FormatDetection, EveryFormatRowHasASnifferAndADescription) {

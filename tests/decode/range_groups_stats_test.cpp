@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/decode/decode.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "core/decode/groups.hpp"
 #include "core/decode/npy_writer.hpp"
 #include "core/decode/stats.hpp"
@@ -266,7 +267,8 @@ TEST(DecodeNpy, HeaderAndRoundTrip) {
 
   std::vector<float> x(24);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) - 3.5f;
-  const std::string path = ::testing::TempDir() + "/akview_decode_test.npy";
+  const akview::testing::TempDir dir;   // removed even when an assertion returns early
+  const std::string path = dir.file("decode_test.npy");
   ASSERT_TRUE(write_npy(path, f32_view(x, 6, 4), shape).ok());
   std::ifstream in(path, std::ios::binary);
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

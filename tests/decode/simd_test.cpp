@@ -80,6 +80,7 @@ TEST(DecodeSimd, BlockKernelsEqualScalar) {
 #if defined(AKVIEW_DECODE_AVX2)
   ASSERT_EQ(pairs.size(), 4u);
 #endif
+  if (pairs.empty()) GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
   std::mt19937_64 rng(7);
   for (const auto& k : pairs) {
     SCOPED_TRACE(k.name);
@@ -117,6 +118,7 @@ TEST(DecodeSimd, AffineGroupKernelsEqualScalar) {
 #if defined(AKVIEW_DECODE_AVX2)
   ASSERT_EQ(pairs.size(), 2u);
 #endif
+  if (pairs.empty()) GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
   for (const auto& k : pairs) {
     for (size_t n : {8, 16, 24, 32, 40, 56, 64, 96, 128, 136}) {
       SCOPED_TRACE(std::to_string(k.bits) + " bits, group " + std::to_string(n));

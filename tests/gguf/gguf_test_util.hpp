@@ -1,4 +1,4 @@
-// Helpers for the GGUF tests: a temporary directory and a small valid model to break.
+// Helpers for the GGUF tests: a small valid model to break (TempDir is tests/common/temp_dir.hpp).
 #pragma once
 
 #include <cstdlib>
@@ -6,28 +6,10 @@
 #include <string>
 
 #include "core/formats/format.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
 
 namespace akview::testing {
-
-class TempDir {
- public:
-  TempDir() {
-    std::string templ = (std::filesystem::temp_directory_path() / "akview_gguf_XXXXXX").string();
-    path_ = ::mkdtemp(templ.data()) ? templ : std::string();
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12;
 

@@ -7,7 +7,7 @@
 
 #include "core/formats/format.hpp"
 #include "core/formats/safetensors.hpp"
-#include "tests/safetensors/temp_dir.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/writers/st_writer.hpp"
 
 namespace akview {
