@@ -16,14 +16,13 @@ bool is_matrix(const Tensor& t) { return t.rank >= 2 && !(t.flags & kTensorCompa
 
 }  // namespace
 
-Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQuery& query) {
+Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinder& finder, const RunQuery& query) {
   std::vector<uint32_t> picked;
   std::vector<bool> taken(model.tensors.size(), false);
   auto take = [&](uint32_t i) {
     if (!taken[i]) picked.push_back(i);
     taken[i] = true;
   };
-  TensorFinder finder(model);
   for (const auto& name : query.tensors) {
     auto i = finder.find(name);
     if (!i) return i.error();
@@ -59,7 +58,8 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQu
 
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
                                        const compute::RunCallbacks& callbacks) {
-  auto picked = select_run_tensors(model, query);
+  TensorFinder finder(model);
+  auto picked = select_run_tensors(model, finder, query);
   if (!picked) return picked.error();
   RunTableReport report;
   report.path = model.path;
@@ -80,7 +80,8 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
   if (!ref) return report;
 
   report.ref_path = ref->path;
-  NameMap ours = build_name_map(model), theirs = build_name_map(*ref);
+  const NameMap& ours = finder.name_map();
+  NameMap theirs = build_name_map(*ref);
   std::unordered_map<std::string_view, const std::string*> canonical_of;
   for (const auto& e : ours.entries)
     if (e.mapped) canonical_of[model.tensors[e.tensor].name] = &e.canonical;
