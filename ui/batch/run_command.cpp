@@ -42,11 +42,10 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinde
       return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
-  const std::string layer_prefix = fmt::format("layers.{}.", query.layer);
   for (const auto& e : finder.name_map().entries) {
     const Tensor& t = model.tensors[e.tensor];
     if (!is_matrix(t)) continue;
-    if (query.layer >= 0 && (!e.mapped || e.canonical.rfind(layer_prefix, 0) != 0)) continue;
+    if (query.layer >= 0 && e.layer != query.layer) continue;   // -1 when unmapped or not in a layer
     if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical, *re)))
       continue;
     take(e.tensor);
