@@ -19,7 +19,8 @@ InfoReport make_info_report(const Model& model);
 struct TensorQuery {
   std::string filter;            // ECMAScript regex searched in the native (and canonical) name
   bool invert = false;           // keep the tensors that do NOT match
-  std::string sort = "file";     // file (storage order), name, type, shape, params, bytes, offset, bpw
+  std::string sort = "file";     // file (the model's order, kept), name, type, shape, params, bytes, offset, bpw;
+                                 // every sort keeps each scale/bias companion right after its tensor
   bool descending = false;
   bool companions = true;        // list scales/biases beneath their logical tensor
 };
