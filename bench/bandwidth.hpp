@@ -76,9 +76,4 @@ class BandwidthProbe {
   volatile float sink_ = 0;
 };
 
-// One-off: reads `bytes` (default 512 MiB) with `threads` threads, `reps` times.
-inline BandwidthResult measure_read_bandwidth(int threads = 2, size_t bytes = size_t{512} << 20, int reps = 7) {
-  return BandwidthProbe(bytes).measure(threads, reps);
-}
-
 }  // namespace akview::bench

@@ -175,7 +175,7 @@ int main(int argc, char** argv) {
         if (c.label.rfind(argv[i], 0) == 0) chosen.push_back(c);
     cases = chosen;
   }
-  const auto bw = akview::bench::measure_read_bandwidth(kThreads);
+  const auto bw = akview::bench::BandwidthProbe().measure(kThreads);
   std::printf("read bandwidth (%d threads): best %.1f GB/s, median %.1f GB/s\n", kThreads, bw.best_gbps, bw.median_gbps);
   std::printf("tensor %lld x %lld, %d threads, %d reps\n", (long long)kRows, (long long)kCols, kThreads, reps);
   std::printf("%-20s %10s %12s %12s %10s %9s\n", "type", "stored MB", "best GB/s", "median GB/s", "Gelem/s", "best/bw");

@@ -4,10 +4,9 @@
 
 #include <cstdio>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
-#include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>

@@ -2,7 +2,10 @@
 // files exit 1 with one line naming file and offset, usage errors exit 2, no escape bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_util.hpp"
@@ -161,6 +164,51 @@ TEST(BatchCli, FilterSortAndCsv) {
   auto csv = run_akview({"tensors", path, "--csv"});
   EXPECT_EQ(csv.out.rfind("name,canonical,type,shape", 0), 0u);
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 6);
+}
+
+// MLX scales/biases are listed right beneath their weight: in the default (model) order and when
+// a sort moves the weights.
+TEST(BatchCli, MlxCompanionsStayBeneathTheirTensor) {
+  auto manifest = load_json(kOracles + "/manifest.json");
+  int models = 0;
+  for (const auto& m : manifest["safetensors"]["models"]) {
+    if (m["kind"] != "safetensors-mlx-affine") continue;
+    std::string dir = kOracles + "/" + m["dir"].get<std::string>();
+    for (std::vector<std::string> sort : {std::vector<std::string>{}, {"--sort", "bytes"}, {"--sort", "bytes", "--desc"}}) {
+      std::vector<std::string> args = {"tensors", dir, "--json"};
+      args.insert(args.end(), sort.begin(), sort.end());
+      auto r = run_akview(args);
+      ASSERT_EQ(r.exit_code, 0) << dir << ": " << r.err;
+      auto rows = nlohmann::json::parse(r.out);
+      std::map<std::string, size_t> index;
+      for (size_t i = 0; i < rows.size(); ++i) index[rows[i]["name"].get<std::string>()] = i;
+      int quantized = 0;
+      for (const auto& want : m["tensors"]) {
+        if (!want.value("quantized", false)) continue;
+        ++quantized;
+        auto w = index.find(want["weight"]["name"].get<std::string>());
+        ASSERT_NE(w, index.end()) << want["name"];
+        ASSERT_LT(w->second + 2, rows.size()) << want["name"];
+        std::set<std::string> next = {rows[w->second + 1]["name"].get<std::string>(),
+                                      rows[w->second + 2]["name"].get<std::string>()};
+        std::set<std::string> companions = {want["scales"]["name"].get<std::string>(),
+                                            want["biases"]["name"].get<std::string>()};
+        EXPECT_EQ(next, companions) << dir << " " << want["name"] << " sort " << sort.size();
+        EXPECT_EQ(rows[w->second + 1].value("companion", false), true);
+        EXPECT_EQ(rows[w->second + 2].value("companion", false), true);
+      }
+      EXPECT_GT(quantized, 0) << dir;
+      if (!sort.empty()) {   // the logical tensors are in byte order
+        std::vector<uint64_t> bytes;
+        for (const auto& row : rows)
+          if (!row.value("companion", false)) bytes.push_back(row["nbytes"].get<uint64_t>());
+        if (sort.size() == 3) std::reverse(bytes.begin(), bytes.end());
+        EXPECT_TRUE(std::is_sorted(bytes.begin(), bytes.end())) << dir;
+      }
+    }
+    ++models;
+  }
+  EXPECT_GT(models, 0);
 }
 
 TEST(BatchCli, BatchOutputHasNoEscapeBytes) {

@@ -19,7 +19,8 @@ InfoReport make_info_report(const Model& model);
 struct TensorQuery {
   std::string filter;            // ECMAScript regex searched in the native (and canonical) name
   bool invert = false;           // keep the tensors that do NOT match
-  std::string sort = "file";     // file (storage order), name, type, shape, params, bytes, offset, bpw
+  std::string sort = "file";     // file (the model's order, kept), name, type, shape, params, bytes, offset, bpw;
+                                 // every sort keeps each scale/bias companion right after its tensor
   bool descending = false;
   bool companions = true;        // list scales/biases beneath their logical tensor
 };
@@ -84,8 +85,9 @@ struct RunQuery {
   compute::RunOptions options;
 };
 // The tensors a run selects (matrices only: rank >= 2, not companions); every matrix when the query
-// names none.
-Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQuery& query);
+// names none. `finder` is `model`'s; its name map is built here when the query needs it and can be
+// reused by the caller.
+Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinder& finder, const RunQuery& query);
 // Runs them; with `ref`, each output is also compared with the same canonical tensor of `ref`.
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
                                        const compute::RunCallbacks& callbacks = {});

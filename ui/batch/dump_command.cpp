@@ -4,6 +4,7 @@
 
 #include "core/decode/decode.hpp"
 #include "core/decode/npy_writer.hpp"
+#include "core/quote.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
@@ -14,7 +15,7 @@ Result<DumpReport> make_dump(const Model& model, const DumpQuery& query) {
   const Tensor& t = model.tensors[*index];
   if (!can_decode(t.type) || (t.flags & kTensorUnsupported))
     return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
-                      fmt::format("tensor '{}': values of type {} cannot be decoded", t.name, type_info(t.type).name));
+                      fmt::format("tensor {}: values of type {} cannot be decoded", quote_name(t.name), type_info(t.type).name));
   auto [n_rows, n_cols] = tensor_rows_cols(model, t);
   auto range = parse_row_range(query.rows, n_rows);
   if (!range) return range.error();

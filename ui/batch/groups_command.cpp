@@ -2,6 +2,7 @@
 // computed lazily for those rows only.
 #include <fmt/format.h>
 
+#include "core/quote.hpp"
 #include "core/tensor_view.hpp"
 #include "ui/batch/commands.hpp"
 
@@ -13,7 +14,7 @@ Result<GroupsReport> make_groups_report(const Model& model, const GroupsQuery& q
   const Tensor& t = model.tensors[*index];
   if (!has_groups(t.type))
     return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
-                      fmt::format("tensor '{}' of type {} is not quantized in groups", t.name, type_info(t.type).name));
+                      fmt::format("tensor {} of type {} is not quantized in groups", quote_name(t.name), type_info(t.type).name));
   auto view = make_tensor_view(model, t);
   if (!view) return view.error();
   constexpr int64_t kAllRowsUpTo = 64, kDefaultRows = 16;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/formats/gguf.hpp"
+#include "core/quote.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
@@ -66,7 +67,7 @@ Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optio
     rows.push_back(std::move(row));
   }
   if (key && rows.empty())
-    return make_error(ErrorCode::not_found, model.path, kNoOffset, fmt::format("no metadata key '{}'", *key));
+    return make_error(ErrorCode::not_found, model.path, kNoOffset, fmt::format("no metadata key {}", quote_name(*key)));
   return rows;
 }
 

@@ -26,8 +26,6 @@ std::string note_line(const NoteRow& n) {
   return fmt::format("{}: {}", where, escape_for_terminal(n.message));
 }
 
-void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
-
 std::string type_label(const TensorRow& r) {
   if (r.group_size) return fmt::format("{} {}-bit g{}", r.type, r.bits, r.group_size);
   return r.type;

@@ -29,6 +29,8 @@ nlohmann::json to_json(const CheckReport& r);
 nlohmann::json to_json(const NoteRow& r);
 // Dumps JSON with invalid UTF-8 replaced (never throws on hostile names).
 std::string dump_json(const nlohmann::json& j, int indent = 2);
+// dump_json(j) and a newline: the output of every command's --json.
+void print_json(std::FILE* out, const nlohmann::json& j);
 
 void print_info(std::FILE* out, const InfoReport& r, OutputFormat format);
 void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format);

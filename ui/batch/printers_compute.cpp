@@ -6,8 +6,6 @@
 namespace akview {
 namespace {
 
-void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
-
 nlohmann::json error_json(const std::optional<compute::ErrorStats>& e) {
   if (!e) return nullptr;
   return {{"n", e->n}, {"max_abs", json_number(e->max_abs)}, {"rms", json_number(e->rms)},

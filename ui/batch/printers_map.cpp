@@ -6,8 +6,6 @@
 namespace akview {
 namespace {
 
-void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
-
 template <typename T>
 nlohmann::json optional_json(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);

@@ -18,8 +18,6 @@ std::string sparkline(const std::vector<uint64_t>& bins) {
   return s;
 }
 
-void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
-
 }  // namespace
 
 nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }

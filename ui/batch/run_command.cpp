@@ -16,14 +16,13 @@ bool is_matrix(const Tensor& t) { return t.rank >= 2 && !(t.flags & kTensorCompa
 
 }  // namespace
 
-Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQuery& query) {
+Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinder& finder, const RunQuery& query) {
   std::vector<uint32_t> picked;
   std::vector<bool> taken(model.tensors.size(), false);
   auto take = [&](uint32_t i) {
     if (!taken[i]) picked.push_back(i);
     taken[i] = true;
   };
-  TensorFinder finder(model);
   for (const auto& name : query.tensors) {
     auto i = finder.find(name);
     if (!i) return i.error();
@@ -43,11 +42,10 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQu
       return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
-  const std::string layer_prefix = fmt::format("layers.{}.", query.layer);
   for (const auto& e : finder.name_map().entries) {
     const Tensor& t = model.tensors[e.tensor];
     if (!is_matrix(t)) continue;
-    if (query.layer >= 0 && (!e.mapped || e.canonical.rfind(layer_prefix, 0) != 0)) continue;
+    if (query.layer >= 0 && e.layer != query.layer) continue;   // -1 when unmapped or not in a layer
     if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical, *re)))
       continue;
     take(e.tensor);
@@ -59,7 +57,8 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, const RunQu
 
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
                                        const compute::RunCallbacks& callbacks) {
-  auto picked = select_run_tensors(model, query);
+  TensorFinder finder(model);
+  auto picked = select_run_tensors(model, finder, query);
   if (!picked) return picked.error();
   RunTableReport report;
   report.path = model.path;
@@ -80,7 +79,8 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
   if (!ref) return report;
 
   report.ref_path = ref->path;
-  NameMap ours = build_name_map(model), theirs = build_name_map(*ref);
+  const NameMap& ours = finder.name_map();
+  NameMap theirs = build_name_map(*ref);
   std::unordered_map<std::string_view, const std::string*> canonical_of;
   for (const auto& e : ours.entries)
     if (e.mapped) canonical_of[model.tensors[e.tensor].name] = &e.canonical;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/names/name_map.hpp"
+#include "core/quote.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
@@ -22,7 +23,7 @@ Result<uint32_t> TensorFinder::find(std::string_view name) {
   if (auto it = map.by_canonical.find(std::string(name)); it != map.by_canonical.end())
     return map.entries[it->second].tensor;
   return make_error(ErrorCode::not_found, model_.path, kNoOffset,
-                    fmt::format("no tensor named '{}' (native or canonical); `akview tensors` lists them", name));
+                    fmt::format("no tensor named {} (native or canonical); `akview tensors` lists them", quote_name(name)));
 }
 
 Result<uint32_t> find_tensor(const Model& model, std::string_view name) { return TensorFinder(model).find(name); }

@@ -21,7 +21,7 @@ struct SortColumn {
 
 const std::array<SortColumn, 8>& sort_columns() {
   static const std::array<SortColumn, 8> kColumns = {{
-      {"file", [](const TensorRow& a, const TensorRow& b) { return std::tie(a.file, a.offset) < std::tie(b.file, b.offset); }},
+      {"file", nullptr},   // the model's order, kept as is (make_tensor_rows)
       {"name", [](const TensorRow& a, const TensorRow& b) { return natural_less(a.name, b.name); }},
       {"type", [](const TensorRow& a, const TensorRow& b) { return a.type < b.type; }},
       {"shape", [](const TensorRow& a, const TensorRow& b) { return a.shape < b.shape; }},
@@ -84,7 +84,9 @@ Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const Tensor
   for (const auto& e : map.entries)
     if (e.mapped) canonical[e.tensor] = &e.canonical;
   std::vector<TensorRow> rows;
+  std::vector<uint32_t> tensor_of;   // rows[k] shows model.tensors[tensor_of[k]]
   rows.reserve(model.tensors.size());
+  tensor_of.reserve(model.tensors.size());
   for (uint32_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
     if (!query.companions && (t.flags & kTensorCompanion)) continue;
@@ -94,12 +96,43 @@ Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const Tensor
       if (hit == query.invert) continue;
     }
     rows.push_back(make_tensor_row(model, t));
+    tensor_of.push_back(i);
     if (canonical[i]) rows.back().canonical = *canonical[i];
   }
-  std::stable_sort(rows.begin(), rows.end(), [&](const TensorRow& a, const TensorRow& b) {
-    return query.descending ? column->less(b, a) : column->less(a, b);
-  });
-  return rows;
+
+  // The model's order puts each scale/bias companion right after its logical tensor
+  // (order_companions); a sort moves a logical tensor together with the companions beneath it. A
+  // companion whose logical tensor was filtered out is a group of its own.
+  auto owns = [&](uint32_t owner, uint32_t c) {
+    const Tensor& t = model.tensors[owner];
+    if ((t.flags & kTensorCompanion) || t.quant >= model.quants.size()) return false;
+    const QuantInfo& q = model.quants[t.quant];
+    return c == q.scales || c == q.biases || c == q.global_scale;
+  };
+  struct Group {
+    size_t begin, end;   // rows[begin, end): the leading row and its companions
+  };
+  std::vector<Group> groups;
+  for (size_t k = 0; k < rows.size(); ++k) {
+    if (!groups.empty() && rows[k].companion && owns(tensor_of[groups.back().begin], tensor_of[k]))
+      groups.back().end = k + 1;
+    else
+      groups.push_back({k, k + 1});
+  }
+  if (column->name == "file") {
+    // Storage order is the model's order (each companion beneath its tensor): no re-sort.
+    if (query.descending) std::reverse(groups.begin(), groups.end());
+  } else {
+    std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
+      const TensorRow &ra = rows[a.begin], &rb = rows[b.begin];
+      return query.descending ? column->less(rb, ra) : column->less(ra, rb);
+    });
+  }
+  std::vector<TensorRow> sorted;
+  sorted.reserve(rows.size());
+  for (const Group& g : groups)
+    for (size_t k = g.begin; k < g.end; ++k) sorted.push_back(std::move(rows[k]));
+  return sorted;
 }
 
 }  // namespace akview
