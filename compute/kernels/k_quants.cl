@@ -5,6 +5,16 @@
 
 // a[K] += W * x[XOFF .. XOFF+15] for the current super-block (xb = its first x).
 #define AKV_ACC(K, W, XOFF) a##K = fma((W), vload16(0, xb + (XOFF)), a##K);
+// Two consecutive runs (WA at XOFF, WB at XOFF+16) into accumulators 0/1 when I is even, 2/3 when
+// odd (I is a compile-time constant of an unrolled loop, so the branch folds away).
+#define AKV_ACC_PAIR(I, WA, WB, XOFF)     \
+  if ((I) % 2 == 0) {                     \
+    AKV_ACC(0, WA, XOFF)                  \
+    AKV_ACC(1, WB, (XOFF) + 16)           \
+  } else {                                \
+    AKV_ACC(2, WA, XOFF)                  \
+    AKV_ACC(3, WB, (XOFF) + 16)           \
+  }
 #define AKV_ROW_RESULT y[row] = hsum16((a0 + a1) + (a2 + a3));
 
 // The eight 6-bit scales of a q4_k/q5_k block (12 bytes at q) times d in lanes 0-7, and the eight
@@ -43,13 +53,7 @@ __kernel void mv_q2_k(__global const uchar* W, ulong w_bytes, __global const flo
         const uchar16 sh = (uchar16)(2 * j);
         const float16 wa = fma(convert_float16((qa >> sh) & (uchar16)3), (float16)dl[k], (float16)ml[k]);
         const float16 wb = fma(convert_float16((qb >> sh) & (uchar16)3), (float16)dl[k + 1], (float16)ml[k + 1]);
-        if (j % 2 == 0) {
-          AKV_ACC(0, wa, 128 * n + 32 * j)
-          AKV_ACC(1, wb, 128 * n + 32 * j + 16)
-        } else {
-          AKV_ACC(2, wa, 128 * n + 32 * j)
-          AKV_ACC(3, wb, 128 * n + 32 * j + 16)
-        }
+        AKV_ACC_PAIR(j, wa, wb, 128 * n + 32 * j)
       }
     }
   }
@@ -85,13 +89,7 @@ __kernel void mv_q3_k(__global const uchar* W, ulong w_bytes, __global const flo
         const float16 da = (float16)dl[k], db = (float16)dl[k + 1];
         const float16 wa = fma(convert_float16(((qa >> sh) & (uchar16)3) | (((ha >> hs) & (uchar16)1) << (uchar16)2)), da, -4.0f * da);
         const float16 wb = fma(convert_float16(((qb >> sh) & (uchar16)3) | (((hb >> hs) & (uchar16)1) << (uchar16)2)), db, -4.0f * db);
-        if (j % 2 == 0) {
-          AKV_ACC(0, wa, 128 * n + 32 * j)
-          AKV_ACC(1, wb, 128 * n + 32 * j + 16)
-        } else {
-          AKV_ACC(2, wa, 128 * n + 32 * j)
-          AKV_ACC(3, wb, 128 * n + 32 * j + 16)
-        }
+        AKV_ACC_PAIR(j, wa, wb, 128 * n + 32 * j)
       }
     }
   }
@@ -193,13 +191,7 @@ __kernel void mv_iq4_xs(__global const uchar* W, ulong w_bytes, __global const f
       const int ls = ((blk[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((sh >> (2 * ib)) & 3) << 4);
       const float16 dl = d * (float)(ls - 32);
       const uchar16 q = vload16(0, blk + 8 + 16 * ib);
-      if (ib % 2 == 0) {
-        AKV_ACC(0, iq4_values(q & (uchar16)0x0F) * dl, 32 * ib)
-        AKV_ACC(1, iq4_values(q >> (uchar16)4) * dl, 32 * ib + 16)
-      } else {
-        AKV_ACC(2, iq4_values(q & (uchar16)0x0F) * dl, 32 * ib)
-        AKV_ACC(3, iq4_values(q >> (uchar16)4) * dl, 32 * ib + 16)
-      }
+      AKV_ACC_PAIR(ib, iq4_values(q & (uchar16)0x0F) * dl, iq4_values(q >> (uchar16)4) * dl, 32 * ib)
     }
   }
   AKV_ROW_RESULT
