@@ -1,0 +1,128 @@
+// The key table (keys.hpp). Keys follow htop/VisiData/less habits: arrows and hjkl, PgUp/PgDn,
+// g/G, / n N, q, Esc.
+#include "ui/tui/keys.hpp"
+
+#include <fmt/format.h>
+
+namespace akview::tui {
+namespace {
+
+using enum Action;
+using C = Context;
+
+const std::vector<KeyBinding>& bindings() {
+  static const std::vector<KeyBinding> kBindings = {
+      {{'q'}, C::global, quit, "quit (restores the terminal)"},
+      {{'?', kKeyF1}, C::global, help, "help: this list"},
+      {{kKeyTab}, C::global, next_pane, "next pane"},
+      {{kKeyBackTab}, C::global, prev_pane, "previous pane"},
+      {{'1'}, C::global, pane_1, "Tensors pane"},
+      {{'2'}, C::global, pane_2, "Header pane"},
+      {{'3'}, C::global, pane_3, "Layout pane"},
+      {{'4'}, C::global, pane_4, "Groups pane"},
+      {{'5'}, C::global, pane_5, "Mapping pane"},
+      {{'6'}, C::global, pane_6, "Compute pane"},
+      {{'7'}, C::global, pane_7, "Help pane"},
+      {{'R'}, C::global, reload, "reload the model from disk"},
+      {{kKeyEsc}, C::global, back, "cancel background work, close a detail, back to the model list"},
+      {{kKeyBackspace}, C::global, back, "back to the model list"},
+      {{kKeyUp, 'k'}, C::nav, up, "move up"},
+      {{kKeyDown, 'j'}, C::nav, down, "move down"},
+      {{kKeyPageUp}, C::nav, page_up, "page up"},
+      {{kKeyPageDown, ' '}, C::nav, page_down, "page down"},
+      {{kKeyHome, 'g'}, C::nav, home, "first row"},
+      {{kKeyEnd, 'G'}, C::nav, end, "last row"},
+      {{kKeyEnter}, C::model_list, open, "open the model"},
+      {{'/'}, C::model_list, search, "search names"},
+      {{'n'}, C::model_list, search_next, "next match"},
+      {{'N'}, C::model_list, search_prev, "previous match"},
+      {{kKeyEnter}, C::tensors, open, "open the tensor's detail (on a layer row: fold it)"},
+      {{' '}, C::tensors, fold, "fold or unfold the layer group under the cursor"},
+      {{'<', kKeyLeft, 'h'}, C::tensors, column_left, "column cursor left"},
+      {{'>', kKeyRight, 'l'}, C::tensors, column_right, "column cursor right"},
+      {{'['}, C::tensors, sort_asc, "sort by the column under the cursor, ascending"},
+      {{']'}, C::tensors, sort_desc, "sort by the column under the cursor, descending"},
+      {{'\\'}, C::tensors, filter, "filter by regex (a leading ! inverts)"},
+      {{'/'}, C::tensors, search, "incremental search"},
+      {{'n'}, C::tensors, search_next, "next match"},
+      {{'N'}, C::tensors, search_prev, "previous match"},
+      {{'z'}, C::tensors, group_layers, "group rows by layer"},
+      {{'c'}, C::tensors, toggle_canonical, "show canonical or native names"},
+      {{'s'}, C::tensors, restart_stats, "compute value statistics again (after Esc)"},
+      {{kKeyEnter, ' '}, C::header, fold, "fold or unfold the key or array under the cursor"},
+      {{'r'}, C::header, toggle_raw, "raw text / tree"},
+      {{'/'}, C::header, search, "search keys and values"},
+      {{'n'}, C::header, search_next, "next match"},
+      {{'N'}, C::header, search_prev, "previous match"},
+      {{'u'}, C::mapping, unmapped_only, "only unmapped tensors / all"},
+      {{'\\'}, C::mapping, filter, "filter by regex (a leading ! inverts)"},
+      {{'/'}, C::mapping, search, "search names"},
+      {{'n'}, C::mapping, search_next, "next match"},
+      {{'N'}, C::mapping, search_prev, "previous match"},
+      {{'c'}, C::mapping, toggle_canonical, "sort by native or canonical name"},
+      {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
+      {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
+      {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
+      {{kKeyBackspace}, C::prompt, prompt_erase, "erase a character"},
+  };
+  return kBindings;
+}
+
+}  // namespace
+
+std::span<const KeyBinding> key_table() { return bindings(); }
+
+bool find_binding(int32_t key, Context context, Action& action) {
+  for (const KeyBinding& b : bindings()) {
+    if (b.context != context) continue;
+    for (int32_t k : b.keys)
+      if (k == key) {
+        action = b.action;
+        return true;
+      }
+  }
+  return false;
+}
+
+std::string key_label(int32_t key) {
+  switch (key) {   // the named keys; everything else is its character
+    case kKeyEnter: return "Enter";
+    case kKeyTab: return "Tab";
+    case kKeyBackTab: return "Shift-Tab";
+    case kKeyEsc: return "Esc";
+    case kKeyBackspace: return "Backspace";
+    case kKeyUp: return "↑";
+    case kKeyDown: return "↓";
+    case kKeyLeft: return "←";
+    case kKeyRight: return "→";
+    case kKeyPageUp: return "PgUp";
+    case kKeyPageDown: return "PgDn";
+    case kKeyHome: return "Home";
+    case kKeyEnd: return "End";
+    case kKeyF1: return "F1";
+    case kKeyDelete: return "Del";
+    case ' ': return "Space";
+    default: break;
+  }
+  std::string s;
+  if (key < 0x80) s += static_cast<char>(key);
+  return s;
+}
+
+std::string_view context_title(Context context) {
+  static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
+                                                 "Tensor detail", "Header", "Mapping", "Prompts (filter, search)"};
+  return kTitles[static_cast<size_t>(context)];
+}
+
+std::string key_table_markdown() {
+  std::string out = "| where | keys | what |\n|---|---|---|\n";
+  for (const KeyBinding& b : bindings()) {
+    std::string keys;
+    for (int32_t k : b.keys) keys += fmt::format("{}`{}`", keys.empty() ? "" : " ", key_label(k) == "`" ? "` ` `" : key_label(k));
+    out += fmt::format("| {} | {} | {} |\n", context_title(b.context), keys, b.help);
+  }
+  return out;
+}
+
+}  // namespace akview::tui

@@ -1,0 +1,61 @@
+// What a pane is to the shell: it draws from its state into a rectangle of the canvas, takes the
+// actions the key table maps to its context, and says where it is for the status bar. Panes never
+// wait for long work: they submit jobs through the host's worker.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "ui/tui/canvas.hpp"
+#include "ui/tui/keys.hpp"
+#include "ui/tui/worker.hpp"
+
+namespace akview::tui {
+
+enum class PromptEvent { edit, accept, cancel };
+
+// The shell's services for panes.
+class PaneHost {
+ public:
+  virtual ~PaneHost() = default;
+  // Opens the one-line prompt at the bottom (filter, search). `on_event` runs on every edit and once
+  // more on Enter (accept) or Esc (cancel).
+  virtual void prompt(std::string label, std::string initial,
+                      std::function<void(const std::string& text, PromptEvent event)> on_event) = 0;
+  // A short message in the status bar until the next key.
+  virtual void flash(std::string message) = 0;
+  virtual Worker& worker() = 0;
+};
+
+class Pane {
+ public:
+  virtual ~Pane() = default;
+  virtual std::string_view title() const = 0;   // "Tensors"
+  virtual Context context() const = 0;          // the key-table context of its own bindings
+  virtual void draw(Canvas& canvas, const Rect& area) = 0;
+  // An action bound in the pane's context, or a navigation action; false when not handled (the
+  // shell then tries the global bindings).
+  virtual bool act(Action action, PaneHost& host) { return false; }
+  // A left click or the wheel at (x, y) relative to the pane's rectangle.
+  virtual void click(int x, int y, PaneHost& host) {}
+  virtual void wheel(int rows) {}
+  virtual std::string position() const { return {}; }   // status bar: "row 12/291"
+  virtual std::string state() const { return {}; }      // status bar: "sort bytes ↓ · filter attn"
+  virtual std::string hints() const { return {}; }      // status bar: "Enter detail  \\ filter"
+  // Called before each frame on the UI thread (e.g. to ask the worker for what became visible).
+  virtual void before_frame(PaneHost& host) {}
+};
+
+// Cursor and scroll offset of a vertical list of `count` rows shown `page` rows at a time.
+struct ListCursor {
+  int64_t pos = 0;
+  int64_t top = 0;
+  // up/down/page_up/page_down/home/end; false for any other action.
+  bool act(Action action, int64_t count, int page);
+  // Keeps pos inside [0, count) and on screen.
+  void clamp(int64_t count, int page);
+  void scroll(int rows, int64_t count, int page);
+};
+
+}  // namespace akview::tui
