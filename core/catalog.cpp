@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <set>
+#include <string_view>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
