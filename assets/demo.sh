@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's first command: installs what is missing, builds akview and the demo model that
-# the project's own writers generate, and opens it.
+# The README's first command: installs what is missing, builds akview and the demo folder that the
+# project's own writers generate (one model in every format), and opens the folder: the model list.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -1,15 +1,27 @@
-// Generates the bundled demo models with the project's own writers (tests/writers):
-//   <out>/demo/demo.gguf   a small llama-style model in a Q4_K_M-like mixture (q4_k, q6_k, q8_0, f32)
-//   <out>/demo-hf/         the same weights as a sharded BF16 SafeTensors checkpoint with config.json,
-//                          so `akview diff demo demo-hf` shows what quantization did, tensor by tensor.
-// Weights are synthetic: N(0, 0.02) with rare outliers and one "hot" input column per matrix.
+// Generates the bundled demo folder with the project's own writers (tests/writers): the same small
+// llama-style weights in every format akview reads, so `akview build/assets/demo` opens on the model list.
+//   <out>/demo/llama-demo-q4km.gguf    a Q4_K_M-like mixture (q4_k, q6_k, q8_0, f32)
+//   <out>/demo/llama-demo-bf16/        a sharded BF16 SafeTensors checkpoint with config.json, so
+//                                      `akview diff` against the GGUF shows what quantization did
+//   <out>/demo/llama-demo-mlx-4bit/    MLX affine 4-bit g64 (packed U32 + bf16 .scales/.biases, FORMATS.md §3)
+//   <out>/demo/ollama/                 an Ollama store (FORMATS.md §4): llama-demo:q4_k_m (the GGUF as a
+//                                      blob, with template/params/license layers) and llama-demo:int4
+//                                      (safetensors tensor blobs, §4.5)
+// Weights are synthetic: N(0, 0.02) with rare outliers and one "hot" input column per matrix. The
+// output is deterministic (fixed seed, no timestamps), so blob digests are the same at every build.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "tests/writers/gguf_writer.hpp"
+#include "tests/writers/ollama_writer.hpp"
 #include "tests/writers/quantize.hpp"
 #include "tests/writers/st_writer.hpp"
 
@@ -132,17 +144,7 @@ bool write_gguf(const std::string& path, const std::vector<DemoTensor>& ts) {
   return w.write(path);
 }
 
-bool write_hf(const std::string& dir, const std::vector<DemoTensor>& ts) {
-  std::vector<std::vector<t::StTensor>> shards(2);
-  for (size_t i = 0; i < ts.size(); ++i) {
-    const auto& d = ts[i];
-    auto shape = d.rows == 1 ? std::vector<int64_t>{d.cols} : std::vector<int64_t>{d.rows, d.cols};
-    shards[i < ts.size() / 2 ? 0 : 1].push_back({d.hf_name, "BF16", shape, t::quantize(TypeId::bf16, d.values)});
-  }
-  t::StWriteOptions options;
-  options.metadata = {{"format", "pt"}};
-  if (t::write_sharded_safetensors(dir, shards, options).size() != 2) return false;
-  return t::write_text(dir + "/config.json", R"({
+constexpr std::string_view kHfConfig = R"({
   "architectures": ["LlamaForCausalLM"],
   "model_type": "llama",
   "hidden_size": 256,
@@ -154,9 +156,100 @@ bool write_hf(const std::string& dir, const std::vector<DemoTensor>& ts) {
   "rms_norm_eps": 1e-05,
   "rope_theta": 10000.0,
   "vocab_size": 512,
-  "torch_dtype": "bfloat16"
+  "torch_dtype": "bfloat16")";
+
+bool write_hf(const std::string& dir, const std::vector<DemoTensor>& ts) {
+  std::vector<std::vector<t::StTensor>> shards(2);
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const auto& d = ts[i];
+    auto shape = d.rows == 1 ? std::vector<int64_t>{d.cols} : std::vector<int64_t>{d.rows, d.cols};
+    shards[i < ts.size() / 2 ? 0 : 1].push_back({d.hf_name, "BF16", shape, t::quantize(TypeId::bf16, d.values)});
+  }
+  t::StWriteOptions options;
+  options.metadata = {{"format", "pt"}};
+  if (t::write_sharded_safetensors(dir, shards, options).size() != 2) return false;
+  return t::write_text(dir + "/config.json", std::string(kHfConfig) + "\n}\n");
 }
-)");
+
+
+// The tensor of `d` as SafeTensors tensors: BF16, or (quantized) MLX / Ollama affine 4-bit g64 with
+// bf16 companions named `<base><scales>` and `<base><biases>`.
+std::vector<t::StTensor> affine_tensors(const DemoTensor& d, const std::string& base, const std::string& scales,
+                                        const std::string& biases, bool quantize) {
+  if (!quantize || d.rows == 1)
+    return {{d.hf_name, "BF16", d.rows == 1 ? std::vector<int64_t>{d.cols} : std::vector<int64_t>{d.rows, d.cols},
+             t::quantize(TypeId::bf16, d.values)}};
+  auto q = t::quantize_affine(d.values, d.cols, 4, 64, TypeId::bf16);
+  if (q.weight.empty()) return {};
+  return {{d.hf_name, "U32", {d.rows, d.cols * 4 / 32}, std::move(q.weight)},
+          {base + scales, "BF16", {d.rows, d.cols / 64}, std::move(q.scales)},
+          {base + biases, "BF16", {d.rows, d.cols / 64}, std::move(q.biases)}};
+}
+
+// mlx-lm's layout: every matrix quantized (embedding and lm_head included), one model.safetensors with
+// {"format": "mlx"}, and the quantization dict under both "quantization" and "quantization_config".
+bool write_mlx(const std::string& dir, const std::vector<DemoTensor>& ts) {
+  std::vector<t::StTensor> tensors;
+  for (const auto& d : ts) {
+    const std::string module = d.hf_name.substr(0, d.hf_name.size() - std::string(".weight").size());
+    auto part = affine_tensors(d, module, ".scales", ".biases", true);
+    if (part.empty()) return false;
+    for (auto& x : part) tensors.push_back(std::move(x));
+  }
+  t::StWriteOptions options;
+  options.metadata = {{"format", "mlx"}};
+  if (!t::write_safetensors(dir + "/model.safetensors", tensors, options)) return false;
+  return t::write_text(dir + "/config.json", std::string(kHfConfig) +
+                                                 ",\n  \"quantization\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"},"
+                                                 "\n  \"quantization_config\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"}\n}\n");
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string parameter_size(const std::vector<DemoTensor>& ts) {   // Ollama's model_type, e.g. "3.5M"
+  double n = 0;
+  for (const auto& d : ts) n += static_cast<double>(d.rows * d.cols);
+  return fmt::format("{:.1f}M", n / 1e6);
+}
+
+// llama-demo:q4_k_m holds the GGUF file as its model blob; llama-demo:int4 holds one safetensors blob
+// per tensor, the matrices int4-quantized (affine g64, bf16 .scale/.bias) and the embedding, lm_head
+// and norms left in BF16 as Ollama's importer does.
+bool write_ollama(const std::string& root, const std::string& gguf_path, const std::vector<DemoTensor>& ts) {
+  t::OllamaStoreWriter store(root);
+  const auto gguf = read_bytes(gguf_path);
+  if (gguf.empty()) return false;
+  const nlohmann::ordered_json gguf_layers = {
+      store.put("application/vnd.ollama.image.model", gguf),
+      store.put_text("application/vnd.ollama.image.template",
+                     "{{- range .Messages }}<|{{ .Role }}|>\n{{ .Content }}</s>\n{{ end }}<|assistant|>\n"),
+      store.put_text("application/vnd.ollama.image.params", R"({"stop":["</s>"],"temperature":0.7})"),
+      store.put_text("application/vnd.ollama.image.license", "MIT License: synthetic weights made by akview's demo writer.\n"),
+  };
+  const nlohmann::ordered_json common = {{"model_family", "llama"}, {"model_families", {"llama"}}, {"model_type", parameter_size(ts)},
+                                 {"architecture", "amd64"}, {"os", "linux"}};
+  nlohmann::ordered_json gguf_config = common;
+  gguf_config["model_format"] = "gguf";
+  gguf_config["file_type"] = "Q4_K_M";
+  if (!store.write_manifest("llama-demo", "q4_k_m", gguf_config, gguf_layers)) return false;
+
+  nlohmann::ordered_json st_layers = nlohmann::ordered_json::array();
+  st_layers.push_back(store.put_text("application/vnd.ollama.image.json", std::string(kHfConfig) + "\n}\n", "config.json"));
+  for (const auto& d : ts) {
+    const bool quantize = d.hf_name.find("embed_tokens") == std::string::npos && d.hf_name != "lm_head.weight";
+    auto tensors = affine_tensors(d, d.hf_name, ".scale", ".bias", quantize);
+    if (tensors.empty()) return false;
+    t::StWriteOptions options;
+    if (tensors.size() > 1) options.metadata = {{"quant_type", "int4"}, {"group_size", "64"}};
+    st_layers.push_back(store.put("application/vnd.ollama.image.tensor", t::safetensors_bytes(tensors, options), d.hf_name));
+  }
+  nlohmann::ordered_json st_config = common;
+  st_config["model_format"] = "safetensors";
+  st_config["file_type"] = "int4";
+  return store.write_manifest("llama-demo", "int4", st_config, st_layers);
 }
 
 }  // namespace
@@ -167,13 +260,16 @@ int main(int argc, char** argv) {
     return 2;
   }
   namespace fs = std::filesystem;
-  const std::string out = argv[1];
+  const std::string out = argv[1], demo = out + "/demo";
   std::error_code ec;
-  fs::create_directories(out + "/demo", ec);
-  fs::create_directories(out + "/demo-hf", ec);
+  fs::remove_all(demo, ec);              // no stale model from an older layout may stay in the list
+  fs::remove_all(out + "/demo-hf", ec);  // the BF16 checkpoint's former place
+  for (const char* sub : {"/llama-demo-bf16", "/llama-demo-mlx-4bit", "/ollama"}) fs::create_directories(demo + sub, ec);
   const auto model = make_model();
-  if (!write_gguf(out + "/demo/demo.gguf", model) || !write_hf(out + "/demo-hf", model)) {
-    std::fprintf(stderr, "cannot write the demo models under %s\n", out.c_str());
+  const std::string gguf = demo + "/llama-demo-q4km.gguf";
+  if (!write_gguf(gguf, model) || !write_hf(demo + "/llama-demo-bf16", model) ||
+      !write_mlx(demo + "/llama-demo-mlx-4bit", model) || !write_ollama(demo + "/ollama", gguf, model)) {
+    std::fprintf(stderr, "cannot write the demo models under %s\n", demo.c_str());
     return 1;
   }
   return 0;

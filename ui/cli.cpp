@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "compute/devices.hpp"
+#include "core/catalog.hpp"
 #include "core/formats/format.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/batch/printers.hpp"
@@ -275,6 +276,7 @@ int run_cli(int argc, char** argv) {
   CliOptions options;
   app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
+  app.add_flag("--json", options.json, "batch: JSON output (info, or the model list of a folder of models)");
   app.require_subcommand(0, 1);
   std::vector<std::pair<CLI::App*, const CommandRow*>> subs;
   for (const auto& row : command_table()) {
@@ -298,7 +300,13 @@ int run_cli(int argc, char** argv) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return kExitUsage;
   }
-  // No subcommand: the interactive view belongs to the TUI; until it lands, show `info`.
+  // No subcommand: the interactive view belongs to the TUI; until it lands, show `info`, or the model
+  // list of a path that holds several models (core/catalog.hpp), each entry described from its headers.
+  if (auto catalog = list_catalog(options.path)) {
+    for (auto& entry : *catalog) describe_catalog_entry(entry);
+    print_catalog(stdout, *catalog, options.format());
+    return kExitOk;
+  }
   return run_info(options);
 }
 

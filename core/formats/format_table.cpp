@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/catalog.hpp"
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/mlx.hpp"
@@ -86,6 +87,17 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     if (auto manifest = resolve_ollama_reference(path)) probe = probe_path(*manifest);
     if (!probe) return std::move(probe).error();
   }
+  // A folder of several models is no one model: name them rather than open one (catalog.hpp). Ollama
+  // stores keep their own rule (one model opens, several are listed by open_ollama_store).
+  if (probe->is_dir && !sniff_ollama_store(*probe))
+    if (auto catalog = list_catalog(path)) {
+      std::string names;
+      for (size_t i = 0; i < catalog->size() && i < 6; ++i) names += (i ? ", " : "") + (*catalog)[i].name;
+      return make_error(ErrorCode::usage, path, kNoOffset,
+                        fmt::format("folder holds {} model{} ({}{}); open one of them by its own path, e.g. {}",
+                                    catalog->size(), catalog->size() == 1 ? "" : "s", names,
+                                    catalog->size() > 6 ? ", ..." : "", catalog->front().open_path));
+    }
   for (const auto& f : kFormats) {
     if (!f.sniff(*probe)) continue;
     if (!f.open)

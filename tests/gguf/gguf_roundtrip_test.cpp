@@ -254,7 +254,7 @@ TEST(GgufDir, OneModelOpensSeveralAreListed) {
   EXPECT_EQ(several.error().code, ErrorCode::usage);
   EXPECT_NE(several.error().message.find("other.gguf"), std::string::npos) << several.error().to_string();
   EXPECT_NE(several.error().message.find("tiny-"), std::string::npos);
-  EXPECT_NE(several.error().message.find("2 GGUF models"), std::string::npos);
+  EXPECT_NE(several.error().message.find("holds 2 models"), std::string::npos);
 }
 
 }  // namespace

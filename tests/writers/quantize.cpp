@@ -182,4 +182,41 @@ std::vector<uint8_t> quantize(TypeId type, std::span<const float> values) {
   return {};
 }
 
+AffineQuantized quantize_affine(std::span<const float> x, int64_t cols, int bits, int64_t group, TypeId scale_type) {
+  AffineQuantized out;
+  if ((bits != 2 && bits != 4 && bits != 8) || cols <= 0 || group <= 0 || cols % group || cols % 32 ||
+      x.size() % static_cast<size_t>(cols) || (scale_type != TypeId::f16 && scale_type != TypeId::bf16))
+    return out;
+  const size_t rows = x.size() / static_cast<size_t>(cols), groups = rows * static_cast<size_t>(cols / group);
+  const int top = (1 << bits) - 1;
+  out.weight.assign(x.size() * static_cast<size_t>(bits) / 8, 0);
+  out.scales.resize(groups * 2);
+  out.biases.resize(groups * 2);
+  auto store = [&](std::vector<uint8_t>& v, size_t g, float f) {
+    const uint16_t h = scale_type == TypeId::f16 ? f32_to_f16(f) : f32_to_bf16(f);
+    put16(v, g * 2, h);
+    // The value the decoder will read back, so codes are rounded against the stored scale.
+    uint32_t bits32 = 0;
+    if (scale_type == TypeId::bf16) {
+      bits32 = static_cast<uint32_t>(h) << 16;
+      std::memcpy(&f, &bits32, 4);
+      return f;
+    }
+    return f16_round(f);
+  };
+  for (size_t g = 0; g < groups; ++g) {
+    const auto block = x.subspan(g * static_cast<size_t>(group), static_cast<size_t>(group));
+    const auto [lo, hi] = std::minmax_element(block.begin(), block.end());
+    const float scale = store(out.scales, g, std::max((*hi - *lo) / static_cast<float>(top), 1e-7f));
+    const float bias = store(out.biases, g, *lo);
+    for (size_t j = 0; j < block.size(); ++j) {
+      const size_t i = g * static_cast<size_t>(group) + j;   // element index; rows are whole groups
+      const auto q = static_cast<uint32_t>(clamp_round((block[j] - bias) / scale, 0, top));
+      const size_t bit = i * static_cast<size_t>(bits);
+      out.weight[bit / 8] |= static_cast<uint8_t>(q << (bit % 8));
+    }
+  }
+  return out;
+}
+
 }  // namespace akview::testing

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/natural_order.hpp"   // natural_less, used by the tensor table
 #include "core/names/name_map.hpp"
 #include "core/result.hpp"
 #include "ui/batch/reports.hpp"
@@ -91,8 +92,5 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinde
 // Runs them; with `ref`, each output is also compared with the same canonical tensor of `ref`.
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
                                        const compute::RunCallbacks& callbacks = {});
-
-// Natural order: "layers.2" before "layers.10".
-bool natural_less(std::string_view a, std::string_view b);
 
 }  // namespace akview

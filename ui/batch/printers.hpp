@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/catalog.hpp"
 #include "ui/batch/reports.hpp"
 
 namespace akview {
@@ -41,6 +42,10 @@ void print_groups(std::FILE* out, const GroupsReport& r, OutputFormat format);
 void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat format);
 void print_map(std::FILE* out, const MapReport& r, OutputFormat format);
 void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format);
+// The model list of a folder of models (entries described or not): name, source, format, size,
+// parameters, main type, files; an entry that failed to open shows its error instead.
+void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, OutputFormat format);
+nlohmann::json to_json(const CatalogEntry& e);
 
 void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format);
 void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat format);

@@ -1,7 +1,7 @@
-// Natural ordering of names: digit runs compare by value, so layers.2 sorts before layers.10.
+// Natural ordering of names: digit runs compare by value, so layers.2 sorts before layers.10 (natural_order.hpp).
 #include <cctype>
 
-#include "ui/batch/commands.hpp"
+#include "core/natural_order.hpp"
 
 namespace akview {
 

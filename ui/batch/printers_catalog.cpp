@@ -1,0 +1,54 @@
+// The model list of a folder that holds several models (core/catalog.hpp), for `akview PATH` in batch
+// mode: a table for people (one line per model), an array for scripts (README "JSON reference").
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ui/batch/printers.hpp"
+
+namespace akview {
+
+nlohmann::json to_json(const CatalogEntry& e) {
+  nlohmann::json j = {{"name", e.name}, {"path", e.open_path}, {"source", e.source}};
+  if (!e.described) return j;
+  if (!e.error.empty()) {
+    j["error"] = e.error;
+    return j;
+  }
+  j["format"] = e.format;
+  j["bytes"] = e.size_bytes;
+  j["parameters"] = e.parameters;
+  j["main_type"] = e.main_type;
+  j["files"] = e.files;
+  return j;
+}
+
+void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, OutputFormat format) {
+  if (format == OutputFormat::json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& e : entries) arr.push_back(to_json(e));
+    return print_json(out, arr);
+  }
+  if (format == OutputFormat::csv) {
+    fmt::print(out, "name,source,format,bytes,parameters,main_type,files,path,error\n");
+    for (const auto& e : entries)
+      fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(e.name), e.source, csv_field(e.format), e.size_bytes,
+                 e.parameters, csv_field(e.main_type), e.files, csv_field(e.open_path), csv_field(e.error));
+    return;
+  }
+  size_t name_w = 4;
+  for (const auto& e : entries) name_w = std::max(name_w, escape_for_terminal(e.name).size());
+  name_w = std::min<size_t>(name_w, 60);
+  fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", "name", name_w, "source", "format", "size", "params",
+             "main type", "files");
+  for (const auto& e : entries) {
+    const std::string name = escape_for_terminal(e.name);
+    if (!e.error.empty())
+      fmt::print(out, "{:<{}}  {:<11} error: {}\n", name, name_w, e.source, escape_for_terminal(e.error));
+    else
+      fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", name, name_w, e.source, e.format,
+                 format_bytes(e.size_bytes), format_count(e.parameters), escape_for_terminal(e.main_type), e.files);
+  }
+}
+
+}  // namespace akview
