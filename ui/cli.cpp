@@ -3,6 +3,7 @@
 #include "ui/cli.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <string>
@@ -17,6 +18,8 @@
 #include "core/formats/format.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/batch/printers.hpp"
+#include "ui/tui/app.hpp"
+#include "ui/tui/terminal.hpp"
 
 namespace akview {
 namespace {
@@ -277,6 +280,7 @@ int run_cli(int argc, char** argv) {
   app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
   app.add_flag("--json", options.json, "batch: JSON output (info, or the model list of a folder of models)");
+  app.set_version_flag("--version", std::string("akview ") + AKVIEW_VERSION);
   app.require_subcommand(0, 1);
   std::vector<std::pair<CLI::App*, const CommandRow*>> subs;
   for (const auto& row : command_table()) {
@@ -296,12 +300,26 @@ int run_cli(int argc, char** argv) {
   }
   for (auto& [sub, row] : subs)
     if (sub->parsed()) return row->run(options);
+  // No subcommand: the interactive view on a terminal (checked before any curses call), else batch.
+  const char* no_color = std::getenv("NO_COLOR");
+  if (auto terminal = tui::Terminal::open(!options.no_color && !(no_color && *no_color))) {
+    tui::AppOptions tui_options;
+    tui_options.path = options.path;
+    tui_options.test_sync = std::getenv("AKVIEW_TEST_SYNC") != nullptr;
+    try {
+      tui::App tui(tui_options);
+      return tui.run(*terminal);
+    } catch (const std::exception& e) {
+      terminal.reset();   // restore the terminal before saying what went wrong
+      std::fprintf(stderr, "akview: %s\n", escape_for_terminal(e.what()).c_str());
+      return kExitBadInput;
+    }
+  }
   if (options.path.empty()) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return kExitUsage;
   }
-  // No subcommand: the interactive view belongs to the TUI; until it lands, show `info`, or the model
-  // list of a path that holds several models (core/catalog.hpp), each entry described from its headers.
+  // Batch: the model list of a path that holds several models (core/catalog.hpp), else `info`.
   if (auto catalog = list_catalog(options.path)) {
     for (auto& entry : *catalog) describe_catalog_entry(entry);
     print_catalog(stdout, *catalog, options.format());

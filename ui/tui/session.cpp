@@ -46,6 +46,7 @@ void attach_names(ModelSession& session, std::shared_ptr<const NameMap> names) {
     if (t < session.entry_of.size()) session.entry_of[t] = k;
   }
   session.names = std::move(names);
+  ++session.names_version;
 }
 
 }  // namespace akview::tui

@@ -36,6 +36,9 @@ struct ModelSession {
   std::vector<uint32_t> entry_of;        // tensor index -> names->entries index (kNone: unmapped/companion)
   // Value statistics per tensor (sized on the first result; UI thread only).
   std::vector<ValueSummary> values;
+  // Bumped when `values` or `names` change, so views re-sort what depends on them.
+  uint64_t values_version = 0;
+  uint64_t names_version = 0;
 
   const NameMapEntry* entry(uint32_t tensor) const {
     return names && tensor < entry_of.size() && entry_of[tensor] != kNone ? &names->entries[entry_of[tensor]] : nullptr;

@@ -1,0 +1,390 @@
+// The TUI shell (app.hpp).
+#include "ui/tui/app.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/formats/format.hpp"
+#include "ui/batch/printers.hpp"
+#include "ui/tui/tensors_pane.hpp"
+
+namespace akview::tui {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void append_utf8(std::string& s, char32_t cp) {
+  if (cp < 0x80) {
+    s += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    s += static_cast<char>(0xc0 | (cp >> 6));
+    s += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    s += static_cast<char>(0xe0 | (cp >> 12));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    s += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    s += static_cast<char>(0xf0 | (cp >> 18));
+    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    s += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+void erase_last_char(std::string& s) {
+  while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xc0) == 0x80) s.pop_back();
+  if (!s.empty()) s.pop_back();
+}
+
+// "q4_k 58% q6_k 27% …": the types holding the most bytes.
+std::string type_mix(const InfoReport& info) {
+  std::string out;
+  for (size_t k = 0; k < info.types.size() && k < 4; ++k) {
+    const double pct = info.bytes ? 100.0 * static_cast<double>(info.types[k].bytes) / static_cast<double>(info.bytes) : 0;
+    out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : " ", info.types[k].type, pct);
+  }
+  if (info.types.size() > 4) out += " …";
+  return out;
+}
+
+}  // namespace
+
+App::App(AppOptions options) : options_(std::move(options)) {
+  if (options_.path.empty()) {
+    // Every store found, flattened: each name says where it lives.
+    std::vector<CatalogEntry> all;
+    for (CatalogStore& store : list_default_stores())
+      for (CatalogEntry& e : store.entries) {
+        e.name = store.source + ": " + e.name;
+        all.push_back(std::move(e));
+      }
+    list_ = std::make_unique<ModelList>("local stores", std::move(all), worker_);
+    return;
+  }
+  if (auto entries = list_catalog(options_.path)) {
+    list_ = std::make_unique<ModelList>(options_.path, std::move(*entries), worker_);
+    return;
+  }
+  start_open(options_.path);
+}
+
+App::~App() { worker_.cancel_all(); }
+
+void App::start_open(std::string path) {
+  worker_.cancel_all();
+  view_.reset();
+  screen_ = Screen::opening;
+  opening_path_ = path;
+  const uint64_t gen = ++generation_;
+  Job job;
+  job.label = "opening";
+  job.run = [this, gen, path](JobContext& ctx) {
+    OpenOptions opt;
+    opt.progress = [&ctx](double f) { ctx.progress(f); };
+    opt.cancel = &ctx.cancel();
+    auto model = akview::open_model(path, opt);
+    if (ctx.cancelled()) return;
+    if (!model) {
+      ctx.post([this, gen, message = model.error().to_string()] {
+        if (gen != generation_) return;
+        error_ = message;
+        screen_ = Screen::error;
+      });
+      return;
+    }
+    auto session = make_session(std::move(*model));
+    ctx.post([this, gen, session] {
+      if (gen != generation_) return;
+      const size_t pane = reopen_pane_;
+      view_ = std::make_unique<ModelView>(session, worker_);
+      view_->select_pane(pane);
+      reopen_pane_ = 0;
+      screen_ = Screen::model;
+    });
+  };
+  job.on_cancel = [this, gen] {
+    if (gen != generation_) return;
+    error_ = fmt::format("{}: opening cancelled", opening_path_);
+    screen_ = Screen::error;
+  };
+  worker_.submit(std::move(job));
+}
+
+void App::back() {
+  if (worker_.cancel_all()) {
+    flash("background work cancelled");
+    return;
+  }
+  if (screen_ == Screen::list && help_open_) {
+    help_open_ = false;
+    return;
+  }
+  if ((screen_ == Screen::model || screen_ == Screen::error) && list_) {
+    ++generation_;
+    view_.reset();
+    screen_ = Screen::list;
+  }
+}
+
+void App::prompt(std::string label, std::string initial, std::function<void(const std::string&, PromptEvent)> on_event) {
+  prompt_ = Prompt{std::move(label), std::move(initial), std::move(on_event)};
+}
+
+Pane* App::front_pane() {
+  switch (screen_) {   // what takes keys on each screen
+    case Screen::list: return help_open_ ? static_cast<Pane*>(&help_) : list_.get();
+    case Screen::model: return view_ ? &view_->pane() : nullptr;
+    default: return nullptr;
+  }
+}
+
+bool App::global_action(Action action) {
+  const size_t pane_actions[] = {0, 1, 2, 3, 4, 5, 6};
+  switch (action) {   // the global context of the key table
+    case Action::quit: quit_ = true; return true;
+    case Action::back: back(); return true;
+    case Action::help:
+      if (view_ && screen_ == Screen::model) view_->select_pane(6);
+      else help_open_ = !help_open_;
+      return true;
+    case Action::next_pane:
+    case Action::prev_pane:
+      if (view_ && screen_ == Screen::model) {
+        const size_t n = view_->pane_count();
+        view_->select_pane((view_->pane_index() + (action == Action::next_pane ? 1 : n - 1)) % n);
+      }
+      return true;
+    case Action::reload:
+      if (view_ && screen_ == Screen::model) {
+        reopen_pane_ = view_->pane_index();
+        start_open(view_->session().model.path);
+      }
+      return true;
+    default: break;
+  }
+  if (action >= Action::pane_1 && action <= Action::pane_7 && view_ && screen_ == Screen::model)
+    view_->select_pane(pane_actions[static_cast<int>(action) - static_cast<int>(Action::pane_1)]);
+  return true;
+}
+
+void App::key(int32_t k) {
+  flash_.clear();
+  if (prompt_) {
+    Action a;
+    if (find_binding(k, Context::prompt, a)) {
+      auto on_event = prompt_->on_event;
+      std::string text = prompt_->text;
+      if (a == Action::prompt_erase) {
+        erase_last_char(prompt_->text);
+        on_event(prompt_->text, PromptEvent::edit);
+        return;
+      }
+      prompt_.reset();
+      on_event(text, a == Action::prompt_accept ? PromptEvent::accept : PromptEvent::cancel);
+      return;
+    }
+    if (k >= 0x20 && k < 0x110000 && k != kKeyBackspace) {
+      append_utf8(prompt_->text, static_cast<char32_t>(k));
+      prompt_->on_event(prompt_->text, PromptEvent::edit);
+    }
+    return;
+  }
+  Action a;
+  if (Pane* p = front_pane()) {
+    if ((find_binding(k, p->context(), a) && p->act(a, *this)) || (find_binding(k, Context::nav, a) && p->act(a, *this))) {
+      if (screen_ == Screen::list && list_)
+        if (const CatalogEntry* e = list_->take_chosen()) start_open(e->open_path);
+      return;
+    }
+  }
+  if (find_binding(k, Context::global, a)) global_action(a);
+}
+
+void App::mouse(const InputEvent& ev) {
+  if (ev.mouse == InputEvent::Mouse::release || ev.mouse == InputEvent::Mouse::other) return;
+  Pane* p = front_pane();
+  if (ev.mouse == InputEvent::Mouse::wheel_up || ev.mouse == InputEvent::Mouse::wheel_down) {
+    if (p) p->wheel(ev.mouse == InputEvent::Mouse::wheel_up ? -3 : 3);
+    return;
+  }
+  if (ev.y == 1 && view_ && screen_ == Screen::model) {
+    for (size_t i = 0; i < tab_spans_.size(); ++i)
+      if (ev.x >= tab_spans_[i].first && ev.x < tab_spans_[i].second) view_->select_pane(i);
+    return;
+  }
+  if (p && ev.y >= 2) p->click(ev.x, ev.y - 2, *this);
+}
+
+void App::handle(const InputEvent& ev) {
+  if (ev.kind == InputEvent::Kind::key) key(ev.key);
+  if (ev.kind == InputEvent::Kind::mouse) mouse(ev);
+  if (ev.kind == InputEvent::Kind::quit_signal) quit_ = true;
+}
+
+void App::apply_background_results() {
+  for (auto& apply : worker_.take_posted()) apply();
+}
+
+Rect App::pane_area(const Canvas& c) const { return Rect{0, 2, c.width(), c.height() - 3}; }
+
+void App::draw_title(Canvas& c) {
+  const bool alert = view_ && screen_ == Screen::model && view_->changed_on_disk();
+  const Role role = alert ? Role::title_alert : Role::title;
+  c.fill(0, 0, c.width(), role);
+  std::string text;
+  switch (screen_) {   // what the title says on each screen
+    case Screen::list:
+      text = fmt::format(" akview │ {} │ {} models │ {}", list_->where(), list_->size(), format_bytes(list_->total_bytes()));
+      break;
+    case Screen::opening: text = fmt::format(" akview │ opening {}", opening_path_); break;
+    case Screen::error: text = fmt::format(" akview │ {}", opening_path_); break;
+    case Screen::model: {
+      const InfoReport& info = view_->session().info;
+      uint64_t size = 0;
+      for (const FileRow& f : info.files) size += f.size;
+      if (alert) text = " CHANGED ON DISK (R reloads) │";
+      text += fmt::format(" {} │ {} │ {} file{} │ {} │ {} tensors │ {} params │ {}", info.path, info.format, info.files.size(),
+                          info.files.size() == 1 ? "" : "s", format_bytes(size), info.tensors, format_count(info.parameters),
+                          type_mix(info));
+      break;
+    }
+  }
+  c.text(0, 0, text, role, c.width());
+}
+
+void App::draw_tabs(Canvas& c) {
+  c.fill(0, 1, c.width(), Role::tab);
+  tab_spans_.clear();
+  if (screen_ != Screen::model) {
+    c.text(1, 1, screen_ == Screen::list ? (help_open_ ? " Help " : " Models ") : " Model ", Role::tab_active, c.width() - 1);
+    return;
+  }
+  // Full names when they fit, else the active one named and the others by number.
+  int full = 0;
+  for (size_t i = 0; i < view_->pane_count(); ++i) full += static_cast<int>(view_->pane_title(i).size()) + 4;
+  const bool names = full <= c.width();
+  int x = 0;
+  for (size_t i = 0; i < view_->pane_count(); ++i) {
+    const bool active = i == view_->pane_index();
+    std::string label = names || active ? fmt::format(" {} {} ", i + 1, view_->pane_title(i)) : fmt::format(" {} ", i + 1);
+    int w = c.text(x, 1, label, active ? Role::tab_active : Role::tab, c.width() - x);
+    tab_spans_.emplace_back(x, x + w);
+    x += w + (names ? 1 : 0);
+  }
+}
+
+void App::draw_status(Canvas& c) {
+  const int y = c.height() - 1;
+  if (prompt_) {
+    c.fill(0, y, c.width(), Role::prompt);
+    int used = c.text(0, y, fmt::format("{}: {}", prompt_->label, prompt_->text), Role::prompt, c.width() - 1);
+    c.put(used, y, U'█', Role::prompt);
+    return;
+  }
+  c.fill(0, y, c.width(), Role::status);
+  // Right: background work with a progress bar.
+  int right = c.width();
+  if (worker_.busy() > 0) {
+    const std::string label = worker_.label();
+    const double p = std::clamp(worker_.progress(), 0.0, 1.0);
+    const int bar = std::min(10, c.width() / 8);
+    const std::string pct = fmt::format(" {:3.0f}% Esc", 100 * p);
+    const int need = display_width(label) + 1 + bar + static_cast<int>(pct.size());
+    if (need < c.width() / 2) {
+      right = c.width() - need;
+      c.text(right, y, label, Role::status, display_width(label));
+      const int filled = static_cast<int>(p * bar + 0.5);
+      for (int k = 0; k < bar; ++k) c.put(right + display_width(label) + 1 + k, y, k < filled ? U'█' : U'░', Role::progress);
+      c.text(c.width() - static_cast<int>(pct.size()), y, pct, Role::status, static_cast<int>(pct.size()));
+    }
+  }
+  Pane* p = front_pane();
+  std::string left = p ? p->position() : std::string();
+  if (p && !p->state().empty()) left += " │ " + p->state();
+  int x = c.text(0, y, " " + left, Role::status, right - 1);
+  if (!flash_.empty()) {
+    c.text(x + 2, y, flash_, Role::status_key, right - x - 3);
+  } else if (p && !p->hints().empty() && x + 4 < right) {
+    c.text(x + 3, y, p->hints(), Role::status, right - x - 4);
+  }
+}
+
+void App::draw_message(Canvas& c, const Rect& area) {
+  if (screen_ == Screen::opening) {
+    c.text(area.x + 2, area.y + 1, fmt::format("opening {} …", opening_path_), Role::normal, area.w - 4);
+    c.text(area.x + 2, area.y + 3, "Esc cancels", Role::muted, area.w - 4);
+    return;
+  }
+  c.text(area.x + 2, area.y + 1, "cannot open the model:", Role::error, area.w - 4);
+  // The one-line error, wrapped at the width (never sent raw: Canvas escapes it).
+  const int w = std::max(10, area.w - 4);
+  int line = 0;
+  std::string err = escape_for_terminal(error_);
+  for (size_t pos = 0; pos < err.size() && line < area.h - 5; pos += static_cast<size_t>(w), ++line)
+    c.text(area.x + 2, area.y + 2 + line, std::string_view(err).substr(pos, static_cast<size_t>(w)), Role::normal, w);
+  c.text(area.x + 2, area.y + 3 + line, list_ ? "Esc back to the list · q quit" : "q quit", Role::muted, area.w - 4);
+}
+
+void App::draw(Canvas& c) {
+  c.clear();
+  if (c.width() < kMinWidth || c.height() < kMinHeight) {
+    const std::string msg = fmt::format("terminal too small ({}×{}, needs {}×{})", c.width(), c.height(), kMinWidth, kMinHeight);
+    c.text(0, c.height() / 2, msg, Role::warn, c.width());
+    return;
+  }
+  if (Pane* p = front_pane()) p->before_frame(*this);
+  draw_title(c);
+  draw_tabs(c);
+  const Rect area = pane_area(c);
+  if (Pane* p = front_pane()) p->draw(c, area);
+  else draw_message(c, area);
+  draw_status(c);
+}
+
+int App::run(Terminal& terminal) {
+  install_quit_signals();
+  Canvas canvas;
+  uint64_t frames = 0, events = 0;
+  bool dirty = true, progress_moved = false;
+  auto last_frame = Clock::now(), last_check = Clock::now();
+  while (!quit_) {
+    const auto now = Clock::now();
+    if (worker_.has_news()) {
+      auto posted = worker_.take_posted();
+      for (auto& apply : posted) apply();
+      if (!posted.empty()) dirty = true;
+      else progress_moved = true;
+    }
+    if (progress_moved && now - last_frame >= std::chrono::milliseconds(100)) dirty = true;
+    if (view_ && screen_ == Screen::model && now - last_check >= std::chrono::seconds(1)) {
+      last_check = now;
+      if (view_->check_files()) dirty = true;
+    }
+    if (dirty) {
+      canvas.resize(terminal.width(), terminal.height());
+      draw(canvas);
+      terminal.present(canvas);
+      ++frames;
+      if (options_.test_sync)
+        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={}\007", frames, events, worker_.busy()));
+      dirty = progress_moved = false;
+      last_frame = now;
+    }
+    InputEvent ev = terminal.read(25);
+    switch (ev.kind) {   // every event but a timeout redraws
+      case InputEvent::Kind::none: break;
+      case InputEvent::Kind::resize: dirty = true; break;
+      case InputEvent::Kind::quit_signal: quit_ = true; break;
+      case InputEvent::Kind::key:
+      case InputEvent::Kind::mouse:
+        ++events;
+        handle(ev);
+        dirty = true;
+        break;
+    }
+  }
+  return 0;
+}
+
+}  // namespace akview::tui

@@ -1,0 +1,85 @@
+// The TUI shell: the screens (model list, opening, a model's panes, an error), the title bar, tabs
+// and status bar, the prompt line, key and mouse dispatch through the key table, and the loop
+// that draws a frame after each event or background result. Nothing here waits on the worker.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ui/tui/canvas.hpp"
+#include "ui/tui/help_pane.hpp"
+#include "ui/tui/model_list.hpp"
+#include "ui/tui/model_view.hpp"
+#include "ui/tui/pane.hpp"
+#include "ui/tui/terminal.hpp"
+#include "ui/tui/worker.hpp"
+
+namespace akview::tui {
+
+inline constexpr int kMinWidth = 40, kMinHeight = 12;
+
+struct AppOptions {
+  std::string path;            // empty: the local stores
+  bool test_sync = false;      // AKVIEW_TEST_SYNC: write the frame marker after every frame
+};
+
+class App : public PaneHost {
+ public:
+  explicit App(AppOptions options);
+  ~App() override;
+  // Runs until q or a quit signal; returns the exit code.
+  int run(Terminal& terminal);
+
+  // The pieces of the loop, also used off-screen by tests and the frame benchmark.
+  void handle(const InputEvent& event);
+  void apply_background_results();
+  void draw(Canvas& canvas);
+  bool quit_requested() const { return quit_; }
+  ModelView* model_view() { return view_.get(); }
+
+  // PaneHost
+  void prompt(std::string label, std::string initial,
+              std::function<void(const std::string&, PromptEvent)> on_event) override;
+  void flash(std::string message) override { flash_ = std::move(message); }
+  Worker& worker() override { return worker_; }
+
+ private:
+  enum class Screen { list, opening, model, error };
+  struct Prompt {
+    std::string label, text;
+    std::function<void(const std::string&, PromptEvent)> on_event;
+  };
+
+  void start_open(std::string path);
+  void back();
+  void key(int32_t key);
+  void mouse(const InputEvent& event);
+  bool global_action(Action action);
+  Pane* front_pane();
+  Rect pane_area(const Canvas& canvas) const;
+  void draw_title(Canvas& c);
+  void draw_tabs(Canvas& c);
+  void draw_status(Canvas& c);
+  void draw_message(Canvas& c, const Rect& area);
+
+  AppOptions options_;
+  Worker worker_;
+  Screen screen_ = Screen::list;
+  std::unique_ptr<ModelList> list_;
+  std::unique_ptr<ModelView> view_;
+  HelpPane help_;              // the help shown over the model list
+  bool help_open_ = false;
+  std::string opening_path_;
+  size_t reopen_pane_ = 0;     // the pane to show again after R reloads
+  std::string error_;
+  std::optional<Prompt> prompt_;
+  std::string flash_;
+  bool quit_ = false;
+  uint64_t generation_ = 0;    // bumped when a model is opened or left: stale open results are dropped
+  std::vector<std::pair<int, int>> tab_spans_;   // x ranges of the tabs drawn last
+};
+
+}  // namespace akview::tui

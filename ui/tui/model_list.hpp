@@ -1,0 +1,42 @@
+// The model list: the models a store, a cache or a folder holds (core/catalog.hpp), one row each
+// with name, format, size, parameters, main type and files, filled in by the worker (headers only).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/catalog.hpp"
+#include "ui/tui/pane.hpp"
+
+namespace akview::tui {
+
+class ModelList : public Pane {
+ public:
+  // `where`: what the title bar shows ("local stores" or the folder).
+  ModelList(std::string where, std::vector<CatalogEntry> entries, Worker& worker);
+  std::string_view title() const override { return "Models"; }
+  Context context() const override { return Context::model_list; }
+  void draw(Canvas& canvas, const Rect& area) override;
+  bool act(Action action, PaneHost& host) override;
+  void click(int x, int y, PaneHost& host) override;
+  void wheel(int rows) override;
+  std::string position() const override;
+  std::string hints() const override { return "Enter open  / search  q quit"; }
+
+  const std::string& where() const { return where_; }
+  size_t size() const { return entries_->size(); }
+  uint64_t total_bytes() const;
+  // The entry Enter chose (cleared by the caller), or nullptr.
+  const CatalogEntry* take_chosen();
+
+ private:
+  std::string where_;
+  std::shared_ptr<std::vector<CatalogEntry>> entries_;
+  ListCursor cursor_;
+  int page_ = 1;
+  std::string search_;
+  bool chosen_ = false;
+};
+
+}  // namespace akview::tui

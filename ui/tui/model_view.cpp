@@ -1,0 +1,50 @@
+// One opened model on screen (model_view.hpp).
+#include "ui/tui/model_view.hpp"
+
+#include "ui/tui/help_pane.hpp"
+#include "ui/tui/tensors_pane.hpp"
+
+namespace akview::tui {
+
+ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs)
+    : session_(std::move(session)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
+  panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
+  panes_.push_back(std::make_unique<NotBuiltPane>("Header", "metadata tree (next commit)"));
+  panes_.push_back(std::make_unique<NotBuiltPane>("Layout", "the annotated byte layout comes with `akview layout`"));
+  panes_.push_back(std::make_unique<NotBuiltPane>("Groups", "use `akview groups PATH TENSOR` meanwhile"));
+  panes_.push_back(std::make_unique<NotBuiltPane>("Mapping", "use `akview map PATH` meanwhile"));
+  panes_.push_back(std::make_unique<NotBuiltPane>("Compute", "use `akview run PATH --layer N` meanwhile"));
+  panes_.push_back(std::make_unique<HelpPane>());
+  if (!start_jobs) return;
+  Job names;
+  names.label = "name map";
+  names.run = [s = session_](JobContext& ctx) {
+    auto map = std::make_shared<const NameMap>(build_name_map(s->model));
+    ctx.post([s, map] { attach_names(*s, map); });
+  };
+  worker_.submit(std::move(names));
+  restart_stats();
+}
+
+TensorsPane& ModelView::tensors() { return static_cast<TensorsPane&>(*panes_[0]); }
+
+void ModelView::restart_stats() {
+  if (*stats_active_) return;   // one statistics job at a time; it skips what is done
+  *stats_active_ = true;
+  Job job = make_stats_job(session_, plan_);
+  job.run = [run = std::move(job.run), flag = stats_active_](JobContext& ctx) {
+    run(ctx);
+    ctx.post([flag] { *flag = false; });
+  };
+  job.on_cancel = [flag = stats_active_] { *flag = false; };
+  worker_.submit(std::move(job));
+}
+
+bool ModelView::check_files() {
+  bool now = files_changed(session_->stamps);
+  bool moved = now != changed_;
+  changed_ = now;
+  return moved;
+}
+
+}  // namespace akview::tui

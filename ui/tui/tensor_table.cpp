@@ -1,0 +1,294 @@
+// The Tensors table's rows (tensor_table.hpp).
+#include "ui/tui/tensor_table.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <numeric>
+
+#include "ui/batch/commands.hpp"
+
+namespace akview::tui {
+namespace {
+
+constexpr std::array<ColumnSpec, static_cast<size_t>(Column::count_)> kColumns = {{
+    {Column::name, "name", 0, 0, false},
+    {Column::type, "type", 11, 1, false},
+    {Column::shape, "shape", 14, 2, false},
+    {Column::params, "params", 7, 5, true},
+    {Column::bytes, "bytes", 10, 3, true},
+    {Column::bpw, "bpw", 5, 6, true},
+    {Column::file, "file", 12, 10, false},
+    {Column::offset, "offset", 10, 11, true},
+    {Column::min, "min", 9, 7, true},
+    {Column::max, "max", 9, 8, true},
+    {Column::std, "std", 9, 9, true},
+    {Column::hist, "histogram", 9, 4, false},
+}};
+
+constexpr bool columns_in_order() {
+  for (size_t i = 0; i < kColumns.size(); ++i)
+    if (static_cast<size_t>(kColumns[i].id) != i) return false;
+  return true;
+}
+static_assert(columns_in_order(), "one ColumnSpec per Column, in enum order");
+
+bool is_literal(std::string_view p) {
+  return p.find_first_of("\\^$.|?*+()[]{}") == std::string_view::npos;
+}
+
+bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.empty()) return true;
+  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+  });
+  return it != hay.end();
+}
+
+// A layer number from a native name when there is no name map: the number after blk/layers/layer/h/block.
+int64_t parse_layer(std::string_view name) {
+  static constexpr std::string_view kWords[] = {"blk", "layers", "layer", "h", "block", "blocks"};
+  size_t start = 0;
+  std::string_view prev;
+  while (start <= name.size()) {
+    size_t dot = name.find('.', start);
+    std::string_view part = name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
+    if (!part.empty() && part.size() < 10 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+        std::find(std::begin(kWords), std::end(kWords), prev) != std::end(kWords))
+      return std::stoll(std::string(part));
+    if (dot == std::string_view::npos) break;
+    prev = part;
+    start = dot + 1;
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::span<const ColumnSpec> column_specs() { return kColumns; }
+
+TensorTable::TensorTable(const ModelSession& session) : session_(session) {
+  const Model& m = session.model;
+  // The model's order puts each companion right after its tensor (order_companions).
+  auto owns = [&](uint32_t owner, uint32_t c) {
+    const Tensor& t = m.tensors[owner];
+    if ((t.flags & kTensorCompanion) || t.quant >= m.quants.size()) return false;
+    const QuantInfo& q = m.quants[t.quant];
+    return c == q.scales || c == q.biases || c == q.global_scale;
+  };
+  for (uint32_t i = 0; i < m.tensors.size(); ++i) {
+    if (!units_.empty() && (m.tensors[i].flags & kTensorCompanion) && owns(units_.back(), i)) {
+      unit_end_.back() = i + 1;
+    } else {
+      units_.push_back(i);
+      unit_end_.push_back(i + 1);
+    }
+  }
+  keep_.assign(units_.size(), 1);
+  rebuild_rows();
+}
+
+std::string_view TensorTable::display_name(uint32_t tensor) const {
+  if (show_canonical_)
+    if (const NameMapEntry* e = session_.entry(tensor); e && e->mapped) return e->canonical;
+  return session_.model.tensors[tensor].name;
+}
+
+double TensorTable::bits_per_weight(uint32_t tensor) const {
+  const Model& m = session_.model;
+  const Tensor& t = m.tensors[tensor];
+  if (t.quant >= m.quants.size()) return type_bits_per_weight(t.type);
+  uint64_t all = t.nbytes;
+  const QuantInfo& q = m.quants[t.quant];
+  for (uint32_t k : {q.scales, q.biases, q.global_scale})
+    if (k < m.tensors.size()) all += m.tensors[k].nbytes;
+  const uint64_t n = m.n_elements(t);
+  return n ? 8.0 * static_cast<double>(all) / static_cast<double>(n) : 0.0;
+}
+
+int64_t TensorTable::layer_of(uint32_t tensor) const {
+  if (const NameMapEntry* e = session_.entry(tensor)) return e->layer;
+  return parse_layer(session_.model.tensors[tensor].name);
+}
+
+bool TensorTable::unit_matches(uint32_t u) const {
+  for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) {
+    std::string_view native = session_.model.tensors[t].name;
+    const NameMapEntry* e = session_.entry(t);
+    std::string_view canonical = e && e->mapped ? std::string_view(e->canonical) : std::string_view();
+    bool hit;
+    if (regex_) {
+      hit = std::regex_search(native.begin(), native.end(), *regex_) ||
+            (!canonical.empty() && std::regex_search(canonical.begin(), canonical.end(), *regex_));
+    } else {
+      hit = native.find(literal_) != std::string_view::npos ||
+            (!canonical.empty() && canonical.find(literal_) != std::string_view::npos);
+    }
+    if (hit) return true;
+  }
+  return false;
+}
+
+std::string TensorTable::set_filter(std::string_view pattern) {
+  bool invert = !pattern.empty() && pattern[0] == '!';
+  std::string_view body = invert ? pattern.substr(1) : pattern;
+  std::unique_ptr<std::regex> re;
+  if (!is_literal(body)) {
+    try {
+      re = std::make_unique<std::regex>(std::string(body), std::regex::ECMAScript | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return std::string("bad regex: ") + e.what();
+    }
+  }
+  // Typing one more character of a literal only narrows: test the units kept so far.
+  const bool narrowing = !re && !regex_ && !invert && !invert_ && body.find(literal_) != std::string_view::npos &&
+                         !literal_.empty();
+  filter_ = std::string(pattern);
+  invert_ = invert;
+  regex_ = std::move(re);
+  literal_ = regex_ ? std::string() : std::string(body);
+  for (uint32_t u = 0; u < units_.size(); ++u) {
+    if (narrowing && !keep_[u]) continue;
+    keep_[u] = body.empty() ? 1 : static_cast<uint8_t>(unit_matches(u) != invert_);
+  }
+  rebuild_rows();
+  return {};
+}
+
+bool TensorTable::less(Column c, uint32_t a, uint32_t b) const {
+  const Model& m = session_.model;
+  const Tensor &ta = m.tensors[a], &tb = m.tensors[b];
+  auto value = [&](uint32_t t, auto field) {
+    const ValueSummary* v = session_.value(t);
+    return v && v->state == ValueSummary::State::done ? static_cast<double>(v->*field) : 1e300;   // unknown last
+  };
+  switch (c) {   // one comparison per column
+    case Column::name: return natural_less(display_name(a), display_name(b));
+    case Column::type: return type_info(ta.type).name < type_info(tb.type).name;
+    case Column::shape: {
+      auto sa = m.shape(ta), sb = m.shape(tb);
+      return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end());
+    }
+    case Column::params: return m.n_elements(ta) < m.n_elements(tb);
+    case Column::bytes: return ta.nbytes < tb.nbytes;
+    case Column::bpw: return bits_per_weight(a) < bits_per_weight(b);
+    case Column::file: return ta.file != tb.file ? ta.file < tb.file : ta.offset < tb.offset;
+    case Column::offset: return ta.offset < tb.offset;
+    case Column::min: return value(a, &ValueSummary::min) < value(b, &ValueSummary::min);
+    case Column::max: return value(a, &ValueSummary::max) < value(b, &ValueSummary::max);
+    case Column::std: case Column::hist: return value(a, &ValueSummary::std) < value(b, &ValueSummary::std);
+    case Column::count_: break;
+  }
+  return false;
+}
+
+const std::vector<uint32_t>& TensorTable::sorted_units() {
+  auto key = std::make_pair(sort_, descending_);
+  auto it = sort_cache_.find(key);
+  if (it != sort_cache_.end()) return it->second;
+  std::vector<uint32_t> order(units_.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const Column c = sort_;
+  if (descending_)
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less(c, units_[y], units_[x]); });
+  else
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less(c, units_[x], units_[y]); });
+  return sort_cache_.emplace(key, std::move(order)).first->second;
+}
+
+void TensorTable::set_sort(Column column, bool descending) {
+  sort_ = column;
+  descending_ = descending;
+  sorted_ = true;
+  rebuild_rows();
+}
+
+void TensorTable::set_grouping(bool by_layer) {
+  grouping_ = by_layer;
+  rebuild_rows();
+}
+
+void TensorTable::toggle_fold(uint32_t row) {
+  if (!is_group(row)) return;
+  bool& f = folded_[groups_[row & ~kGroupRow].layer];
+  f = !f;
+  rebuild_rows();
+}
+
+void TensorTable::refresh(bool names_changed) {
+  for (auto it = sort_cache_.begin(); it != sort_cache_.end();) {
+    Column c = it->first.first;
+    bool stale = c == Column::min || c == Column::max || c == Column::std || c == Column::hist ||
+                 (names_changed && c == Column::name);
+    it = stale ? sort_cache_.erase(it) : std::next(it);
+  }
+  if (names_changed && !filter_.empty()) {
+    set_filter(std::string(filter_));   // canonical names now match too
+    return;
+  }
+  rebuild_rows();
+}
+
+void TensorTable::rebuild_rows() {
+  rows_.clear();
+  shown_ = 0;
+  auto add_unit = [&](uint32_t u) {
+    for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) rows_.push_back(t);
+  };
+  std::vector<uint32_t> identity;
+  const std::vector<uint32_t>* order = nullptr;
+  if (sorted_) {
+    order = &sorted_units();
+  } else {
+    identity.resize(units_.size());
+    std::iota(identity.begin(), identity.end(), 0u);
+    if (descending_) std::reverse(identity.begin(), identity.end());
+    order = &identity;
+  }
+  for (uint32_t u : *order)
+    if (keep_[u]) shown_ += unit_end_[u] - units_[u];
+  if (!grouping_) {
+    rows_.reserve(shown_);
+    for (uint32_t u : *order)
+      if (keep_[u]) add_unit(u);
+    return;
+  }
+  // Group by layer: layers in numeric order (tensors outside any layer first), the sort inside each.
+  std::map<int64_t, std::vector<uint32_t>> by_layer;
+  for (uint32_t u : *order)
+    if (keep_[u]) by_layer[layer_of(units_[u])].push_back(u);
+  groups_.clear();
+  for (auto& [layer, members] : by_layer) {
+    LayerGroup g;
+    g.layer = layer;
+    g.folded = folded_[layer];
+    for (uint32_t u : members)
+      for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) {
+        ++g.tensors;
+        g.bytes += session_.model.tensors[t].nbytes;
+      }
+    rows_.push_back(kGroupRow | static_cast<uint32_t>(groups_.size()));
+    groups_.push_back(g);
+    if (!g.folded)
+      for (uint32_t u : members) add_unit(u);
+  }
+}
+
+int64_t TensorTable::search(std::string_view needle, int64_t from, int dir) const {
+  const int64_t n = static_cast<int64_t>(rows_.size());
+  if (n == 0 || needle.empty()) return -1;
+  from = std::clamp<int64_t>(from, 0, n - 1);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t r = ((from + (dir >= 0 ? k : -k)) % n + n) % n;
+    uint32_t row = rows_[static_cast<size_t>(r)];
+    if (!is_group(row) && icontains(display_name(row), needle)) return r;
+  }
+  return -1;
+}
+
+int64_t TensorTable::row_of(uint32_t tensor) const {
+  auto it = std::find(rows_.begin(), rows_.end(), tensor);
+  return it == rows_.end() ? -1 : it - rows_.begin();
+}
+
+}  // namespace akview::tui

@@ -1,0 +1,108 @@
+// The Tensors table as data: which tensors are shown and in what order, as indices (never strings),
+// so a 1,000,000-tensor model costs what its Model costs. Filter, sort (natural order for names),
+// group by layer with folding, and search permute indices; scales and biases stay beneath their
+// tensor under every sort and filter (a tensor and its companions move as one unit).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <regex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ui/tui/session.hpp"
+
+namespace akview::tui {
+
+enum class Column : uint8_t { name, type, shape, params, bytes, bpw, file, offset, min, max, std, hist, count_ };
+
+struct ColumnSpec {
+  Column id;
+  std::string_view title;
+  int width;       // columns (the name column takes what is left)
+  int priority;    // lower stays longer when the terminal is narrow
+  bool right;      // right-aligned
+};
+// One row per column, in display order.
+std::span<const ColumnSpec> column_specs();
+
+class TensorTable {
+ public:
+  static constexpr uint32_t kGroupRow = 0x80000000u;   // row value of a layer header: kGroupRow | group
+
+  struct LayerGroup {
+    int64_t layer = -1;        // -1: tensors outside any layer
+    uint32_t tensors = 0;
+    uint64_t bytes = 0;
+    bool folded = false;
+  };
+
+  explicit TensorTable(const ModelSession& session);
+
+  // The rows shown: tensor indices, and layer headers (kGroupRow | group) when grouped.
+  const std::vector<uint32_t>& rows() const { return rows_; }
+  bool is_group(uint32_t row) const { return row & kGroupRow; }
+  const LayerGroup& group(uint32_t row) const { return groups_[row & ~kGroupRow]; }
+  uint64_t shown_tensors() const { return shown_; }   // tensor rows passing the filter (folded ones too)
+
+  void set_show_canonical(bool on) { show_canonical_ = on; }
+  bool show_canonical() const { return show_canonical_; }
+  // The name shown: canonical (when mapped and chosen) or native.
+  std::string_view display_name(uint32_t tensor) const;
+
+  // A regex (ECMAScript) over native and canonical names; a leading '!' inverts; "" clears. Returns
+  // an error message for a bad regex (the filter is then unchanged).
+  std::string set_filter(std::string_view pattern);
+  const std::string& filter() const { return filter_; }
+  void set_sort(Column column, bool descending);
+  bool sorted() const { return sorted_; }   // false: the model's own order
+  bool sorted_by_values() const {
+    return sorted_ && (sort_ == Column::min || sort_ == Column::max || sort_ == Column::std || sort_ == Column::hist);
+  }
+  Column sort_column() const { return sort_; }
+  bool sort_descending() const { return descending_; }
+  void set_grouping(bool by_layer);
+  bool grouping() const { return grouping_; }
+  void toggle_fold(uint32_t row);
+  // Re-sorts after the value statistics or the name map changed (sorts by them are cached).
+  void refresh(bool names_changed);
+
+  // First tensor row at or after `from` (dir > 0) or at or before it (dir < 0), wrapping, whose shown
+  // name contains `needle` (case-insensitive); -1 when none.
+  int64_t search(std::string_view needle, int64_t from, int dir) const;
+  int64_t layer_of(uint32_t tensor) const;
+  // Stored bits per element (composite types include their scales and biases).
+  double bits_per_weight(uint32_t tensor) const;
+  // The row index showing `tensor`, or -1.
+  int64_t row_of(uint32_t tensor) const;
+
+ private:
+  bool unit_matches(uint32_t unit) const;
+  const std::vector<uint32_t>& sorted_units();
+  void rebuild_rows();
+  bool less(Column c, uint32_t a, uint32_t b) const;
+
+  const ModelSession& session_;
+  std::vector<uint32_t> units_;         // leading tensor of each unit, in model order
+  std::vector<uint32_t> unit_end_;      // units_[u] .. unit_end_[u]: the tensor and its companions
+  std::vector<uint8_t> keep_;           // per unit: passes the filter
+  std::map<std::pair<Column, bool>, std::vector<uint32_t>> sort_cache_;   // unit order per sort
+  std::vector<LayerGroup> groups_;
+  std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
+  std::vector<uint32_t> rows_;
+  std::string filter_;
+  std::string literal_;                 // the filter when it is a plain literal (fast path), else ""
+  std::unique_ptr<std::regex> regex_;
+  bool invert_ = false;
+  Column sort_ = Column::name;
+  bool sorted_ = false;                 // false: the model's own order
+  bool descending_ = false;
+  bool grouping_ = false;
+  bool show_canonical_ = true;
+  uint64_t shown_ = 0;
+};
+
+}  // namespace akview::tui

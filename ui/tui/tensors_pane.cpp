@@ -1,0 +1,346 @@
+// Pane 1, Tensors (tensors_pane.hpp).
+#include "ui/tui/tensors_pane.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/decode/decode.hpp"
+#include "ui/batch/printers.hpp"
+
+namespace akview::tui {
+namespace {
+
+constexpr char32_t kSpark[9] = {U' ', U'▁', U'▂', U'▃', U'▄', U'▅', U'▆', U'▇', U'█'};
+
+Role type_role(TypeId type) {
+  switch (type_info(type).kind) {   // one role per kind of type
+    case TypeKind::floating: return Role::type_float;
+    case TypeKind::block_quant: case TypeKind::composite: return Role::type_quant;
+    default: return Role::type_other;
+  }
+}
+
+std::string short_number(float v) { return fmt::format("{:.3g}", v); }
+
+std::string base_name(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+const ColumnSpec& spec(Column c) { return column_specs()[static_cast<size_t>(c)]; }
+
+}  // namespace
+
+TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan,
+                         std::function<void()> restart_stats)
+    : session_(std::move(session)), plan_(std::move(plan)), restart_stats_(std::move(restart_stats)), table_(*session_) {
+  seen_names_ = session_->names_version;
+}
+
+TensorsPane::Layout TensorsPane::layout(int width) const {
+  // Drop columns by priority until the name column has room (narrow terminals keep name, type, shape).
+  const int min_name = std::clamp(width / 3, 12, 28);
+  std::vector<Column> cols;
+  for (const ColumnSpec& s : column_specs()) cols.push_back(s.id);
+  auto used = [&] {
+    int w = 0;
+    for (Column c : cols)
+      if (c != Column::name) w += spec(c).width + 1;
+    return w;
+  };
+  while (cols.size() > 1 && width - used() < min_name) {
+    auto worst = std::max_element(cols.begin(), cols.end(), [](Column a, Column b) { return spec(a).priority < spec(b).priority; });
+    cols.erase(worst);
+  }
+  return {cols, std::max(1, width - used())};
+}
+
+uint32_t TensorsPane::selected_tensor() const {
+  const auto& rows = table_.rows();
+  if (rows.empty()) return kNone;
+  uint32_t r = rows[static_cast<size_t>(std::clamp<int64_t>(cursor_.pos, 0, static_cast<int64_t>(rows.size()) - 1))];
+  return table_.is_group(r) ? kNone : r;
+}
+
+void TensorsPane::keep_selection(uint32_t tensor) {
+  if (tensor != kNone)
+    if (int64_t r = table_.row_of(tensor); r >= 0) cursor_.pos = r;
+  cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+}
+
+void TensorsPane::before_frame(PaneHost&) {
+  const bool names = session_->names_version != seen_names_;
+  const bool values = session_->values_version != seen_values_;
+  seen_names_ = session_->names_version;
+  seen_values_ = session_->values_version;
+  if (names || (values && table_.sorted_by_values())) {
+    uint32_t t = selected_tensor();
+    table_.refresh(names);
+    keep_selection(t);
+  }
+  // Rows on screen get their statistics first.
+  std::vector<uint32_t> visible;
+  const auto& rows = table_.rows();
+  for (int64_t r = cursor_.top; r < std::min<int64_t>(cursor_.top + page_, static_cast<int64_t>(rows.size())); ++r)
+    if (!table_.is_group(rows[static_cast<size_t>(r)])) visible.push_back(rows[static_cast<size_t>(r)]);
+  plan_->set_visible(std::move(visible));
+}
+
+void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t row) {
+  const Model& m = session_->model;
+  if (table_.is_group(row)) {
+    const auto& g = table_.group(row);
+    std::string label = g.layer < 0 ? "outside layers" : fmt::format("layer {}", g.layer);
+    c.fill(x0, y, width_, Role::group);
+    c.text(x0, y, fmt::format("{} {}  · {} tensors · {}", g.folded ? "▸" : "▾", label, g.tensors, format_bytes(g.bytes)),
+           Role::group, width_);
+    return;
+  }
+  const Tensor& t = m.tensors[row];
+  const bool companion = t.flags & kTensorCompanion;
+  int x = x0;
+  for (Column col : l.columns) {
+    const int w = col == Column::name ? l.name_width : spec(col).width;
+    const ValueSummary* v = session_->value(row);
+    auto stat = [&](float ValueSummary::*f) -> std::pair<std::string, Role> {
+      if (companion) return {"", Role::muted};
+      if (!v) return {"…", Role::muted};
+      if (v->state != ValueSummary::State::done) return {"n/a", Role::muted};
+      return {short_number(v->*f), Role::number};
+    };
+    std::string text;
+    Role role = Role::normal;
+    switch (col) {   // one cell per column
+      case Column::name:
+        text = companion ? "  ↳ " + std::string(t.name) : std::string(table_.display_name(row));
+        role = companion ? Role::muted : (t.flags & kTensorUnsupported) || !can_decode(t.type) ? Role::warn : Role::normal;
+        break;
+      case Column::type: text = std::string(type_info(t.type).name); role = type_role(t.type); break;
+      case Column::shape: {
+        auto s = m.shape(t);
+        text = format_shape(std::vector<int64_t>(s.begin(), s.end()));
+        break;
+      }
+      case Column::params: text = format_count(m.n_elements(t)); role = Role::number; break;
+      case Column::bytes: text = format_bytes(t.nbytes); role = Role::number; break;
+      case Column::bpw: text = fmt::format("{:.2f}", table_.bits_per_weight(row)); role = Role::number; break;
+      case Column::file: text = t.file < m.files.size() ? base_name(m.files[t.file].path) : ""; role = Role::muted; break;
+      case Column::offset: text = format_offset(t.offset); role = Role::muted; break;
+      case Column::min: std::tie(text, role) = stat(&ValueSummary::min); break;
+      case Column::max: std::tie(text, role) = stat(&ValueSummary::max); break;
+      case Column::std: std::tie(text, role) = stat(&ValueSummary::std); break;
+      case Column::hist:
+        if (!companion && v && v->state == ValueSummary::State::done)
+          for (int k = 0; k < 8 && k < w; ++k) c.put(x + k, y, kSpark[v->spark[k]], Role::spark);
+        else if (!companion)
+          c.text(x, y, v ? "n/a" : "…", Role::muted, w);
+        x += w + 1;
+        continue;
+      case Column::count_: break;
+    }
+    if (spec(col).right)
+      c.text_right(x, y, w, text, role);
+    else
+      c.text(x, y, text, role, w);
+    x += w + 1;
+  }
+}
+
+void TensorsPane::draw(Canvas& c, const Rect& area) {
+  width_ = area.w;
+  if (detail_open_) {
+    draw_detail(c, area);
+    return;
+  }
+  const Layout l = layout(area.w);
+  page_ = std::max(1, area.h - 1);
+  const auto& rows = table_.rows();
+  cursor_.clamp(static_cast<int64_t>(rows.size()), page_);
+  // Header: titles, the sort arrow, the column cursor.
+  c.fill(area.x, area.y, area.w, Role::header);
+  int x = area.x;
+  for (Column col : l.columns) {
+    const int w = col == Column::name ? l.name_width : spec(col).width;
+    std::string title(spec(col).title);
+    if (col == Column::name) title = table_.show_canonical() ? "name (canonical)" : "name (native)";
+    if (table_.sorted() && table_.sort_column() == col) title += table_.sort_descending() ? " ▼" : " ▲";
+    const Role role = col == column_cursor_ ? Role::header_cursor : Role::header;
+    c.fill(x, area.y, w, role);
+    if (spec(col).right)
+      c.text_right(x, area.y, w, title, role);
+    else
+      c.text(x, area.y, title, role, w);
+    x += w + 1;
+  }
+  if (rows.empty()) {
+    c.text(area.x + 1, area.y + 2, table_.filter().empty() ? "no tensors" : "no tensor matches the filter", Role::muted, area.w - 2);
+    return;
+  }
+  for (int k = 0; k < page_; ++k) {
+    int64_t r = cursor_.top + k;
+    if (r >= static_cast<int64_t>(rows.size())) break;
+    const int y = area.y + 1 + k;
+    draw_row(c, area.x, y, l, rows[static_cast<size_t>(r)]);
+    if (r == cursor_.pos) c.restyle(area.x, y, area.w, Role::selected);
+  }
+}
+
+void TensorsPane::draw_detail(Canvas& c, const Rect& area) {
+  c.fill(area.x, area.y, area.w, Role::header);
+  c.text(area.x, area.y, "tensor detail  (Esc closes)", Role::header, area.w);
+  detail_page_ = std::max(1, area.h - 1);
+  detail_cursor_.clamp(static_cast<int64_t>(detail_.size()), detail_page_);
+  const int label_w = std::min(14, area.w / 3);
+  for (int k = 0; k < detail_page_; ++k) {
+    int64_t i = detail_cursor_.top + k;
+    if (i >= static_cast<int64_t>(detail_.size())) break;
+    const DetailLine& line = detail_[static_cast<size_t>(i)];
+    const int y = area.y + 1 + k;
+    c.text(area.x + 1, y, line.label, Role::muted, label_w - 1);
+    c.text(area.x + label_w + 1, y, line.value, line.role, area.w - label_w - 1);
+  }
+}
+
+bool TensorsPane::act(Action action, PaneHost& host) {
+  if (detail_open_) {
+    if (action == Action::back) {
+      detail_open_ = false;
+      return true;
+    }
+    // The detail scrolls by its first visible line.
+    if (action == Action::up || action == Action::page_up || action == Action::home) detail_cursor_.pos = detail_cursor_.top;
+    if (action == Action::down || action == Action::page_down || action == Action::end)
+      detail_cursor_.pos = detail_cursor_.top + detail_page_ - 1;
+    return detail_cursor_.act(action, static_cast<int64_t>(detail_.size()), detail_page_);
+  }
+  const auto& rows = table_.rows();
+  if (cursor_.act(action, static_cast<int64_t>(rows.size()), page_)) return true;
+  const Layout l = layout(width_);
+  auto col_index = [&] {
+    auto it = std::find(l.columns.begin(), l.columns.end(), column_cursor_);
+    return it == l.columns.end() ? 0 : static_cast<int>(it - l.columns.begin());
+  };
+  switch (action) {   // the Tensors context of the key table
+    case Action::open:
+    case Action::fold: {
+      if (rows.empty()) return true;
+      uint32_t row = rows[static_cast<size_t>(cursor_.pos)];
+      if (table_.is_group(row)) {
+        table_.toggle_fold(row);
+        cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+      } else if (action == Action::open) {
+        detail_ = tensor_detail_lines(*session_, row);
+        detail_cursor_ = {};
+        detail_open_ = true;
+      }
+      return true;
+    }
+    case Action::column_left:
+      column_cursor_ = l.columns[static_cast<size_t>(std::max(0, col_index() - 1))];
+      return true;
+    case Action::column_right:
+      column_cursor_ = l.columns[static_cast<size_t>(std::min<int>(static_cast<int>(l.columns.size()) - 1, col_index() + 1))];
+      return true;
+    case Action::sort_asc:
+    case Action::sort_desc: {
+      uint32_t t = selected_tensor();
+      table_.set_sort(column_cursor_, action == Action::sort_desc);
+      keep_selection(t);
+      return true;
+    }
+    case Action::filter: open_filter(host); return true;
+    case Action::search: open_search(host); return true;
+    case Action::search_next:
+    case Action::search_prev: {
+      if (search_.empty()) {
+        host.flash("no search yet: / searches");
+        return true;
+      }
+      const int dir = action == Action::search_next ? 1 : -1;
+      int64_t r = table_.search(search_, cursor_.pos + dir, dir);
+      if (r < 0) host.flash(fmt::format("no match for '{}'", search_));
+      else cursor_.pos = r;
+      cursor_.clamp(static_cast<int64_t>(rows.size()), page_);
+      return true;
+    }
+    case Action::group_layers: {
+      uint32_t t = selected_tensor();
+      table_.set_grouping(!table_.grouping());
+      keep_selection(t);
+      return true;
+    }
+    case Action::toggle_canonical: {
+      uint32_t t = selected_tensor();
+      table_.set_show_canonical(!table_.show_canonical());
+      table_.refresh(true);
+      keep_selection(t);
+      return true;
+    }
+    case Action::restart_stats: restart_stats_(); return true;
+    default: return false;
+  }
+}
+
+void TensorsPane::open_filter(PaneHost& host) {
+  const std::string before = table_.filter();
+  const uint32_t t = selected_tensor();
+  host.prompt("filter (regex, ! inverts)", before, [this, before, t, &host](const std::string& text, PromptEvent ev) {
+    std::string err = table_.set_filter(ev == PromptEvent::cancel ? before : text);
+    if (!err.empty() && ev != PromptEvent::edit) host.flash(err);
+    keep_selection(t);
+  });
+}
+
+void TensorsPane::open_search(PaneHost& host) {
+  const int64_t start = cursor_.pos;
+  host.prompt("search", "", [this, start, &host](const std::string& text, PromptEvent ev) {
+    if (ev == PromptEvent::cancel) {
+      cursor_.pos = start;
+    } else {
+      int64_t r = table_.search(text, start, 1);
+      if (r >= 0) cursor_.pos = r;
+      if (ev == PromptEvent::accept) {
+        search_ = text;
+        if (r < 0 && !text.empty()) host.flash(fmt::format("no match for '{}'", text));
+      }
+    }
+    cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+  });
+}
+
+void TensorsPane::click(int x, int y, PaneHost&) {
+  if (detail_open_ || y < 1) return;
+  cursor_.pos = cursor_.top + (y - 1);
+  cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+}
+
+void TensorsPane::wheel(int rows) {
+  if (detail_open_)
+    detail_cursor_.scroll(rows, static_cast<int64_t>(detail_.size()), detail_page_);
+  else
+    cursor_.scroll(rows, static_cast<int64_t>(table_.rows().size()), page_);
+}
+
+std::string TensorsPane::position() const {
+  if (detail_open_) return "detail";
+  return fmt::format("row {}/{}", table_.rows().empty() ? 0 : cursor_.pos + 1, table_.rows().size());
+}
+
+std::string TensorsPane::state() const {
+  std::string s;
+  if (table_.sorted())
+    s += fmt::format("sort {} {}", spec(table_.sort_column()).title, table_.sort_descending() ? "▼" : "▲");
+  if (!table_.filter().empty())
+    s += fmt::format("{}filter {} ({} of {})", s.empty() ? "" : " · ", table_.filter(), table_.shown_tensors(),
+                     session_->model.tensors.size());
+  if (table_.grouping()) s += s.empty() ? "by layer" : " · by layer";
+  if (!search_.empty()) s += fmt::format("{}search {}", s.empty() ? "" : " · ", search_);
+  return s;
+}
+
+std::string TensorsPane::hints() const {
+  return detail_open_ ? "Esc close" : "Enter detail  [ ] sort  \\ filter  / search  z layers  c names";
+}
+
+}  // namespace akview::tui

@@ -1,0 +1,75 @@
+// Pane 1, Tensors: the virtual tensor table (tensor_table.hpp) drawn with as many columns as fit,
+// a column cursor for sorting, filter and incremental search prompts, layer groups, value
+// statistics as the worker fills them in, and a tensor's detail on Enter.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ui/tui/pane.hpp"
+#include "ui/tui/tensor_table.hpp"
+#include "ui/tui/value_stats.hpp"
+
+namespace akview::tui {
+
+// Every field of one tensor, its companions, canonical name and role, value statistics, the first
+// decoded values and the caveat or the reason it cannot be decoded, as label/value lines.
+struct DetailLine {
+  std::string label;
+  std::string value;
+  Role role = Role::normal;
+};
+std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_t tensor);
+
+class TensorsPane : public Pane {
+ public:
+  TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan,
+              std::function<void()> restart_stats);
+  std::string_view title() const override { return "Tensors"; }
+  Context context() const override { return detail_open_ ? Context::detail : Context::tensors; }
+  void draw(Canvas& canvas, const Rect& area) override;
+  bool act(Action action, PaneHost& host) override;
+  void click(int x, int y, PaneHost& host) override;
+  void wheel(int rows) override;
+  std::string position() const override;
+  std::string state() const override;
+  std::string hints() const override;
+  void before_frame(PaneHost& host) override;
+
+  // For tests and the frame benchmark.
+  TensorTable& table() { return table_; }
+  int64_t cursor_row() const { return cursor_.pos; }
+  bool detail_open() const { return detail_open_; }
+
+ private:
+  struct Layout {
+    std::vector<Column> columns;   // shown, in display order
+    int name_width = 0;
+  };
+  Layout layout(int width) const;
+  void draw_row(Canvas& c, int x, int y, const Layout& l, uint32_t row);
+  void draw_detail(Canvas& c, const Rect& area);
+  uint32_t selected_tensor() const;   // kNone on a layer row or an empty table
+  void keep_selection(uint32_t tensor);
+  void open_filter(PaneHost& host);
+  void open_search(PaneHost& host);
+
+  std::shared_ptr<ModelSession> session_;
+  std::shared_ptr<StatsPlan> plan_;
+  std::function<void()> restart_stats_;
+  TensorTable table_;
+  ListCursor cursor_;
+  int page_ = 1;
+  int width_ = 120;
+  Column column_cursor_ = Column::name;
+  std::string search_;
+  uint64_t seen_values_ = 0, seen_names_ = 0;
+  bool detail_open_ = false;
+  std::vector<DetailLine> detail_;
+  ListCursor detail_cursor_;
+  int detail_page_ = 1;
+};
+
+}  // namespace akview::tui
