@@ -36,6 +36,8 @@ GgufWriter tokenizer_model() {
   w.set("llama.rope.freq_base", gguf_f32(10000.0f));
   w.set(std::string(kEvilKey), gguf_string("a\xe2\x80\xae" "b"));
   w.set("small.ints", gguf_array(kGgufI32, {gguf_i32(7), gguf_i32(-8), gguf_i32(9)}));
+  w.set("nested", gguf_array(kGgufArray, {gguf_array(kGgufString, {gguf_string("x"), gguf_string("y")}),
+                                          gguf_array(kGgufU8, {gguf_u8(5)})}));
   w.set("tokenizer.ggml.model", gguf_string("llama"));
   w.set("tokenizer.ggml.bos_token_id", gguf_u32(1));
   w.set("tokenizer.ggml.eos_token_id", gguf_u32(2));
@@ -143,6 +145,18 @@ TEST_F(HeaderPaneGguf, UnfoldingShowsTheFirstElementsAndEndShowsTheLast) {
   EXPECT_EQ(pane_->row_count(), folded_rows + 3);
   c = draw(120, 40);
   EXPECT_EQ(find_row(c, {"▸", "tokenizer.ggml.tokens"}), selected_row(c)) << screen_text(c);
+}
+
+TEST_F(HeaderPaneGguf, NestedArrayElementsShowTheirFirstElements) {
+  draw(120, 40);
+  search("nested");
+  pane_->act(Action::fold, host_);
+  auto c = draw(120, 40);
+  const int y = find_row(c, {"▾", "nested", "ARRAY[ARRAY[…]]", "[2]"});
+  ASSERT_GE(y, 0) << screen_text(c);
+  EXPECT_NE(c.row_text(y + 1).find("ARRAY[STRING]"), std::string::npos) << screen_text(c);
+  EXPECT_NE(c.row_text(y + 1).find("[2] x, y"), std::string::npos) << screen_text(c);
+  EXPECT_NE(c.row_text(y + 2).find("[1] 5"), std::string::npos) << screen_text(c);
 }
 
 TEST_F(HeaderPaneGguf, TokenizerSummaryComesFirst) {

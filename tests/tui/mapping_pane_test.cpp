@@ -1,6 +1,9 @@
 // The Mapping pane drawn into an off-screen canvas: native ↔ canonical ↔ role, unmapped tensors
 // flagged and counted by `u`, a regex filter and its inverse, search with n/N, the canonical sort,
 // and the extracted config with each value's source, from 120×40 down to 40×12.
+#include <chrono>
+#include <thread>
+
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
@@ -200,6 +203,41 @@ TEST_F(MappingPaneTest, ClickSelectsAndWheelScrolls) {
   EXPECT_EQ(pane_->cursor_row(), 4);
   pane_->click(2, 0, host_);   // the column header: nothing
   EXPECT_EQ(pane_->cursor_row(), 4);
+}
+
+// A map too big to sort between two frames is sorted on the worker; the rows come in model order
+// until the result is posted.
+TEST(MappingPaneBig, SortsOnTheWorker) {
+  constexpr int kLayers = 60000;
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  for (int i = kLayers - 1; i >= 0; --i) w.add_tensor({"blk." + std::to_string(i) + ".attn_q.weight", kF32, {1}});
+  ASSERT_TRUE(w.write(dir.file("big.gguf"), true));
+  auto model = open_model(dir.file("big.gguf"));
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  auto session = tui::make_session(std::move(*model));
+  tui::attach_names(*session, std::make_shared<NameMap>(build_name_map(session->model)));
+  FakeHost host;
+  MappingPane pane(session);
+  auto native_at = [&](uint64_t row) { return std::string(session->model.tensors[pane.entry_at(row)->tensor].name); };
+  draw_pane(pane, host, 80, 24);
+  EXPECT_EQ(pane.row_count(), static_cast<uint64_t>(kLayers));
+  EXPECT_EQ(native_at(0), "blk.59999.attn_q.weight");
+  EXPECT_NE(pane.state().find("(sorting…)"), std::string::npos) << pane.state();
+  // Apply what the worker posts until it is done (bounded: a broken worker fails, never hangs).
+  for (int spins = 0; host.worker().busy() > 0 && spins < 60000; ++spins) {
+    for (auto& apply : host.worker().take_posted()) apply();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(host.worker().busy(), 0);
+  auto c = draw_pane(pane, host, 80, 24);
+  EXPECT_EQ(native_at(0), "blk.0.attn_q.weight");
+  EXPECT_EQ(native_at(2), "blk.2.attn_q.weight");
+  EXPECT_EQ(pane.state().find("sorting"), std::string::npos) << pane.state();
+  // The cursor stays on the tensor it was on, now at the end of the sorted rows.
+  EXPECT_EQ(native_at(static_cast<uint64_t>(pane.cursor_row())), "blk.59999.attn_q.weight");
+  EXPECT_GE(find_row(c, {"blk.59999.attn_q.weight"}), 1) << screen_text(c);
 }
 
 }  // namespace

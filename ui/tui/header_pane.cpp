@@ -13,7 +13,7 @@ namespace akview::tui {
 namespace {
 
 constexpr int kMaxIndent = 6;
-constexpr int kTypeColumn = 15;       // "ARRAY[STRING]" and a gap
+constexpr int kMaxTypeColumn = 23;    // "ARRAY[ARRAY[STRING]]" and a gap
 constexpr int kTypeColumnFrom = 60;   // narrower panes drop the type column
 constexpr uint64_t kNestedPreview = 6;
 
@@ -60,8 +60,10 @@ size_t wrap_end(std::string_view text, size_t begin, int width) {
 HeaderPane::HeaderPane(std::shared_ptr<ModelSession> session)
     : session_(std::move(session)), tree_(build_header_tree(session_->model)) {
   for (const HeaderNode& n : tree_.nodes)
-    if (n.kind != HeaderNodeKind::section)
+    if (n.kind != HeaderNodeKind::section) {
       max_key_w_ = std::max(max_key_w_, indent(n.depth) + 2 + display_width(n.key));
+      max_type_w_ = std::max(max_type_w_, display_width(n.type));
+    }
   rebuild_rows();
 }
 
@@ -165,7 +167,7 @@ void HeaderPane::draw(Canvas& canvas, const Rect& area) {
 
 void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
   const int w = area.w;
-  const int type_w = w >= kTypeColumnFrom ? kTypeColumn : 0;
+  const int type_w = w >= kTypeColumnFrom ? std::clamp(max_type_w_ + 2, 8, kMaxTypeColumn) : 0;
   const int key_w = type_w ? std::clamp(max_key_w_ + 1, 12, w * 2 / 5) : std::clamp(max_key_w_ + 1, 10, w / 2);
   canvas.fill(area.x, area.y, w, Role::header);
   canvas.text(area.x, area.y, "key", Role::header, key_w);

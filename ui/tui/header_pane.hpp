@@ -82,7 +82,7 @@ class HeaderPane : public Pane {
   uint64_t rows_ = 0;
   ListCursor cursor_;
   int page_ = 1;
-  int max_key_w_ = 0;
+  int max_key_w_ = 0, max_type_w_ = 0;
   std::vector<Page> pages_;
   uint64_t elements_read_ = 0, largest_read_ = 0;
 

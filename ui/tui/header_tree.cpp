@@ -225,7 +225,9 @@ void add_text_lines(std::vector<RawLine>& out, std::string_view text) {
 
 std::string meta_type_label(const MetaValue& v) {
   if (v.type != MetaType::array) return std::string(meta_type_name(v.type));
-  std::string inner(meta_type_name(v.elem_type));
+  if (v.elem_type != MetaType::array) return fmt::format("ARRAY[{}]", meta_type_name(v.elem_type));
+  // Arrays of arrays: the innermost element types may differ from one element to the next.
+  std::string inner = "…";
   for (int d = 0; d < v.depth; ++d) inner = "ARRAY[" + inner + "]";
   return "ARRAY[" + inner + "]";
 }

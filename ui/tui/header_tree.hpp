@@ -63,7 +63,7 @@ std::vector<RawLine> build_raw_lines(const Model& model, HeaderTree& tree);
 // Display text and role of one scalar metadata value (strings as they are: the canvas escapes).
 std::string meta_value_text(const MetaValue& v);
 Role meta_value_role(const MetaValue& v);
-// "UINT32", "ARRAY[STRING]", "ARRAY[ARRAY[U8]]".
+// "UINT32", "ARRAY[STRING]", "ARRAY[ARRAY[…]]" (an array of arrays, whatever their elements).
 std::string meta_type_label(const MetaValue& v);
 
 }  // namespace akview::tui

@@ -18,6 +18,28 @@ constexpr size_t kLiveFilterMax = 200000;
 constexpr int kConfigBesideFrom = 140;   // wide panes put the config beside the table
 constexpr int kConfigWidth = 48;
 
+// Maps up to this many entries are sorted on the UI thread (a few ms); bigger ones on the worker.
+constexpr size_t kSyncSortMax = 50000;
+
+// Entry indices in natural order of the native name, or of the canonical name with the unmapped
+// ones after (by native name).
+std::vector<uint32_t> sorted_entries(const Model& model, const NameMap& map, bool by_canonical) {
+  std::vector<uint32_t> order(map.entries.size());
+  std::iota(order.begin(), order.end(), 0u);
+  auto native = [&](uint32_t e) { return model.tensors[map.entries[e].tensor].name; };
+  if (by_canonical) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const NameMapEntry& ea = map.entries[a];
+      const NameMapEntry& eb = map.entries[b];
+      if (ea.mapped != eb.mapped) return ea.mapped;
+      return ea.mapped ? natural_less(ea.canonical, eb.canonical) : natural_less(native(a), native(b));
+    });
+  } else {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return natural_less(native(a), native(b)); });
+  }
+  return order;
+}
+
 std::string number_text(double v) {
   if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
   return fmt::format("{:g}", v);
@@ -52,21 +74,44 @@ const std::vector<uint32_t>& MappingPane::order() {
   const NameMap& map = *session_->names;
   std::vector<uint32_t>& cache = by_canonical_ ? by_canonical_order_ : by_native_;
   if (cache.size() == map.entries.size()) return cache;
-  cache.resize(map.entries.size());
-  std::iota(cache.begin(), cache.end(), 0u);
-  const Model& model = session_->model;
-  auto native = [&](uint32_t e) { return model.tensors[map.entries[e].tensor].name; };
-  if (by_canonical_) {   // mapped ones by canonical name, then the unmapped ones by native name
-    std::stable_sort(cache.begin(), cache.end(), [&](uint32_t a, uint32_t b) {
-      const NameMapEntry& ea = map.entries[a];
-      const NameMapEntry& eb = map.entries[b];
-      if (ea.mapped != eb.mapped) return ea.mapped;
-      return ea.mapped ? natural_less(ea.canonical, eb.canonical) : natural_less(native(a), native(b));
-    });
-  } else {
-    std::stable_sort(cache.begin(), cache.end(), [&](uint32_t a, uint32_t b) { return natural_less(native(a), native(b)); });
+  if (map.entries.size() <= kSyncSortMax) {
+    cache = sorted_entries(session_->model, map, by_canonical_);
+    return cache;
   }
-  return cache;
+  // A big map is sorted on the worker (request_sort); meanwhile the rows come in model order.
+  if (model_order_.size() != map.entries.size()) {
+    model_order_.resize(map.entries.size());
+    std::iota(model_order_.begin(), model_order_.end(), 0u);
+  }
+  return model_order_;
+}
+
+void MappingPane::request_sort(PaneHost& host) {
+  if (!session_->names || session_->names->entries.size() <= kSyncSortMax || sort_cancelled_) return;
+  const bool canonical = by_canonical_;
+  const std::vector<uint32_t>& cache = canonical ? by_canonical_order_ : by_native_;
+  if (cache.size() == session_->names->entries.size() || sorting_[canonical]) return;
+  sorting_[canonical] = true;
+  std::weak_ptr<bool> alive = alive_;   // results land on the UI thread, where the pane may be gone
+  std::shared_ptr<const NameMap> names = session_->names;
+  host.worker().submit(Job{
+      canonical ? "sorting canonical names" : "sorting native names",
+      [this, alive, names, canonical, session = session_](JobContext& ctx) {
+        std::vector<uint32_t> order = sorted_entries(session->model, *names, canonical);
+        if (ctx.cancelled()) return;
+        ctx.post([this, alive, names, canonical, order = std::move(order)]() mutable {
+          if (alive.expired()) return;
+          sorting_[canonical] = false;
+          if (session_->names != names) return;   // a reload replaced the map meanwhile
+          (canonical ? by_canonical_order_ : by_native_) = std::move(order);
+          refresh();
+        });
+      },
+      [this, alive, canonical] {
+        if (alive.expired()) return;
+        sorting_[canonical] = false;
+        sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
+      }});
 }
 
 void MappingPane::refresh() {
@@ -99,10 +144,14 @@ void MappingPane::sync() {
   view_.clear();
   by_native_.clear();
   by_canonical_order_.clear();
+  sort_cancelled_ = false;
   refresh();
 }
 
-void MappingPane::before_frame(PaneHost& /*host*/) { sync(); }
+void MappingPane::before_frame(PaneHost& host) {
+  sync();
+  request_sort(host);
+}
 
 bool MappingPane::set_filter(const std::string& text) {
   filter_ = text;
@@ -285,6 +334,8 @@ bool MappingPane::act(Action action, PaneHost& host) {
       return true;
     case Action::toggle_canonical:
       by_canonical_ = !by_canonical_;
+      sort_cancelled_ = false;
+      request_sort(host);
       refresh();
       return true;
     case Action::filter: start_filter(host); return true;
@@ -321,6 +372,7 @@ std::string MappingPane::state() const {
   if (unmapped_only_) out += " · unmapped only";
   if (!filter_.empty()) out += fmt::format(" · filter {}{}", filter_, filter_bad_ ? " (bad regex)" : "");
   out += by_canonical_ ? " · sort canonical" : " · sort native";
+  if (sorting_[by_canonical_]) out += " (sorting…)";
   if (!search_.empty()) out += fmt::format(" · search: {}{}", search_, search_failed_ ? " (no match)" : "");
   return out;
 }

@@ -42,6 +42,7 @@ class MappingPane : public Pane {
   void sync();                       // picks up a name map built (or rebuilt) since the last frame
   void refresh();                    // the map arrived or the filter/sort changed: rebuild the view
   const std::vector<uint32_t>& order();   // entries in the current sort (cached per sort)
+  void request_sort(PaneHost& host);      // a big map's sort goes to the worker
   bool row_matches(uint64_t row) const;
   bool search_from(int64_t start, bool forward);
   void start_search(PaneHost& host);
@@ -54,7 +55,10 @@ class MappingPane : public Pane {
   std::shared_ptr<ModelSession> session_;
   const NameMap* built_for_ = nullptr;
   std::vector<uint32_t> view_;                     // entry indices, filtered and sorted
-  std::vector<uint32_t> by_native_, by_canonical_order_;
+  std::vector<uint32_t> by_native_, by_canonical_order_, model_order_;
+  bool sorting_[2] = {false, false};               // a worker sort is under way: [by canonical]
+  bool sort_cancelled_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);   // posted results check it
   bool by_canonical_ = false;
   bool unmapped_only_ = false;
   std::string filter_;                             // as typed (a leading ! inverts)
