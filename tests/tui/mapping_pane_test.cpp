@@ -11,6 +11,7 @@
 #include "tests/common/temp_dir.hpp"
 #include "tests/tui/pane_test_util.hpp"
 #include "tests/writers/gguf_writer.hpp"
+#include "tests/writers/st_writer.hpp"
 #include "ui/tui/mapping_pane.hpp"
 
 namespace akview::testing {
@@ -203,6 +204,33 @@ TEST_F(MappingPaneTest, ClickSelectsAndWheelScrolls) {
   EXPECT_EQ(pane_->cursor_row(), 4);
   pane_->click(2, 0, host_);   // the column header: nothing
   EXPECT_EQ(pane_->cursor_row(), 4);
+}
+
+// A SafeTensors folder: Hugging Face names, the config from config.json with its keys as sources.
+TEST(MappingPaneSafetensors, HuggingFaceNamesAndConfigJson) {
+  TempDir dir;
+  ASSERT_TRUE(write_safetensors(dir.file("model.safetensors"),
+                                {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
+                                 StTensor{"model.layers.0.self_attn.q_proj.weight", "F32", {2, 2}, std::vector<uint8_t>(16, 0)},
+                                 StTensor{"lm_head.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
+                                 StTensor{"extra.buffer", "F32", {1}, std::vector<uint8_t>(4, 0)}}));
+  ASSERT_TRUE(write_text(dir.file("config.json"),
+                         R"({"model_type": "llama", "hidden_size": 2, "num_hidden_layers": 1, "num_attention_heads": 1,)"
+                         R"( "vocab_size": 4})"));
+  auto model = open_model(dir.path());
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  auto session = tui::make_session(std::move(*model));
+  tui::attach_names(*session, std::make_shared<NameMap>(build_name_map(session->model)));
+  FakeHost host;
+  MappingPane pane(session);
+  auto c = draw_pane(pane, host, 120, 40);
+  EXPECT_GE(find_row(c, {"model.layers.0.self_attn.q_proj.weight", "layers.0.attention.q.weight", "attention.q"}), 0)
+      << screen_text(c);
+  EXPECT_GE(find_row(c, {"lm_head.weight", "output.weight"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"extra.buffer", "unmapped"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"arch", "llama", "config.json: model_type"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"dim", "2", "config.json: hidden_size"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"vocab", "4", "config.json: vocab_size"}), 0) << screen_text(c);
 }
 
 // A map too big to sort between two frames is sorted on the worker; the rows come in model order
