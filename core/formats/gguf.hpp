@@ -21,5 +21,11 @@ Result<uint32_t> add_gguf_file(Model& model, const std::string& path, const std:
 // At most `max_elems` elements are returned (the rest can be summarised by the caller).
 Result<std::vector<MetaValue>> read_gguf_array(const Model& model, const MetaEntry& entry, const MetaValue& array,
                                                uint64_t max_elems);
+// Decodes elements [first, first + max_elems) of a GGUF array value. The elements before `first`
+// are skipped without being materialised, their lengths validated and bounds-checked as they go
+// (string elements have no fixed size, so skipping walks them). Past the end: an empty vector.
+// For pages of a tokenizer array: a 250k-string vocabulary is never decoded whole.
+Result<std::vector<MetaValue>> read_gguf_array_range(const Model& model, const MetaEntry& entry, const MetaValue& array,
+                                                     uint64_t first, uint64_t max_elems);
 
 }  // namespace akview

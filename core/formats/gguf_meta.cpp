@@ -222,8 +222,47 @@ bool is_valid_utf8(std::string_view text) {
   return true;
 }
 
+namespace {
+
+// Skips `n` elements of type `elem` at the reader's position, validating each length against the
+// bytes that remain (strings and nested arrays have no fixed size, so they are walked, never copied).
+Status skip_gguf_elements(ByteReader& r, const GgufValueType& elem, uint64_t n, const GgufValueContext& ctx) {
+  if (elem.fixed_bytes) {
+    auto bytes = checked_mul(n, elem.fixed_bytes);
+    if (!bytes || *bytes > r.remaining())
+      return make_error(ErrorCode::count_too_large, r.file(), r.file_offset(),
+                        fmt::format("{}: skipping {} elements runs past the array's {} remaining bytes", ctx.what, n,
+                                    r.remaining()));
+    r.skip(*bytes, "array");
+    return {};
+  }
+  for (uint64_t i = 0; i < n; ++i) {
+    if (elem.type == MetaType::string) {
+      const uint64_t at = r.file_offset();
+      const uint64_t len = r.u64("string length");
+      if (!r.ok()) return r.error();
+      if (len > r.remaining() || len > kMaxStringBytes)
+        return make_error(ErrorCode::count_too_large, r.file(), at,
+                          fmt::format("{}: string length {} exceeds the {} bytes that remain", ctx.what, len,
+                                      r.remaining()));
+      r.skip(len, "string");
+    } else {
+      MetaValue inner;   // a nested array: read structurally (a byte range), never materialised
+      AKV_TRY(read_array(r, 1, ctx, inner));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<std::vector<MetaValue>> read_gguf_array(const Model& model, const MetaEntry& entry, const MetaValue& array,
                                                uint64_t max_elems) {
+  return read_gguf_array_range(model, entry, array, 0, max_elems);
+}
+
+Result<std::vector<MetaValue>> read_gguf_array_range(const Model& model, const MetaEntry& entry, const MetaValue& array,
+                                                     uint64_t first, uint64_t max_elems) {
   if (entry.file >= model.files.size())
     return make_error(ErrorCode::not_found, model.path, kNoOffset, "metadata entry refers to no file");
   const SourceFile& file = model.files[entry.file];
@@ -237,16 +276,19 @@ Result<std::vector<MetaValue>> read_gguf_array(const Model& model, const MetaEnt
   if (!elem)
     return make_error(ErrorCode::unknown_type, file.path, array.elems_offset,
                       fmt::format("'{}': array element type is not a GGUF value type", entry.key));
-  ByteReader r(bytes, file.path, array.elems_offset);
-  const uint64_t n = std::min(array.count, max_elems);
   std::vector<MetaValue> out;
-  // Reserve no more than the byte range can hold, whatever the caller's MetaValue claims.
-  out.reserve(static_cast<size_t>(std::min(n, bytes.size() / elem->min_bytes)));
+  if (first >= array.count) return out;
+  ByteReader r(bytes, file.path, array.elems_offset);
   const std::string what = fmt::format("metadata key '{}'", entry.key);
+  const GgufValueContext ctx{nullptr, what};
+  AKV_TRY(skip_gguf_elements(r, *elem, first, ctx));
+  const uint64_t n = std::min(array.count - first, max_elems);
+  // Reserve no more than the byte range can hold, whatever the caller's MetaValue claims.
+  out.reserve(static_cast<size_t>(std::min(n, r.remaining() / elem->min_bytes)));
   const int depth = 1;   // elements of a top-level array
   for (uint64_t i = 0; i < n; ++i) {
     MetaValue v;
-    AKV_TRY(read_gguf_value(r, elem->type, depth, GgufValueContext{nullptr, what}, v));
+    AKV_TRY(read_gguf_value(r, elem->type, depth, ctx, v));
     out.push_back(v);
   }
   return out;

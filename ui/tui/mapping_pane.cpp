@@ -1,0 +1,382 @@
+// The Mapping pane (mapping_pane.hpp).
+#include "ui/tui/mapping_pane.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "ui/batch/commands.hpp"
+#include "ui/tui/text_search.hpp"
+
+namespace akview::tui {
+namespace {
+
+// Beyond this many entries a filter is applied on Enter rather than on every keystroke.
+constexpr size_t kLiveFilterMax = 200000;
+constexpr int kConfigBesideFrom = 140;   // wide panes put the config beside the table
+constexpr int kConfigWidth = 48;
+
+// Maps up to this many entries are sorted on the UI thread (a few ms); bigger ones on the worker.
+constexpr size_t kSyncSortMax = 50000;
+
+// Entry indices in natural order of the native name, or of the canonical name with the unmapped
+// ones after (by native name).
+std::vector<uint32_t> sorted_entries(const Model& model, const NameMap& map, bool by_canonical) {
+  std::vector<uint32_t> order(map.entries.size());
+  std::iota(order.begin(), order.end(), 0u);
+  auto native = [&](uint32_t e) { return model.tensors[map.entries[e].tensor].name; };
+  if (by_canonical) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      const NameMapEntry& ea = map.entries[a];
+      const NameMapEntry& eb = map.entries[b];
+      if (ea.mapped != eb.mapped) return ea.mapped;
+      return ea.mapped ? natural_less(ea.canonical, eb.canonical) : natural_less(native(a), native(b));
+    });
+  } else {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return natural_less(native(a), native(b)); });
+  }
+  return order;
+}
+
+std::string number_text(double v) {
+  if (std::floor(v) == v && std::fabs(v) < 1e15) return fmt::format("{:.0f}", v);
+  return fmt::format("{:g}", v);
+}
+
+// The table's columns at a width: narrower tables drop the note, then the role.
+struct Columns {
+  int native_w, canonical_w, role_w, note_w;
+};
+Columns columns_for(int w) {
+  if (w >= 100) {
+    const int native = w * 34 / 100, canonical = w * 30 / 100, role = 16;
+    return {native, canonical, role, w - native - canonical - role};
+  }
+  if (w >= 60) {
+    const int role = 14, native = (w - role) / 2;
+    return {native, w - role - native, role, 0};
+  }
+  return {w / 2, w - w / 2, 0, 0};
+}
+
+}  // namespace
+
+MappingPane::MappingPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
+
+const NameMapEntry* MappingPane::entry_at(uint64_t row) const {
+  if (!session_->names || row >= view_.size()) return nullptr;
+  return &session_->names->entries[view_[row]];
+}
+
+const std::vector<uint32_t>& MappingPane::order() {
+  const NameMap& map = *session_->names;
+  std::vector<uint32_t>& cache = by_canonical_ ? by_canonical_order_ : by_native_;
+  if (cache.size() == map.entries.size()) return cache;
+  if (map.entries.size() <= kSyncSortMax) {
+    cache = sorted_entries(session_->model, map, by_canonical_);
+    return cache;
+  }
+  // A big map is sorted on the worker (request_sort); meanwhile the rows come in model order.
+  if (model_order_.size() != map.entries.size()) {
+    model_order_.resize(map.entries.size());
+    std::iota(model_order_.begin(), model_order_.end(), 0u);
+  }
+  return model_order_;
+}
+
+void MappingPane::request_sort(PaneHost& host) {
+  if (!session_->names || session_->names->entries.size() <= kSyncSortMax || sort_cancelled_) return;
+  const bool canonical = by_canonical_;
+  const std::vector<uint32_t>& cache = canonical ? by_canonical_order_ : by_native_;
+  if (cache.size() == session_->names->entries.size() || sorting_[canonical]) return;
+  sorting_[canonical] = true;
+  std::weak_ptr<bool> alive = alive_;   // results land on the UI thread, where the pane may be gone
+  std::shared_ptr<const NameMap> names = session_->names;
+  host.worker().submit(Job{
+      canonical ? "sorting canonical names" : "sorting native names",
+      [this, alive, names, canonical, session = session_](JobContext& ctx) {
+        std::vector<uint32_t> order = sorted_entries(session->model, *names, canonical);
+        if (ctx.cancelled()) return;
+        ctx.post([this, alive, names, canonical, order = std::move(order)]() mutable {
+          if (alive.expired()) return;
+          sorting_[canonical] = false;
+          if (session_->names != names) return;   // a reload replaced the map meanwhile
+          (canonical ? by_canonical_order_ : by_native_) = std::move(order);
+          refresh();
+        });
+      },
+      [this, alive, canonical] {
+        if (alive.expired()) return;
+        sorting_[canonical] = false;
+        sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
+      }});
+}
+
+void MappingPane::refresh() {
+  const NameMapEntry* was = entry_at(static_cast<uint64_t>(cursor_.pos));
+  const uint32_t keep = was ? static_cast<uint32_t>(was - session_->names->entries.data()) : kNone;
+  view_.clear();
+  if (!session_->names) return;
+  const NameMap& map = *session_->names;
+  const Model& model = session_->model;
+  for (uint32_t e : order()) {
+    const NameMapEntry& entry = map.entries[e];
+    if (unmapped_only_ && entry.mapped) continue;
+    if (filter_re_) {
+      const std::string_view native = model.tensors[entry.tensor].name;
+      const bool hit = std::regex_search(native.begin(), native.end(), *filter_re_) ||
+                       (entry.mapped && std::regex_search(entry.canonical, *filter_re_));
+      if (hit == filter_invert_) continue;
+    }
+    view_.push_back(e);
+  }
+  cursor_.pos = 0;
+  if (keep != kNone)   // stay on the same tensor when it is still listed
+    if (auto it = std::find(view_.begin(), view_.end(), keep); it != view_.end()) cursor_.pos = it - view_.begin();
+  cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+}
+
+void MappingPane::sync() {
+  if (!session_->names || built_for_ == session_->names.get()) return;
+  built_for_ = session_->names.get();   // a new map (first build or a reload): indices start over
+  view_.clear();
+  by_native_.clear();
+  by_canonical_order_.clear();
+  sort_cancelled_ = false;
+  refresh();
+}
+
+void MappingPane::before_frame(PaneHost& host) {
+  sync();
+  request_sort(host);
+}
+
+bool MappingPane::set_filter(const std::string& text) {
+  filter_ = text;
+  filter_bad_ = false;
+  const bool invert = !text.empty() && text[0] == '!';
+  const std::string pattern = invert ? text.substr(1) : text;
+  if (pattern.empty()) {
+    filter_re_.reset();
+    filter_invert_ = false;
+    return true;
+  }
+  try {
+    std::regex re(pattern, std::regex::ECMAScript | std::regex::optimize);   // (emplace would empty it on a throw)
+    filter_re_ = std::move(re);
+    filter_invert_ = invert;
+  } catch (const std::regex_error&) {
+    filter_bad_ = true;   // keep the last good regex while the user is still typing
+    return false;
+  }
+  return true;
+}
+
+void MappingPane::load_config() {
+  if (config_loaded_) return;
+  config_loaded_ = true;
+  auto config = extract_config(session_->model);
+  if (!config) {
+    config_.push_back({"config", config.error().to_string(), "", Role::error});
+    return;
+  }
+  const ModelConfig& c = *config;
+  if (!c.arch.empty()) config_.push_back({"arch", c.arch, c.arch_source, Role::string});
+  for (const ConfigFieldRow& row : config_fields()) {
+    const ConfigValue& v = c.*row.field;
+    if (v.present) config_.push_back({std::string(row.name), number_text(v.value), v.source, Role::number});
+  }
+  if (!c.sliding_window_pattern.empty())
+    config_.push_back({"swa pattern", c.sliding_window_pattern, c.sliding_window_pattern_source, Role::string});
+  if (!c.quantization.empty()) config_.push_back({"quant", c.quantization, c.quantization_source, Role::string});
+  if (config_.empty()) config_.push_back({"config", "none found", "", Role::muted});
+}
+
+void MappingPane::draw(Canvas& canvas, const Rect& area) {
+  canvas.fill(area, Role::normal);
+  if (area.w <= 0 || area.h <= 0) return;
+  if (!session_->names) {
+    page_ = std::max(1, area.h - 1);
+    canvas.text(area.x, area.y, "building the name map…", Role::muted, area.w);
+    return;
+  }
+  sync();
+  load_config();
+  Rect table = area, config = area;
+  if (area.w >= kConfigBesideFrom) {
+    config.w = kConfigWidth;
+    table.w = area.w - kConfigWidth - 1;
+    config.x = area.x + table.w + 1;
+    for (int y = area.y; y < area.y + area.h; ++y) canvas.put(area.x + table.w, y, U'│', Role::border);
+  } else {
+    // Below the table: at least three lines, at most a third of the pane (the table keeps the rest).
+    const int rows = static_cast<int>(config_.size()) + 1;
+    config.h = std::min(rows, std::max(3, area.h / 3));
+    table.h = area.h - config.h;
+    config.y = area.y + table.h;
+  }
+  draw_table(canvas, table);
+  draw_config(canvas, config);
+}
+
+void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
+  if (area.h <= 0) return;
+  page_ = std::max(1, area.h - 1);
+  const Columns c = columns_for(area.w);
+  const int x_can = area.x + c.native_w, x_role = x_can + c.canonical_w, x_note = x_role + c.role_w;
+  canvas.fill(area.x, area.y, area.w, Role::header);
+  canvas.text(area.x, area.y, "native", Role::header, c.native_w - 1);
+  canvas.text(x_can, area.y, "canonical", Role::header, c.canonical_w - 1);
+  if (c.role_w) canvas.text(x_role, area.y, "role", Role::header, c.role_w - 1);
+  if (c.note_w) canvas.text(x_note, area.y, "note", Role::header, c.note_w);
+  if (view_.empty()) {
+    canvas.text(area.x, area.y + 1, "(no tensors match)", Role::muted, area.w);
+    return;
+  }
+  cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+  const Model& model = session_->model;
+  for (int k = 0; k < page_; ++k) {
+    const int64_t row = cursor_.top + k;
+    if (row >= static_cast<int64_t>(view_.size())) break;
+    const int y = area.y + 1 + k;
+    const NameMapEntry& e = session_->names->entries[view_[static_cast<size_t>(row)]];
+    const std::string_view native = model.tensors[e.tensor].name;
+    canvas.text(area.x, y, native, e.mapped ? Role::normal : Role::warn, c.native_w - 1);
+    if (e.mapped) canvas.text(x_can, y, e.canonical, Role::key, c.canonical_w - 1);
+    else canvas.text(x_can, y, "unmapped", Role::warn, c.canonical_w - 1);
+    if (c.role_w) canvas.text(x_role, y, e.role, Role::type_other, c.role_w - 1);
+    if (c.note_w) canvas.text(x_note, y, e.note, Role::muted, c.note_w);
+    if (row == cursor_.pos) canvas.restyle(area.x, y, area.w, Role::selected);
+    if (!search_.empty()) {
+      highlight_match(canvas, area.x, y, c.native_w - 1, native, search_);
+      if (e.mapped) highlight_match(canvas, x_can, y, c.canonical_w - 1, e.canonical, search_);
+    }
+  }
+}
+
+void MappingPane::draw_config(Canvas& canvas, const Rect& area) {
+  if (area.h <= 0 || area.w <= 0) return;
+  canvas.fill(area.x, area.y, area.w, Role::header);
+  canvas.text(area.x, area.y, "config (value · source)", Role::header, area.w);
+  const int name_w = area.w >= 60 ? 13 : 9;
+  const int value_w = area.w >= 60 ? 16 : 10;   // the source gets the rest: it names the key
+  for (int k = 0; k + 1 < area.h && k < static_cast<int>(config_.size()); ++k) {
+    const ConfigLine& line = config_[static_cast<size_t>(k)];
+    const int y = area.y + 1 + k;
+    canvas.text(area.x, y, line.name, Role::key, name_w - 1);
+    canvas.text(area.x + name_w, y, line.value, line.role, value_w - 1);
+    canvas.text(area.x + name_w + value_w, y, line.source, Role::muted, area.w - name_w - value_w);
+  }
+}
+
+bool MappingPane::row_matches(uint64_t row) const {
+  const NameMapEntry* e = entry_at(row);
+  if (!e) return false;
+  return find_ignore_case(session_->model.tensors[e->tensor].name, search_) != std::string_view::npos ||
+         (e->mapped && find_ignore_case(e->canonical, search_) != std::string_view::npos);
+}
+
+bool MappingPane::search_from(int64_t start, bool forward) {
+  const auto n = static_cast<int64_t>(view_.size());
+  if (n == 0 || search_.empty()) return false;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t row = ((forward ? start + k : start - k) % n + n) % n;
+    if (!row_matches(static_cast<uint64_t>(row))) continue;
+    cursor_.pos = row;
+    cursor_.clamp(n, page_);
+    return true;
+  }
+  return false;
+}
+
+void MappingPane::start_search(PaneHost& host) {
+  search_origin_ = cursor_.pos;
+  host.prompt("/", "", [this](const std::string& text, PromptEvent event) {
+    if (event == PromptEvent::cancel) {
+      search_.clear();
+      search_failed_ = false;
+      cursor_.pos = search_origin_;
+      cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+      return;
+    }
+    search_ = lower_ascii(text);
+    if (event == PromptEvent::accept) return;   // stays where typing landed
+    if (search_.empty()) {
+      search_failed_ = false;
+      cursor_.pos = search_origin_;
+      cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+      return;
+    }
+    search_failed_ = !search_from(search_origin_, true);
+  });
+}
+
+void MappingPane::start_filter(PaneHost& host) {
+  const std::string before = filter_;
+  host.prompt("\\", filter_, [this, before](const std::string& text, PromptEvent event) {
+    const bool big = session_->names && session_->names->entries.size() > kLiveFilterMax;
+    if (event == PromptEvent::edit && big) return;   // a million regex matches per key: wait for Enter
+    if (event == PromptEvent::cancel) set_filter(before);
+    else set_filter(text);
+    refresh();
+  });
+}
+
+bool MappingPane::act(Action action, PaneHost& host) {
+  if (!session_->names) return cursor_.act(action, 0, page_);
+  sync();
+  switch (action) {
+    case Action::unmapped_only:
+      unmapped_only_ = !unmapped_only_;
+      refresh();
+      return true;
+    case Action::toggle_canonical:
+      by_canonical_ = !by_canonical_;
+      sort_cancelled_ = false;
+      request_sort(host);
+      refresh();
+      return true;
+    case Action::filter: start_filter(host); return true;
+    case Action::search: start_search(host); return true;
+    case Action::search_next:
+    case Action::search_prev:
+      if (search_.empty()) {
+        host.flash("no search yet: / searches names");
+        return true;
+      }
+      search_failed_ = !search_from(cursor_.pos + (action == Action::search_next ? 1 : -1), action == Action::search_next);
+      if (search_failed_) host.flash("no match for " + search_);
+      return true;
+    default: return cursor_.act(action, static_cast<int64_t>(view_.size()), page_);
+  }
+}
+
+void MappingPane::click(int /*x*/, int y, PaneHost& /*host*/) {
+  if (y <= 0 || y > page_) return;   // the column header, or the config below the table
+  const int64_t row = cursor_.top + y - 1;
+  if (row < static_cast<int64_t>(view_.size())) cursor_.pos = row;
+}
+
+void MappingPane::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(view_.size()), page_); }
+
+std::string MappingPane::position() const {
+  if (view_.empty()) return {};
+  return fmt::format("row {}/{}", cursor_.pos + 1, view_.size());
+}
+
+std::string MappingPane::state() const {
+  if (!session_->names) return "building the name map";
+  std::string out = fmt::format("{} unmapped", session_->names->unmapped.size());
+  if (unmapped_only_) out += " · unmapped only";
+  if (!filter_.empty()) out += fmt::format(" · filter {}{}", filter_, filter_bad_ ? " (bad regex)" : "");
+  out += by_canonical_ ? " · sort canonical" : " · sort native";
+  if (sorting_[by_canonical_]) out += " (sorting…)";
+  if (!search_.empty()) out += fmt::format(" · search: {}{}", search_, search_failed_ ? " (no match)" : "");
+  return out;
+}
+
+std::string MappingPane::hints() const { return "u unmapped  \\ filter  / search  c sort"; }
+
+}  // namespace akview::tui
