@@ -63,6 +63,9 @@ void fill_row(int row, short pair, attr_t attrs) {
 }
 
 void draw(State& st) {
+  // The size this frame is drawn at. refresh() may itself notice a SIGWINCH and resize (COLS changes,
+  // KEY_RESIZE is queued), so the marker names the size the content was laid out for, not COLS after.
+  const int drawn_cols = COLS, drawn_rows = LINES;
   erase();
   fill_row(0, kTitle, A_BOLD);
   mvaddstr(0, 1, "fixture - weights.gguf");
@@ -101,7 +104,7 @@ void draw(State& st) {
     char m[96];
     int n = st.marker_size
                 ? std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d;size=%dx%d\007", st.frame,
-                                st.keys, st.busy ? 1 : 0, COLS, LINES)
+                                st.keys, st.busy ? 1 : 0, drawn_cols, drawn_rows)
                 : std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d\007", st.frame, st.keys,
                                 st.busy ? 1 : 0);
     if (write(STDOUT_FILENO, m, static_cast<size_t>(n)) < 0) std::exit(3);
@@ -165,7 +168,12 @@ int main() {
     }
     bool event = true;
     switch (ch) {
-      case KEY_RESIZE: event = false; break;
+      case KEY_RESIZE:
+        // The terminal may have cropped a frame drawn at the previous size, so ncurses' idea of the
+        // screen is stale: repaint everything rather than the differences.
+        clearok(curscr, TRUE);
+        event = false;
+        break;
       case KEY_DOWN: case 'j': move_selection(st, +1); break;
       case KEY_UP: case 'k': move_selection(st, -1); break;
       case 'b':

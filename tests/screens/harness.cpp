@@ -296,7 +296,16 @@ void Terminal::feed(const char* bytes, size_t n) {
     }
     i = j + 1;
   }
+  const long markers_before = markers_seen_;
   if (!out.empty()) vterm_input_write(vt_, out.data(), out.size());
+  if (markers_seen_ != markers_before) {
+    // Where the newest marker ends (BEL or ST), so settle() can tell whether a frame follows it.
+    size_t start = output_.rfind("\x1b]7777;");
+    size_t end = start == std::string::npos ? std::string::npos : output_.find('\a', start);
+    size_t st = start == std::string::npos ? std::string::npos : output_.find("\x1b\\", start);
+    if (st != std::string::npos && (end == std::string::npos || st < end)) end = st + 1;
+    if (end != std::string::npos) marker_end_ = end + 1;
+  }
 }
 
 bool Terminal::pump(int timeout_ms) {
@@ -416,6 +425,7 @@ void Terminal::resize(int cols, int rows) {
 
 bool Terminal::settled() const {
   if (marker_.frame == 0 || marker_.frame <= frame_floor_) return false;
+  if (output_.size() > marker_end_) return false;  // a frame is being drawn after the marker
   if (marker_.keys < events_sent_ || marker_.busy != 0) return false;
   if (marker_.size_cols >= 0 && (marker_.size_cols != size_.cols || marker_.size_rows != size_.rows))
     return false;

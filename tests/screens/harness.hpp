@@ -30,8 +30,9 @@
 // {"TERM", "xterm"}, {"X", std::nullopt} to unset).
 //
 // "Settled" = a marker arrived with keys >= the events sent so far, busy == 0, frame > the last frame
-// seen before the latest resize, and no further output is pending (the pty is drained without blocking
-// after it). Waits never sleep for idle time. A wait that runs out (10 s, or AKVIEW_SCREENS_TIMEOUT_S)
+// seen before the latest resize, and no further output is pending: the pty is drained without blocking
+// after it, and when the drain brings bytes after that marker (the app began another frame, e.g. a second
+// KEY_RESIZE after a burst of resizes) the wait goes on to the marker that ends them. Waits never sleep for idle time. A wait that runs out (10 s, or AKVIEW_SCREENS_TIMEOUT_S)
 // throws TerminalError naming what it waited for and the screen text; GoogleTest reports the exception
 // as the test's failure.
 #pragma once
@@ -168,6 +169,7 @@ class Terminal {
   std::string pending_dec_mode_;  // an unfinished ESC [ ? ... sequence held back from libvterm
   FrameMarker marker_;
   long markers_seen_ = 0;
+  size_t marker_end_ = 0;  // offset in output_ just past the last marker
   long events_sent_ = 0;
   long frame_floor_ = 0;  // a settle after a resize needs a frame above this
   bool alt_screen_used_ = false;
