@@ -35,6 +35,21 @@
 // KEY_RESIZE after a burst of resizes) the wait goes on to the marker that ends them. Waits never sleep for idle time. A wait that runs out (10 s, or AKVIEW_SCREENS_TIMEOUT_S)
 // throws TerminalError naming what it waited for and the screen text; GoogleTest reports the exception
 // as the test's failure.
+//
+// A test, in short:
+//   Terminal term;
+//   term.start({AKVIEW_BINARY, "model.gguf"}, {120, 40}, {}, fixture_dir);  // cwd: paths stay relative
+//   term.settle();                                  // the first frame
+//   term.press("Down");                             // send_key + settle
+//   EXPECT_NE(term.screen().find_row("blk.0"), -1);
+//   EXPECT_TRUE(compare_golden(term.screen(), "tensors_120x40"));
+//   term.resize(80, 24);
+//   term.settle();
+//   term.send_key("q");
+//   EXPECT_EQ(term.wait_exit(), 0);
+//   EXPECT_FALSE(term.alt_screen_active());
+// Send Esc with press() (or settle before the next key): an Esc followed at once by a key reaches the
+// app as one Alt-key event while the harness counted two.
 #pragma once
 
 #include <chrono>
