@@ -1,6 +1,7 @@
-// The OpenBLAS backend: f32 tensors call cblas_sgemv directly on the mapping; every other decodable
-// type is dequantized a tile of rows at a time (decode_rows) into a reused, cache-sized per-thread
-// buffer, and each tile is one cblas_sgemv. Tiles are spread over the shared thread pool, with
+// The OpenBLAS backend: every decodable type, f32 included, is dequantized a tile of rows at a time
+// (decode_rows) into a reused, cache-sized per-thread buffer, and each tile is one cblas_sgemv.
+// OpenBLAS never reads the mapping itself: its threads carry no SIGBUS guard (core/fault_guard.hpp),
+// so a file truncated under a direct f32 sgemv would kill the process; decode_rows reads it guarded. Tiles are spread over the shared thread pool, with
 // OpenBLAS itself single-threaded inside them (no oversubscription of the cores).
 #include <algorithm>
 #include <mutex>
@@ -38,14 +39,6 @@ class BlasBackend final : public Backend {
     if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
       return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
     std::lock_guard lock(mutex_);
-    const int threads = shared_pool().threads();
-    const bool direct = view.type == TypeId::f32 && reinterpret_cast<uintptr_t>(view.data.data()) % alignof(float) == 0;
-    if (direct) {
-      openblas_set_num_threads(threads);
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(view.n_rows), static_cast<int>(view.n_cols), 1.0f,
-                  reinterpret_cast<const float*>(view.data.data()), static_cast<int>(view.n_cols), x, 1, 0.0f, y, 1);
-      return {};
-    }
     openblas_set_num_threads(1);
     const int64_t cols = view.n_cols;
     const int64_t tile_rows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
