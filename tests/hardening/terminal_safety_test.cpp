@@ -47,7 +47,7 @@ const std::vector<std::pair<std::string, std::string>> kHostileMeta = {
 
 std::string write_fixture(const TempDir& dir) {
   GgufWriter w;
-  w.set("general.architecture", gguf_string("llama"));
+  w.set("general.architecture", gguf_string("llama\x1b]0;x\x07\xe2\x80\xae"));
   for (const auto& [k, v] : kHostileMeta) w.set(k, gguf_string(v));
   w.set("hostile.array", gguf_array(kGgufString, {gguf_string("a\x1b[1m"), gguf_string("b\xe2\x80\xae"), gguf_string(kCjk)}));
   for (const auto& name : kHostileNames) w.add_tensor({name, kGgmlF32, {8, 2}});
@@ -157,7 +157,10 @@ TEST(TerminalSafety, TextOutputOfHostileNamesIsEscaped) {
   auto meta = run_akview({"meta", path});
   EXPECT_NE(meta.out.find("hostile.key\\x1b[2J\\x9bH"), std::string::npos) << meta.out;
   EXPECT_NE(meta.out.find("hostile.bidi\\u{202e}yek"), std::string::npos) << meta.out;
+  auto map = run_akview({"map", path});
+  EXPECT_NE(map.out.find("config (llama\\x1b]0;x\\x07\\u{202e})"), std::string::npos) << map.out;
   auto info = run_akview({"info", path});
+  EXPECT_NE(info.out.find("llama\\x1b]0;x\\x07\\u{202e}"), std::string::npos) << info.out;
   EXPECT_NE(info.out.find("\\u{202e}gnp.exe"), std::string::npos) << info.out;
   // One key asked for: its string value printed alone, escaped.
   auto one = run_akview({"meta", path, "general.name"});
