@@ -21,9 +21,9 @@
 // Threads: every thread that reads a mapping must arm its own guard (compute's thread-pool tasks
 // each call guard_reads around their kernel; a fault in any task becomes the job's error). Threads
 // akview does not own are not guarded: OpenBLAS's and PoCL's worker threads. The blas backend
-// therefore hands OpenBLAS only copies; the OpenCL backend on PoCL (kernels read the mapping in
-// place on PoCL's threads) gets the pre-check only, so a file that shrinks during an OpenCL kernel
-// still ends the process with SIGBUS.
+// therefore runs OpenBLAS single-threaded inside guarded pool tasks; the OpenCL backend on PoCL
+// (kernels read the mapping in place on PoCL's threads) gets the pre-check only, so a file that
+// shrinks during an OpenCL kernel still ends the process with SIGBUS.
 //
 // Not covered: header parsing at open, and names/metadata strings, which point into the mapping
 // and are read by printers after open (a file cut inside its header while a model is open).

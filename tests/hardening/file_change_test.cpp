@@ -23,6 +23,7 @@
 #include "core/fault_guard.hpp"
 #include "core/formats/format.hpp"
 #include "core/mapped_file.hpp"
+#include "core/tensor_view.hpp"
 #include "tests/cli/run_process.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
@@ -210,8 +211,9 @@ class TruncatedModel : public ::testing::TestWithParam<bool> {
     auto m = open_model(path_);
     ASSERT_TRUE(m.ok()) << m.error().to_string();
     model_ = std::make_unique<Model>(std::move(*m));
-    // Header and the first page of data stay; both tensors run far past the cut.
-    truncate_file(path_, data_start + 4096);
+    // Header and the first 16 KiB of data stay (the q8_0 tensor's first 3 rows); both tensors run
+    // far past the cut.
+    truncate_file(path_, data_start + 16384);
   }
   bool precheck_off() const { return GetParam(); }
 
@@ -274,6 +276,33 @@ TEST_P(TruncatedModel, RunFailsOnEveryBackend) {
   EXPECT_GE(ran, 2);   // reference and cpu are always there
 }
 
+// Many faults in one process (the TUI keeps running after each): every one is an error, and the
+// backends keep working on intact data afterwards (no lock or pool state lost to the jumps).
+class RepeatedFaults : public TruncatedModel {};
+TEST_P(RepeatedFaults, LeaveBackendsWorking) {
+  const PrecheckOff off(precheck_off());
+  auto view = make_tensor_view(*model_, model_->tensors[1]);
+  ASSERT_TRUE(view.ok());
+  std::vector<float> x(static_cast<size_t>(view->n_cols), 1.0f), y(static_cast<size_t>(view->n_rows));
+  for (const char* name : {"cpu", "blas", "reference"}) {
+    compute::Backend* backend = compute::find_backend(name);
+    ASSERT_NE(backend, nullptr) << name;
+    if (!backend->availability().available) continue;
+    for (int i = 0; i < 200; ++i) {
+      Status s = backend->matvec(*view, x.data(), y.data());
+      ASSERT_FALSE(s.ok()) << name << " run " << i;
+      ASSERT_EQ(s.error().code, ErrorCode::truncated) << name << " run " << i;
+    }
+    // Rows that still lie inside the file (the q8_0 tensor's first row) run as before.
+    auto head = make_tensor_view(*model_, model_->tensors[0]);
+    ASSERT_TRUE(head.ok());
+    head->n_rows = 1;
+    head->data = head->data.first(static_cast<size_t>(head->row_bytes));
+    std::vector<float> x0(static_cast<size_t>(head->n_cols), 1.0f);
+    EXPECT_TRUE(backend->matvec(*head, x0.data(), y.data()).ok()) << name;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(PrecheckOnOff, TruncatedModel, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? std::string("GuardOnly") : std::string("Precheck"); });
 
@@ -303,6 +332,8 @@ TEST(TruncatedWhileRunning, StatsExitsWithAnErrorNotASignal) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(GuardOnly, RepeatedFaults, ::testing::Values(true));   // with the pre-check nothing faults
 
 }  // namespace
 }  // namespace akview::testing
