@@ -1,7 +1,12 @@
-// The OpenBLAS backend: f32 tensors call cblas_sgemv directly on the mapping; every other decodable
-// type is dequantized a tile of rows at a time (decode_rows) into a reused, cache-sized per-thread
-// buffer, and each tile is one cblas_sgemv. Tiles are spread over the shared thread pool, with
-// OpenBLAS itself single-threaded inside them (no oversubscription of the cores).
+// The OpenBLAS backend: f32 tensors are one cblas_sgemv per tile of rows straight on the mapping;
+// every other decodable type is dequantized a tile at a time (decode_rows) into a reused,
+// cache-sized per-thread buffer, and each tile is one cblas_sgemv. Tiles are spread over the shared
+// thread pool, with OpenBLAS itself single-threaded inside them (no oversubscription of the cores).
+// That also keeps every read of the mapping on a thread akview guards (core/fault_guard.hpp):
+// OpenBLAS's own threads would carry no SIGBUS guard. A single-threaded sgemv holds no lock while
+// its kernel runs, so the guard may jump out of it; the one cost of such a fault is the scratch
+// buffer that call took from OpenBLAS's allocator, which is never given back (after many faults
+// OpenBLAS grows its table and says so once on stderr: "precompiled NUM_THREADS exceeded").
 #include <algorithm>
 #include <mutex>
 #include <vector>
@@ -11,6 +16,7 @@
 #include "compute/backends.hpp"
 #include "compute/thread_pool.hpp"
 #include "core/decode/decode.hpp"
+#include "core/fault_guard.hpp"
 
 extern "C" void openblas_set_num_threads(int);   // declared by OpenBLAS's cblas.h; repeated for netlib headers
 
@@ -38,22 +44,24 @@ class BlasBackend final : public Backend {
     if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
       return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
     std::lock_guard lock(mutex_);
-    const int threads = shared_pool().threads();
-    const bool direct = view.type == TypeId::f32 && reinterpret_cast<uintptr_t>(view.data.data()) % alignof(float) == 0;
-    if (direct) {
-      openblas_set_num_threads(threads);
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(view.n_rows), static_cast<int>(view.n_cols), 1.0f,
-                  reinterpret_cast<const float*>(view.data.data()), static_cast<int>(view.n_cols), x, 1, 0.0f, y, 1);
-      return {};
-    }
     openblas_set_num_threads(1);
     const int64_t cols = view.n_cols;
     const int64_t tile_rows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
     const int64_t n_tiles = (view.n_rows + tile_rows - 1) / tile_rows;
     std::vector<Status> status(static_cast<size_t>(n_tiles));
+    const bool direct = view.type == TypeId::f32 && reinterpret_cast<uintptr_t>(view.data.data()) % alignof(float) == 0;
+    if (direct) AKV_TRY(check_view_mapped(view));
     shared_pool().parallel_for(n_tiles, [&](int64_t t) {
       thread_local std::vector<float> tile;
       const int64_t r0 = t * tile_rows, r1 = std::min(view.n_rows, r0 + tile_rows);
+      if (direct) {   // sgemv straight on the mapping, on this (guarded) thread: OpenBLAS is single-threaded here
+        const float* w = reinterpret_cast<const float*>(view.data.data()) + r0 * cols;
+        status[t] = guard_reads([&] {
+          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, w,
+                      static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
+        });
+        return;
+      }
       tile.resize(static_cast<size_t>((r1 - r0) * cols));
       Status s = decode_rows(view, r0, r1, tile.data());
       if (!s.ok()) {

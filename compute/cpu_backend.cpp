@@ -10,6 +10,7 @@
 #include "compute/cpu_simd.hpp"
 #include "compute/thread_pool.hpp"
 #include "core/decode/decode.hpp"
+#include "core/fault_guard.hpp"
 
 namespace akview::compute {
 namespace {
@@ -51,6 +52,7 @@ class CpuBackend final : public Backend {
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
     AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
+    AKV_TRY(check_view_mapped(view));   // the file has not shrunk since it was opened
     const CpuKernelRow* kernel = find_kernel(view);
     if (view.n_rows == 0) return {};
 
@@ -70,11 +72,13 @@ class CpuBackend final : public Backend {
     const int64_t by_balance = std::max<int64_t>(1, view.n_rows / (4 * p.threads()));
     const int64_t rows_per_task = std::min(by_bytes, by_balance);
     const int64_t n_tasks = (view.n_rows + rows_per_task - 1) / rows_per_task;
-    std::vector<Status> task_status(kernel ? 0 : static_cast<size_t>(n_tasks));
+    // Each task guards its own reads on its own thread (a file that shrinks mid-run faults there);
+    // the kernels only read the view and write y, so the guard may jump out of them.
+    std::vector<Status> task_status(static_cast<size_t>(n_tasks));
     p.parallel_for(n_tasks, [&](int64_t t) {
       const int64_t r0 = t * rows_per_task, r1 = std::min(view.n_rows, r0 + rows_per_task);
       if (kernel)
-        kernel->rows(args, r0, r1, y);
+        task_status[t] = guard_reads([&] { kernel->rows(args, r0, r1, y); });
       else
         decoded_rows(view, x, r0, r1, y, task_status[t]);
     });

@@ -17,6 +17,7 @@
 #include "compute/devices.hpp"
 #include "compute/opencl_kernels.hpp"
 #include "core/decode/decode.hpp"
+#include "core/fault_guard.hpp"
 #include "compute/opencl_loader.hpp"
 
 namespace akview::compute {
@@ -196,6 +197,7 @@ class OpenClBackend final : public Backend {
     if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
     AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     const ClKernelRow* row = find(view);
+    if (row) AKV_TRY(check_view_mapped(view));   // the file has not shrunk since it was opened
     if (!row) return cpu_backend().matvec(view, x, y);
     if (view.n_rows == 0) return {};
     if (view.n_cols == 0) {   // empty rows: y = 0, as on the other backends (no zero-size buffers)
@@ -219,8 +221,13 @@ class OpenClBackend final : public Backend {
     ClMem xbuf(api_, api_->CreateBuffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(float) * static_cast<size_t>(view.n_cols), const_cast<float*>(x), &err));
     if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(x)", err);
 
+    // The kernels read the mapping in place (or the driver copies it) on the OpenCL runtime's own
+    // threads (PoCL: in this process), which carry no SIGBUS guard and must not be jumped out of
+    // (they hold the runtime's locks). So only the size pre-check protects them: it is repeated per
+    // chunk, and a file cut while a chunk runs still ends the process (core/fault_guard.hpp).
     for (int64_t r0 = 0; r0 < view.n_rows; r0 += chunk_rows) {
       const int64_t rows = std::min(chunk_rows, view.n_rows - r0);
+      if (r0 > 0) AKV_TRY(check_view_mapped(view));
       ClMem w = host_buffer(view.data.data() + static_cast<uint64_t>(r0) * view.row_bytes, static_cast<uint64_t>(rows) * view.row_bytes, err);
       if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(weights)", err);
       ClMem ybuf(api_, api_->CreateBuffer(context_, CL_MEM_WRITE_ONLY, sizeof(float) * static_cast<size_t>(rows), nullptr, &err));

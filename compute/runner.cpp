@@ -152,7 +152,9 @@ RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& opti
       report.cancelled = true;
       break;
     } else {
+      const bool file_changed = r.error().code == ErrorCode::truncated;
       report.failures.push_back({tensors[i].name, std::move(r).error()});
+      if (file_changed) break;   // the model's file shrank under it (core/fault_guard.hpp): the rest would fail alike
     }
   }
   return report;

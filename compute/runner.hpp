@@ -86,7 +86,8 @@ struct RunReport {
   std::vector<RunFailure> failures;
   bool cancelled = false;
 };
-// Runs every view in order; a failing tensor is recorded and the rest go on; stops on cancel.
+// Runs every view in order; a failing tensor is recorded and the rest go on; stops on cancel, and
+// after a failure with ErrorCode::truncated (the file changed while open).
 RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& options, const RunCallbacks& callbacks = {});
 
 // `--ref PATH`: the error of run.y against another model's tensor (same canonical name, same

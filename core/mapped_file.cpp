@@ -1,35 +1,98 @@
-// Read-only mmap of a whole file; the file descriptor is closed right after mapping.
+// Read-only mmap of a whole file, and the registry of live mappings (see mapped_file.hpp).
 #include "core/mapped_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <vector>
 
 #include <fmt/format.h>
 
 namespace akview {
+namespace {
 
-MappedFile::~MappedFile() {
-  if (data_ && size_) munmap(const_cast<uint8_t*>(data_), size_);
+// One row per live mapping. Looked up only from ordinary code (fault_guard's pre-check, and after
+// its signal handler has jumped back), never from the handler itself, so a mutex is fine.
+struct RegistryRow {
+  const uint8_t* begin;
+  uint64_t size;
+  int fd;
+  std::string path;
+};
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<RegistryRow>& registry() {
+  static std::vector<RegistryRow> rows;
+  return rows;
 }
 
+void register_mapping(const uint8_t* begin, uint64_t size, int fd, const std::string& path) {
+  std::lock_guard lock(registry_mutex());
+  registry().push_back({begin, size, fd, path});
+}
+
+void unregister_mapping(const uint8_t* begin) {
+  std::lock_guard lock(registry_mutex());
+  auto& rows = registry();
+  std::erase_if(rows, [begin](const RegistryRow& r) { return r.begin == begin; });
+}
+
+}  // namespace
+
+std::optional<MappedLocation> locate_mapping(const void* address) {
+  const auto* p = static_cast<const uint8_t*>(address);
+  std::lock_guard lock(registry_mutex());
+  for (const RegistryRow& r : registry()) {
+    // Compare as integers: the address may belong to another object entirely.
+    const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(r.begin);
+    if (a < b || a - b >= r.size) continue;
+    MappedLocation loc{r.path, a - b, r.size, r.size};
+    struct stat st {};
+    if (r.fd >= 0 && fstat(r.fd, &st) == 0) loc.current_size = static_cast<uint64_t>(st.st_size);
+    return loc;
+  }
+  return std::nullopt;
+}
+
+void MappedFile::release() {
+  if (data_ && size_) {
+    unregister_mapping(data_);
+    munmap(const_cast<uint8_t*>(data_), size_);
+  }
+  if (fd_ >= 0) ::close(fd_);
+  data_ = nullptr;
+  size_ = 0;
+  fd_ = -1;
+}
+
+MappedFile::~MappedFile() { release(); }
+
+// A move keeps the mapping's address, so its registry row stays right as it is.
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_) {
+    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_), fd_(other.fd_) {
   other.data_ = nullptr;
   other.size_ = 0;
+  other.fd_ = -1;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
   if (this != &other) {
-    if (data_ && size_) munmap(const_cast<uint8_t*>(data_), size_);
+    release();
     path_ = std::move(other.path_);
     data_ = other.data_;
     size_ = other.size_;
+    fd_ = other.fd_;
     other.data_ = nullptr;
     other.size_ = 0;
+    other.fd_ = -1;
   }
   return *this;
 }
@@ -50,16 +113,19 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
   MappedFile f;
   f.path_ = path;
   f.size_ = static_cast<uint64_t>(st.st_size);
-  if (f.size_ > 0) {
-    void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      int e = errno;
-      ::close(fd);
-      return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot map: {}", std::strerror(e)));
-    }
-    f.data_ = static_cast<const uint8_t*>(p);
+  if (f.size_ == 0) {
+    ::close(fd);
+    return f;
   }
-  ::close(fd);
+  void* p = mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) {
+    int e = errno;
+    ::close(fd);
+    return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot map: {}", std::strerror(e)));
+  }
+  f.data_ = static_cast<const uint8_t*>(p);
+  f.fd_ = fd;
+  register_mapping(f.data_, f.size_, fd, path);
   return f;
 }
 

@@ -1,8 +1,14 @@
 // A file mapped read-only (PROT_READ, MAP_PRIVATE): zero-copy access to headers and tensor data.
 // Opening maps the whole file but touches nothing, so a 1 TB file opens as fast as a 1 MB one.
+//
+// Another process may truncate the file while it is mapped; touching a page past the new end then
+// raises SIGBUS. So every mapping is also entered in a process-wide registry (address range, path,
+// and the read-only descriptor, kept open for fstat): core/fault_guard.hpp uses it to check a range
+// against the file's current size before reading it, and to name the file and offset of a fault.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -29,9 +35,23 @@ class MappedFile {
   std::span<const uint8_t> range(uint64_t offset, uint64_t length) const;
 
  private:
+  void release();
+
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  int fd_ = -1;   // read-only, close-on-exec; kept for fstat (the file may shrink under the mapping)
 };
+
+// Where an address lies among the live mappings: the file, the byte offset in it, the size mapped
+// at open and the size the file has now (fstat; equal to mapped_size when it cannot be had).
+struct MappedLocation {
+  std::string path;
+  uint64_t offset = 0;
+  uint64_t mapped_size = 0;
+  uint64_t current_size = 0;
+};
+// Empty when `address` lies in no mapping made by MappedFile::open that is still alive.
+std::optional<MappedLocation> locate_mapping(const void* address);
 
 }  // namespace akview

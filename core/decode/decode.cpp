@@ -1,10 +1,12 @@
 // decode_rows: validates the view and the range, then dispatches once to the type's row decoder
-// (decode_table.cpp). Validation is complete, so the decoders themselves never bounds-check.
+// (decode_table.cpp). Validation is complete, so the decoders themselves never bounds-check; a file
+// that shrinks under the mapping is caught by core/fault_guard.hpp around the dispatch.
 #include "core/decode/decode.hpp"
 
 #include <fmt/format.h>
 
 #include "core/checked.hpp"
+#include "core/fault_guard.hpp"
 #include "core/decode/decode_table.hpp"
 
 namespace akview {
@@ -87,8 +89,11 @@ Status decode_rows(const TensorView& view, int64_t row_begin, int64_t row_end, f
                       fmt::format("row range [{}, {}) is outside [0, {})", row_begin, row_end, view.n_rows));
   if (row_end == row_begin || view.n_cols == 0) return {};
   if (out == nullptr) return view_error(ErrorCode::usage, view, "no output buffer");
-  decode::decoder_row(view.type).decode(view, row_begin, row_end, out);
-  return {};
+  // The file may have shrunk since it was opened: check its size, then decode under the SIGBUS
+  // guard (the decoders only read the view and write `out`, so the guard may jump out of them).
+  AKV_TRY(check_view_mapped(view));
+  const auto decode = decode::decoder_row(view.type).decode;
+  return guard_reads([&] { decode(view, row_begin, row_end, out); });
 }
 
 }  // namespace akview

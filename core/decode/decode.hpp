@@ -22,7 +22,9 @@ std::string_view decode_caveat(TypeId type);
 Status validate_view(const TensorView& view);
 
 // Decodes rows [row_begin, row_end) of `view` into `out`, which holds (row_end - row_begin) * n_cols
-// floats, row-major. Fails (never crashes) on a bad range, an inconsistent view or an undecodable type.
+// floats, row-major. Fails (never crashes) on a bad range, an inconsistent view or an undecodable type,
+// and with ErrorCode::truncated when the mapped file has shrunk under the view (core/fault_guard.hpp):
+// safe to call on any thread, each call guards its own reads.
 Status decode_rows(const TensorView& view, int64_t row_begin, int64_t row_end, float* out);
 
 }  // namespace akview

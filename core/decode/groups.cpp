@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/decode/decode.hpp"
+#include "core/fault_guard.hpp"
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
 
@@ -336,9 +337,18 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
   std::vector<float> values(n_cols);
   std::vector<uint16_t> codes(std::max<size_t>(group_elems, 256));
   const auto& info = type_info(v.type);
+  // The row's bytes (and its scales and biases) are copied out of the mapping under the SIGBUS guard
+  // first (core/fault_guard.hpp), so the field extraction below reads only memory akview owns.
+  const size_t scale_row_bytes = composite ? groups_per_row * type_info(v.scales_type).block_bytes : 0;
+  const size_t bias_row_bytes = composite && !v.biases.empty() ? groups_per_row * type_info(v.biases_type).block_bytes : 0;
+  std::vector<uint8_t> row_copy(static_cast<size_t>(v.row_bytes)), scales_copy(scale_row_bytes), biases_copy(bias_row_bytes);
   for (int64_t r = row_begin; r < row_end; ++r) {
     AKV_TRY(decode_rows(v, r, r + 1, values.data()));
-    const uint8_t* row = v.data.data() + static_cast<size_t>(r) * v.row_bytes;
+    const size_t ru = static_cast<size_t>(r);
+    AKV_TRY(copy_mapped(v.data.subspan(ru * row_copy.size(), row_copy.size()), row_copy.data()));
+    AKV_TRY(copy_mapped(v.scales.subspan(ru * scale_row_bytes, scale_row_bytes), scales_copy.data()));
+    AKV_TRY(copy_mapped(v.biases.subspan(ru * bias_row_bytes, bias_row_bytes), biases_copy.data()));
+    const uint8_t* row = row_copy.data();
     for (size_t g = 0; g < groups_per_row; ++g) {
       QuantGroup q;
       q.row = r;
@@ -352,7 +362,6 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
         if (spec->levels_total == 0) group_codes = nullptr;
         spec->extract(block, static_cast<int>(g % per_block), group_codes, &p);
       } else {
-        const size_t gi = static_cast<size_t>(r) * groups_per_row + g;
         const uint8_t* p8 = row + g * group_elems * v.bits / 8;
         for (uint32_t j = 0; j < group_elems; ++j) {   // LSB-first bit stream within the row
           const size_t bit = static_cast<size_t>(j) * v.bits;
@@ -360,10 +369,10 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
           codes[j] = static_cast<uint16_t>((two >> (bit % 8)) & ((1u << v.bits) - 1));
         }
         if (spec->saturation == S::code_range) {
-          p.scale = affine_param(v.scales_type, v.scales, gi);
-          p.bias = affine_param(v.biases_type, v.biases, gi);
+          p.scale = affine_param(v.scales_type, scales_copy, g);
+          p.bias = affine_param(v.biases_type, biases_copy, g);
         } else {
-          const uint8_t s = v.scales[gi];
+          const uint8_t s = scales_copy[g];
           const bool e8m0 = v.type == T::mlx_mxfp4 || v.type == T::mlx_mxfp8 || v.type == T::ollama_mxfp4 || v.type == T::ollama_mxfp8;
           p.scale = e8m0 ? fp::e8m0_to_f32(s) : fp::e4m3_mlx_to_f32(s);
         }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/fault_guard.hpp"
 #include "core/formats/composite.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/safetensors.hpp"
@@ -426,12 +427,23 @@ std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<vo
     }
     Sha256 h;
     auto bytes = map->bytes();
+    bool cut = false;
     for (size_t at = 0; at < bytes.size(); at += kChunk) {
       if (cancel && cancel->load()) return notes;
-      h.update(bytes.subspan(at, std::min(kChunk, bytes.size() - at)));
+      // The blob may be rewritten while it is hashed (a pull in progress): a read past its new end
+      // is a note, not a SIGBUS (core/fault_guard.hpp; Sha256 owns no heap memory).
+      const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
+      Status read = check_mapped_range(chunk);
+      if (read.ok()) read = guard_reads([&] { h.update(chunk); });
+      if (!read.ok()) {
+        notes.push_back(Note{read.error().code, read.error().file, read.error().offset, read.error().message, true});
+        cut = true;
+        break;
+      }
       done += std::min(kChunk, bytes.size() - at);
       if (progress && total) progress(static_cast<double>(done) / static_cast<double>(total));
     }
+    if (cut) continue;
     std::string got = to_hex(h.finish()), want = l->digest.substr(7);
     std::transform(want.begin(), want.end(), want.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
     if (got != want)

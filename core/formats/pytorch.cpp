@@ -4,12 +4,14 @@
 #include "core/formats/pytorch.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "core/byte_reader.hpp"
 #include "core/checked.hpp"
+#include "core/fault_guard.hpp"
 #include "core/formats/pickle_vm.hpp"
 #include "core/formats/zip_reader.hpp"
 
@@ -358,18 +360,23 @@ Result<std::vector<uint8_t>> torch_tensor_bytes(const Model& model, uint32_t ind
   if (!out_bytes || *out_bytes > st.nbytes * 16 + (1u << 20))
     return make_error(ErrorCode::size_mismatch, model.files[t.file].path, t.offset,
                       fmt::format("tensor '{}' repeats its {}-byte storage too often to gather", t.name, st.nbytes));
-  std::vector<uint8_t> out;
-  out.reserve(numel * elem);   // bounded: open checked that every element lies inside the storage
+  std::vector<uint8_t> out(numel * elem);   // bounded: open checked that every element lies inside the storage
   std::vector<int64_t> idx(shape.size(), 0);
-  for (uint64_t n = 0; n < numel; ++n) {
-    uint64_t e = info.storage_offset;
-    for (size_t d = 0; d < shape.size(); ++d) e += static_cast<uint64_t>(idx[d] * stride[d]);
-    out.insert(out.end(), storage.begin() + static_cast<ptrdiff_t>(e * elem), storage.begin() + static_cast<ptrdiff_t>((e + 1) * elem));
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (++idx[d] < shape[d]) break;
-      idx[d] = 0;
+  // The gather reads the mapping: size-checked, then under the SIGBUS guard (core/fault_guard.hpp);
+  // the loop only reads the storage and writes into `out` and `idx`, which exist already.
+  AKV_TRY(check_mapped_range(storage));
+  AKV_TRY(guard_reads([&] {
+    uint8_t* to = out.data();
+    for (uint64_t n = 0; n < numel; ++n, to += elem) {
+      uint64_t e = info.storage_offset;
+      for (size_t d = 0; d < shape.size(); ++d) e += static_cast<uint64_t>(idx[d] * stride[d]);
+      std::memcpy(to, storage.data() + e * elem, elem);
+      for (size_t d = shape.size(); d-- > 0;) {
+        if (++idx[d] < shape[d]) break;
+        idx[d] = 0;
+      }
     }
-  }
+  }));
   return out;
 }
 

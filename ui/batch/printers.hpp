@@ -16,7 +16,10 @@ namespace akview {
 
 enum class OutputFormat { text, json, csv };
 
-// Control characters (C0, DEL, C1) and invalid UTF-8 become \xNN; valid UTF-8 passes through.
+// Text safe for a terminal: control characters (C0, DEL, C1, also C1 encoded as UTF-8) and bytes
+// that are not well-formed UTF-8 become \xNN per byte; invisible format characters that can spoof
+// text (bidi controls, zero-width characters, line/paragraph separators, BOM, tags) become \u{202e};
+// everything else, wide (CJK) characters included, passes through unchanged.
 std::string escape_for_terminal(std::string_view s);
 std::string format_bytes(uint64_t bytes);          // "1.50 MiB"
 std::string format_count(uint64_t n);              // "1.2B", "40.9K"

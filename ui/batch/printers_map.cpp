@@ -54,14 +54,14 @@ void print_map(std::FILE* out, const MapReport& r, OutputFormat format) {
   for (const auto& m : r.rows)
     fmt::print(out, "{:<{}}  {:<40} {:<16}{}\n", escape_for_terminal(m.native), w,
                m.canonical ? escape_for_terminal(*m.canonical) : std::string("(unmapped)"), m.role,
-               m.note.empty() ? "" : "  note: " + m.note);
-  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", r.rows.size(), r.unmapped, r.arch.empty() ? "unknown arch" : r.arch);
+               m.note.empty() ? "" : "  note: " + escape_for_terminal(m.note));
+  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", r.rows.size(), r.unmapped, r.arch.empty() ? "unknown arch" : escape_for_terminal(r.arch));
   for (const auto& f : config_fields()) {
     const ConfigValue& v = r.config.*(f.field);
     if (v.present) fmt::print(out, "  {:<16} {:<14.10g} {}\n", f.name, v.value, escape_for_terminal(v.source));
   }
   if (!r.config.quantization.empty())
-    fmt::print(out, "  {:<16} {}  {}\n", "quantization", escape_for_terminal(r.config.quantization), r.config.quantization_source);
+    fmt::print(out, "  {:<16} {}  {}\n", "quantization", escape_for_terminal(r.config.quantization), escape_for_terminal(r.config.quantization_source));
 }
 
 nlohmann::json to_json(const DiffTableReport& r) {
@@ -108,7 +108,7 @@ void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format) {
                                                d.error->rel_rmse, d.error->cosine)
                                  : status.empty() ? d.value_problem : status;
     fmt::print(out, "{:<{}}  {:<10} {:<10} {}{}\n", escape_for_terminal(d.key), w, d.type_a.value_or("-"), d.type_b.value_or("-"),
-               escape_for_terminal(values), d.note.empty() ? "" : "  (" + d.note + ")");
+               escape_for_terminal(values), d.note.empty() ? "" : "  (" + escape_for_terminal(d.note) + ")");
   }
   fmt::print(out, "{} paired, {} only in A, {} only in B, {} shape changes, {} type changes\n",
              r.rows.size() - r.only_a - r.only_b, r.only_a, r.only_b, r.shape_changes, r.type_changes);

@@ -8,7 +8,9 @@
 namespace akview {
 namespace {
 
-StatsRow stats_for(const Model& model, uint32_t index, const StatsOptions& options) {
+// A tensor that cannot be decoded is a row with a problem; a file that changed under the model
+// (ErrorCode::truncated, core/fault_guard.hpp) fails the whole command: every later read would too.
+Result<StatsRow> stats_for(const Model& model, uint32_t index, const StatsOptions& options) {
   const Tensor& t = model.tensors[index];
   StatsRow row;
   row.name = t.name;
@@ -27,6 +29,7 @@ StatsRow stats_for(const Model& model, uint32_t index, const StatsOptions& optio
     return row;
   }
   auto stats = compute_stats(*view, options);
+  if (!stats && stats.error().code == ErrorCode::truncated) return std::move(stats).error();
   if (!stats) row.problem = stats.error().to_string();
   else row.stats = std::move(*stats);
   return row;
@@ -39,14 +42,20 @@ Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vec
   std::vector<StatsRow> rows;
   if (names.empty()) {
     for (uint32_t i = 0; i < model.tensors.size(); ++i)
-      if (!(model.tensors[i].flags & kTensorCompanion)) rows.push_back(stats_for(model, i, options));
+      if (!(model.tensors[i].flags & kTensorCompanion)) {
+        auto row = stats_for(model, i, options);
+        if (!row) return std::move(row).error();
+        rows.push_back(std::move(*row));
+      }
     return rows;
   }
   TensorFinder finder(model);
   for (const auto& name : names) {
     auto index = finder.find(name);
     if (!index) return index.error();
-    rows.push_back(stats_for(model, *index, options));
+    auto row = stats_for(model, *index, options);
+    if (!row) return std::move(row).error();
+    rows.push_back(std::move(*row));
   }
   return rows;
 }
