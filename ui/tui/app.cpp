@@ -367,7 +367,8 @@ int App::run(Terminal& terminal) {
       terminal.present(canvas);
       ++frames;
       if (options_.test_sync)
-        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={}\007", frames, events, worker_.busy()));
+        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events, worker_.busy(),
+                                        canvas.width(), canvas.height()));
       dirty = progress_moved = false;
       last_frame = now;
     }

@@ -1,7 +1,9 @@
 // One opened model on screen (model_view.hpp).
 #include "ui/tui/model_view.hpp"
 
+#include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
+#include "ui/tui/mapping_pane.hpp"
 #include "ui/tui/tensors_pane.hpp"
 
 namespace akview::tui {
@@ -9,10 +11,10 @@ namespace akview::tui {
 ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs)
     : session_(std::move(session)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
   panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
-  panes_.push_back(std::make_unique<NotBuiltPane>("Header", "metadata tree (next commit)"));
+  panes_.push_back(std::make_unique<HeaderPane>(session_));
   panes_.push_back(std::make_unique<NotBuiltPane>("Layout", "the annotated byte layout comes with `akview layout`"));
   panes_.push_back(std::make_unique<NotBuiltPane>("Groups", "use `akview groups PATH TENSOR` meanwhile"));
-  panes_.push_back(std::make_unique<NotBuiltPane>("Mapping", "use `akview map PATH` meanwhile"));
+  panes_.push_back(std::make_unique<MappingPane>(session_));
   panes_.push_back(std::make_unique<NotBuiltPane>("Compute", "use `akview run PATH --layer N` meanwhile"));
   panes_.push_back(std::make_unique<HelpPane>());
   if (!start_jobs) return;

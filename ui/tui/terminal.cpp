@@ -115,6 +115,7 @@ InputEvent Terminal::read(int timeout_ms) {
   if (r == ERR) return ev;
   if (r == KEY_CODE_YES) {
     if (ch == KEY_RESIZE) {
+      clearok(curscr, TRUE);   // repaint whole: the terminal may have cropped what it showed
       ev.kind = InputEvent::Kind::resize;
       return ev;
     }
