@@ -67,5 +67,7 @@ int display_width(std::string_view text);
 // Width of one code point as a terminal draws it: 2 for East Asian wide/fullwidth, 0 for combining
 // and other zero-width marks (those are escaped by to_glyphs), 1 otherwise.
 int char_width(char32_t ch);
+// Appends `cp` to `out` as UTF-8.
+void append_utf8(std::string& out, char32_t cp);
 
 }  // namespace akview::tui

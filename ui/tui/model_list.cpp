@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "ui/tui/text_search.hpp"
+
 #include "ui/batch/printers.hpp"
 
 namespace akview::tui {
@@ -23,9 +25,7 @@ constexpr ListColumn kListColumns[] = {
 };
 
 bool icontains(std::string_view hay, std::string_view needle) {
-  return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-         }) != hay.end();
+  return needle.empty() || find_ignore_case(hay, lower_ascii(needle)) != std::string_view::npos;
 }
 
 }  // namespace

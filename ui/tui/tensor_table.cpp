@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "ui/batch/commands.hpp"
+#include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
 namespace {
@@ -38,11 +39,7 @@ bool is_literal(std::string_view p) {
 }
 
 bool icontains(std::string_view hay, std::string_view needle) {
-  if (needle.empty()) return true;
-  auto it = std::search(hay.begin(), hay.end(), needle.begin(), needle.end(), [](char a, char b) {
-    return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-  });
-  return it != hay.end();
+  return needle.empty() || find_ignore_case(hay, lower_ascii(needle)) != std::string_view::npos;
 }
 
 // A layer number from a native name when there is no name map: the number after blk/layers/layer/h/block.
