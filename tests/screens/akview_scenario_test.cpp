@@ -1,8 +1,22 @@
-// akview's own TUI through the real binary on a pty: the demo folder's model list, opening a model,
-// search, filter, sort and quitting (state assertions; goldens come with the next change).
+// akview's own TUI through the real binary on a pty, asserting state: the demo folder's model list,
+// opening a model, search, filter and its inverse, sorting by bytes, Esc cancelling running statistics
+// with the next frame within 100 ms, the mouse (tabs, rows, wheel), a file truncated while statistics
+// run, and the model files untouched (sha256 and mtime) after a whole session.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/formats/format.hpp"
+#include "core/sha256.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/screens/harness.hpp"
+#include "tests/writers/gguf_writer.hpp"
 
 namespace akview::testing {
 namespace {
@@ -46,6 +60,159 @@ TEST(AkviewScreens, TooSmallTerminalSaysSo) {
   EXPECT_NE(term.screen().find_row("terminal too small"), -1) << term.screen().text();
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// The row of the table's column titles ("name ... type ..."), or -1.
+int header_row(const Screen& screen) {
+  const auto rows = screen.text_rows();
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].find("name") != std::string::npos && rows[i].find("type") != std::string::npos &&
+        rows[i].find("bytes") != std::string::npos)
+      return static_cast<int>(i);
+  return -1;
+}
+
+TEST(AkviewScreens, SortingByBytesPutsTheLargestFirst) {
+  auto model = open_model(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-q4km.gguf");
+  ASSERT_TRUE(model.ok());
+  const Tensor* largest = &model->tensors.front();
+  for (const Tensor& t : model->tensors)
+    if (t.nbytes > largest->nbytes) largest = &t;
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  term.press("c");   // native names
+  for (int i = 0; i < 4; ++i) term.press(">");
+  term.press("]");
+  const int head = header_row(term.screen());
+  ASSERT_GE(head, 0) << term.screen().text();
+  const std::string first = term.screen().text_rows()[static_cast<size_t>(head) + 1];
+  EXPECT_NE(first.find(std::string(largest->name)), std::string::npos) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("sort bytes ▼"), -1) << term.screen().text();
+  term.press("[");
+  const std::string smallest_first = term.screen().text_rows()[static_cast<size_t>(head) + 1];
+  EXPECT_EQ(smallest_first.find(std::string(largest->name)), std::string::npos);
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// A model whose statistics take seconds: 24 Q8_0 matrices of 4096x4096 (sparse: they read as zeros).
+std::string write_slow_stats_model(const TempDir& dir) {
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  for (int layer = 0; layer < 24; ++layer)
+    w.add_tensor({"blk." + std::to_string(layer) + ".ffn_up.weight", 8, {4096, 4096}});
+  const std::string path = dir.file("slow.gguf");
+  EXPECT_TRUE(w.write(path, /*sparse=*/true));
+  return path;
+}
+
+TEST(AkviewScreens, EscCancelsRunningStatsAndTheNextFrameComesWithin100ms) {
+  TempDir dir;
+  write_slow_stats_model(dir);
+  Terminal term;
+  term.start({AKVIEW_BINARY, "slow.gguf"}, {120, 40}, {}, dir.path());
+  // The model is on screen while the statistics still run (no settle: that would wait for them).
+  ASSERT_TRUE(term.wait_until([](const Screen& s) { return s.find_row("24 tensors") != -1; }, Terminal::default_timeout()))
+      << term.screen().text();
+  ASSERT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().busy > 0; }, Terminal::default_timeout()));
+  const long keys_before = term.events_sent();
+  const auto t0 = std::chrono::steady_clock::now();
+  term.send_key("Esc");
+  ASSERT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().keys > keys_before; },
+                              Terminal::default_timeout()));
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LE(ms, 100) << "the frame after Esc took " << ms << " ms";
+  term.settle();   // the worker has stopped: busy 0
+  EXPECT_NE(term.screen().find_row("cancelled"), -1) << term.screen().text();
+  // `s` starts them again (and Esc stops them again).
+  const long keys_s = term.events_sent();
+  term.send_key("s");
+  EXPECT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().keys > keys_s && term.last_marker().busy > 0; },
+                              Terminal::default_timeout()));
+  term.press("Esc");
+  EXPECT_EQ(term.last_marker().busy, 0);
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+TEST(AkviewScreens, MouseSelectsTabsAndRowsAndTheWheelScrolls) {
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  ASSERT_GT(term.mouse_mode(), 0);
+  const int tab_row = term.screen().find_row("2 Header");
+  ASSERT_GE(tab_row, 0) << term.screen().text();
+  const int tab_col = static_cast<int>(term.screen().text_rows()[static_cast<size_t>(tab_row)].find("2 Header"));
+  term.click(tab_col + 2, tab_row);
+  term.settle();
+  EXPECT_NE(term.screen().find_row("general.architecture"), -1) << term.screen().text();
+  term.press("1");
+  const int head = header_row(term.screen());
+  ASSERT_GE(head, 0);
+  term.click(10, head + 5);   // the fifth tensor row
+  term.settle();
+  EXPECT_NE(term.screen().find_row("row 5/39"), -1) << term.screen().text();
+  term.wheel(10, head + 5, Wheel::kDown);
+  term.settle();
+  EXPECT_EQ(term.screen().find_row("row 5/39"), -1) << term.screen().text();
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// Another process cuts the model short while the statistics read it: the TUI stays up, says the
+// file changed and shows the read error; q still exits 0.
+TEST(AkviewScreens, FileTruncatedWhileStatsRunIsAnErrorNotACrash) {
+  TempDir dir;
+  const std::string path = write_slow_stats_model(dir);
+  Terminal term;
+  term.start({AKVIEW_BINARY, "slow.gguf"}, {120, 40}, {}, dir.path());
+  // Opened, and the statistics running.
+  ASSERT_TRUE(term.wait_until([&](const Screen& s) { return s.find_row("24 tensors") != -1 && term.last_marker().busy > 0; },
+                              Terminal::default_timeout()));
+  ASSERT_EQ(::truncate(path.c_str(), 1 << 20), 0);
+  term.settle();
+  EXPECT_TRUE(term.running());
+  ASSERT_TRUE(term.wait_for_text("CHANGED ON DISK (R reloads)", std::chrono::seconds(5))) << term.screen().text();
+  term.press("End");     // a tensor past the new end of the file
+  term.press("Enter");   // its detail names the file and the offset of the failed read
+  EXPECT_NE(term.screen().find_row("slow.gguf@0x"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("the file changed while open"), -1) << term.screen().text();
+  term.press("Esc");
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+std::string file_digest(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  struct stat st {};
+  ::stat(p.c_str(), &st);
+  return sha256_hex(bytes) + " " + std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
+}
+
+// Every file of the demo folder keeps its sha256 and mtime through a session that visits every pane.
+TEST(AkviewScreens, ASessionLeavesTheModelFilesUntouched) {
+  namespace fs = std::filesystem;
+  std::vector<std::pair<fs::path, std::string>> before;
+  for (const auto& e : fs::recursive_directory_iterator(std::string(AKVIEW_DEMO_DIR) + "/demo"))
+    if (e.is_regular_file()) before.emplace_back(e.path(), file_digest(e.path()));
+  ASSERT_FALSE(before.empty());
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo"}, {100, 30}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  for (int model = 0; model < 5; ++model) {
+    for (int i = 0; i < model; ++i) term.press("Down");
+    term.press("Enter");
+    for (const char* pane : {"2", "3", "4", "5", "6", "7", "1"}) term.press(pane);
+    term.press("Enter");
+    term.press("Esc");
+    term.press("Esc");   // back to the list
+    term.press("Home");
+  }
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+  for (const auto& [path, digest] : before) EXPECT_EQ(file_digest(path), digest) << path;
 }
 
 }  // namespace

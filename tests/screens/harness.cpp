@@ -211,15 +211,36 @@ void Terminal::start(const std::vector<std::string>& argv, TermSize size, const 
 }
 
 int Terminal::on_osc(const char* command, size_t len, void* user) {
-  // libvterm 0.1.4 hands the whole OSC string at once: "7777;frame=...".
-  std::string_view cmd(command, len);
-  if (cmd.rfind("7777;", 0) != 0) return 0;
-  auto* self = static_cast<Terminal*>(user);
-  if (auto m = parse_marker(cmd.substr(5))) {
-    self->marker_ = *m;
-    ++self->markers_seen_;
+  // Frame markers are read from the raw bytes (scan_markers): libvterm may hand an OSC string that a
+  // read() split in two as two fragments. Here they are only swallowed.
+  return std::string_view(command, len).rfind("7777;", 0) == 0 ? 1 : 0;
+}
+
+void Terminal::scan_markers() {
+  static constexpr std::string_view kIntro = "\x1b]7777;";
+  while (true) {
+    const size_t start = output_.find(kIntro, marker_scan_);
+    if (start == std::string::npos) {
+      // Keep the scan position before a possibly incomplete introducer at the end.
+      marker_scan_ = std::max(marker_scan_, output_.size() >= kIntro.size() ? output_.size() - kIntro.size() + 1 : 0);
+      return;
+    }
+    size_t end = output_.find('\a', start);
+    const size_t st = output_.find("\x1b\\", start);
+    if (st != std::string::npos && (end == std::string::npos || st < end)) end = st + 1;
+    if (end == std::string::npos) {
+      marker_scan_ = start;   // the rest comes with the next read
+      return;
+    }
+    const size_t body = start + kIntro.size();
+    const size_t body_end = output_[end] == '\a' ? end : end - 1;
+    if (auto m = parse_marker(std::string_view(output_).substr(body, body_end - body))) {
+      marker_ = *m;
+      ++markers_seen_;
+      marker_end_ = end + 1;   // where the newest marker ends, so settle() can tell whether a frame follows it
+    }
+    marker_scan_ = end + 1;
   }
-  return 1;
 }
 
 int Terminal::on_settermprop(VTermProp prop, VTermValue* val, void* user) {
@@ -296,16 +317,8 @@ void Terminal::feed(const char* bytes, size_t n) {
     }
     i = j + 1;
   }
-  const long markers_before = markers_seen_;
   if (!out.empty()) vterm_input_write(vt_, out.data(), out.size());
-  if (markers_seen_ != markers_before) {
-    // Where the newest marker ends (BEL or ST), so settle() can tell whether a frame follows it.
-    size_t start = output_.rfind("\x1b]7777;");
-    size_t end = start == std::string::npos ? std::string::npos : output_.find('\a', start);
-    size_t st = start == std::string::npos ? std::string::npos : output_.find("\x1b\\", start);
-    if (st != std::string::npos && (end == std::string::npos || st < end)) end = st + 1;
-    if (end != std::string::npos) marker_end_ = end + 1;
-  }
+  scan_markers();
 }
 
 bool Terminal::pump(int timeout_ms) {

@@ -162,6 +162,7 @@ class Terminal {
   bool pump(int timeout_ms);  // one poll+read; true when bytes arrived
   void drain();               // reads whatever is pending, without blocking
   void feed(const char* bytes, size_t n);
+  void scan_markers();  // frame markers in output_ from marker_scan_ on
   bool settled() const;
   void require_running(const char* what) const;
   [[noreturn]] void fail(const std::string& what) const;
@@ -185,6 +186,7 @@ class Terminal {
   FrameMarker marker_;
   long markers_seen_ = 0;
   size_t marker_end_ = 0;  // offset in output_ just past the last marker
+  size_t marker_scan_ = 0;  // where the next marker scan starts in output_
   long events_sent_ = 0;
   long frame_floor_ = 0;  // a settle after a resize needs a frame above this
   bool alt_screen_used_ = false;

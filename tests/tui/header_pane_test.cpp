@@ -9,6 +9,7 @@
 #include "tests/writers/gguf_writer.hpp"
 #include "tests/writers/st_writer.hpp"
 #include "ui/tui/header_pane.hpp"
+#include "ui/tui/header_tree.hpp"
 
 namespace akview::testing {
 namespace {
@@ -292,6 +293,30 @@ TEST(HeaderPaneSafetensors, MetadataTreeAndRawHeader) {
   EXPECT_GE(find_row(c, {"\"rope_scaling\""}), 0) << screen_text(c);
   c = draw_pane(pane, host, 40, 12);
   EXPECT_GE(find_row(c, {"__metadata"}), 0) << screen_text(c);
+}
+
+
+// Nested JSON arrays and objects deep enough that the node list grows while a parent's children are
+// added (a child key is built from its parent's, which must not dangle): the Ollama manifest's layers.
+TEST(HeaderPaneSafetensors, NestedJsonKeepsEveryPath) {
+  TempDir dir;
+  ASSERT_TRUE(write_safetensors(dir.file("model.safetensors"),
+                                {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)}}));
+  std::string layers;
+  for (int i = 0; i < 40; ++i)
+    layers += (i ? "," : "") + std::string(R"({"mediaType": "x", "size": )") + std::to_string(i) +
+              R"(, "shape": [[1, 2], [3, [4, 5]]]})";
+  ASSERT_TRUE(write_text(dir.file("config.json"), R"({"model_type": "llama", "layers": [)" + layers + "]}"));
+  auto model = open_model(dir.path());
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  const tui::HeaderTree tree = tui::build_header_tree(*model);
+  bool deep_first = false, deep_last = false;
+  for (const tui::HeaderNode& n : tree.nodes) {
+    deep_first = deep_first || n.key == "layers[0].shape[1][1][0]";
+    deep_last = deep_last || n.key == "layers[39].shape[1][1][1]";
+  }
+  EXPECT_TRUE(deep_first);
+  EXPECT_TRUE(deep_last);
 }
 
 }  // namespace

@@ -184,7 +184,8 @@ void App::key(int32_t k) {
 }
 
 void App::mouse(const InputEvent& ev) {
-  if (ev.mouse == InputEvent::Mouse::release || ev.mouse == InputEvent::Mouse::other) return;
+  // A click acts on its release (terminal.cpp); the press and other reports do nothing.
+  if (ev.mouse == InputEvent::Mouse::press || ev.mouse == InputEvent::Mouse::other) return;
   Pane* p = front_pane();
   if (ev.mouse == InputEvent::Mouse::wheel_up || ev.mouse == InputEvent::Mouse::wheel_down) {
     if (p) p->wheel(ev.mouse == InputEvent::Mouse::wheel_up ? -3 : 3);
@@ -361,7 +362,11 @@ int App::run(Terminal& terminal) {
       case InputEvent::Kind::quit_signal: quit_ = true; break;
       case InputEvent::Kind::key:
       case InputEvent::Kind::mouse:
-        ++events;
+        // The test protocol's event count: a key, a wheel step, and a click (at its release, where
+        // it acts); presses, motion and other reports do not count.
+        if (ev.kind == InputEvent::Kind::key || ev.mouse == InputEvent::Mouse::release ||
+            ev.mouse == InputEvent::Mouse::wheel_up || ev.mouse == InputEvent::Mouse::wheel_down)
+          ++events;
         handle(ev);
         dirty = true;
         break;

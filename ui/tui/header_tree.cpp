@@ -97,7 +97,8 @@ void add_json_children(HeaderTree& t, uint32_t parent, const std::string& prefix
     n.key = j.is_object() ? (prefix.empty() ? it.key() : prefix + "." + it.key()) : fmt::format("{}[{}]", prefix, i);
     describe_json(*it, n);
     const uint32_t index = add(t, std::move(n));
-    add_json_children(t, index, t.nodes[index].key, *it, depth + 1);
+    const std::string key = t.nodes[index].key;   // a copy: the recursion grows t.nodes
+    add_json_children(t, index, key, *it, depth + 1);
     close(t, index);
   }
 }

@@ -21,7 +21,7 @@ struct ListColumn {
 };
 constexpr ListColumn kListColumns[] = {
     {"model", 0, 0, false}, {"format", 20, 2, false}, {"size", 10, 1, true},
-    {"params", 7, 3, true}, {"main type", 12, 4, false}, {"files", 5, 5, true},
+    {"params", 7, 3, true}, {"main type", 20, 4, false}, {"files", 5, 5, true},
 };
 
 bool icontains(std::string_view hay, std::string_view needle) {

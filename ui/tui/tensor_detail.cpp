@@ -84,7 +84,12 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
     return out;
   }
   if (t.flags & kTensorUnsupported) {
-    add("decoding", "marked unsupported when the model was opened (see `akview check`)", Role::warn);
+    // The reason the open gave (a note "tensor 'NAME': why" at the tensor's offset).
+    const std::string prefix = fmt::format("tensor '{}': ", t.name);
+    std::string why = "marked unsupported when the model was opened";
+    for (const Note& n : m.notes)
+      if (n.offset == t.offset && n.message.starts_with(prefix)) why = n.message.substr(prefix.size());
+    add("decoding", "cannot be decoded: " + why, Role::warn);
     return out;
   }
   auto view = make_tensor_view(m, t);

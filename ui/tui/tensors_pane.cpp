@@ -2,6 +2,7 @@
 #include "ui/tui/tensors_pane.hpp"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -36,17 +37,29 @@ TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<
                          std::function<void()> restart_stats)
     : session_(std::move(session)), plan_(std::move(plan)), restart_stats_(std::move(restart_stats)), table_(*session_) {
   seen_names_ = session_->names_version;
+  // The type column is as wide as the longest type name this model uses (4 for "q4_k", 11 for
+  // "f8_e4m3fnuz"), so narrow terminals keep room for names.
+  std::array<bool, static_cast<size_t>(TypeId::count_)> seen{};
+  for (const Tensor& t : session_->model.tensors) seen[static_cast<size_t>(t.type)] = true;
+  type_width_ = 4;
+  for (size_t k = 0; k < seen.size(); ++k)
+    if (seen[k]) type_width_ = std::max(type_width_, static_cast<int>(type_info(static_cast<TypeId>(k)).name.size()));
+  type_width_ = std::min(type_width_, spec(Column::type).width);
+}
+
+int TensorsPane::column_width(Column c, const Layout& l) const {
+  return c == Column::name ? l.name_width : c == Column::type ? type_width_ : spec(c).width;
 }
 
 TensorsPane::Layout TensorsPane::layout(int width) const {
   // Drop columns by priority until the name column has room (narrow terminals keep name, type, shape).
-  const int min_name = std::clamp(width / 3, 12, 28);
+  const int min_name = std::clamp(width / 2, 16, 28);
   std::vector<Column> cols;
   for (const ColumnSpec& s : column_specs()) cols.push_back(s.id);
   auto used = [&] {
     int w = 0;
     for (Column c : cols)
-      if (c != Column::name) w += spec(c).width + 1;
+      if (c != Column::name) w += (c == Column::type ? type_width_ : spec(c).width) + 1;
     return w;
   };
   while (cols.size() > 1 && width - used() < min_name) {
@@ -101,7 +114,7 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
   const bool companion = t.flags & kTensorCompanion;
   int x = x0;
   for (Column col : l.columns) {
-    const int w = col == Column::name ? l.name_width : spec(col).width;
+    const int w = column_width(col, l);
     const ValueSummary* v = session_->value(row);
     auto stat = [&](float ValueSummary::*f) -> std::pair<std::string, Role> {
       if (companion) return {"", Role::muted};
@@ -161,7 +174,7 @@ void TensorsPane::draw(Canvas& c, const Rect& area) {
   c.fill(area.x, area.y, area.w, Role::header);
   int x = area.x;
   for (Column col : l.columns) {
-    const int w = col == Column::name ? l.name_width : spec(col).width;
+    const int w = column_width(col, l);
     std::string title(spec(col).title);
     if (col == Column::name) title = table_.show_canonical() ? "name (canonical)" : "name (native)";
     if (table_.sorted() && table_.sort_column() == col) title += table_.sort_descending() ? " ▼" : " ▲";

@@ -49,6 +49,7 @@ class TensorsPane : public Pane {
     int name_width = 0;
   };
   Layout layout(int width) const;
+  int column_width(Column c, const Layout& l) const;
   void draw_row(Canvas& c, int x, int y, const Layout& l, uint32_t row);
   void draw_detail(Canvas& c, const Rect& area);
   uint32_t selected_tensor() const;   // kNone on a layer row or an empty table
@@ -63,6 +64,7 @@ class TensorsPane : public Pane {
   ListCursor cursor_;
   int page_ = 1;
   int width_ = 120;
+  int type_width_ = 11;   // the longest type name in the model
   Column column_cursor_ = Column::name;
   std::string search_;
   uint64_t seen_values_ = 0, seen_names_ = 0;

@@ -74,7 +74,7 @@ std::unique_ptr<Terminal> Terminal::open(bool color) {
   keypad(stdscr, TRUE);
   curs_set(0);
   set_escdelay(25);
-  mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
+  mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON1_CLICKED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
   mouseinterval(0);
   if (color && has_colors()) {
     start_color();
@@ -125,8 +125,10 @@ InputEvent Terminal::read(int timeout_ms) {
       if (getmouse(&m) == OK) {
         ev.x = m.x;
         ev.y = m.y;
-        ev.mouse = (m.bstate & BUTTON1_PRESSED)    ? InputEvent::Mouse::press
-                   : (m.bstate & BUTTON1_RELEASED) ? InputEvent::Mouse::release
+        // A click acts on its release (or on BUTTON1_CLICKED when ncurses merges the pair): ncurses
+        // may swallow the press report of a quick click, never the release.
+        ev.mouse = (m.bstate & (BUTTON1_RELEASED | BUTTON1_CLICKED)) ? InputEvent::Mouse::release
+                   : (m.bstate & BUTTON1_PRESSED)  ? InputEvent::Mouse::press
                    : (m.bstate & BUTTON4_PRESSED)  ? InputEvent::Mouse::wheel_up
                    : (m.bstate & BUTTON5_PRESSED)  ? InputEvent::Mouse::wheel_down
                                                    : InputEvent::Mouse::other;

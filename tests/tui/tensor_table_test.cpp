@@ -1,0 +1,167 @@
+// The virtual Tensors table: sorts, filters, grouping and search permute tensor indices; scales and
+// biases stay right beneath their tensor under every sort and filter; names sort in natural order.
+#include <algorithm>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/formats/format.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/writers/gguf_writer.hpp"
+#include "ui/tui/tensor_table.hpp"
+
+namespace akview::testing {
+namespace {
+
+using tui::Column;
+using tui::TensorTable;
+
+constexpr uint32_t kF32 = 0;
+
+std::shared_ptr<tui::ModelSession> open_session(const std::string& path) {
+  auto model = open_model(path);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
+  return tui::make_session(std::move(*model));
+}
+
+std::string_view native(const tui::ModelSession& s, uint32_t tensor) { return s.model.tensors[tensor].name; }
+
+bool is_companion_name(std::string_view name) { return name.ends_with(".scales") || name.ends_with(".biases"); }
+
+// Every companion row directly follows its own tensor (or another companion of it).
+void expect_companions_beneath(const tui::ModelSession& s, const TensorTable& table) {
+  const auto& rows = table.rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (table.is_group(rows[i])) continue;
+    const std::string_view name = native(s, rows[i]);
+    if (!is_companion_name(name)) continue;
+    ASSERT_GT(i, 0u) << name;
+    size_t lead = i - 1;
+    while (lead > 0 && !table.is_group(rows[lead]) && is_companion_name(native(s, rows[lead]))) --lead;
+    ASSERT_FALSE(table.is_group(rows[lead])) << name;
+    const std::string_view base = name.substr(0, name.rfind('.'));
+    EXPECT_EQ(std::string(native(s, rows[lead])), std::string(base) + ".weight") << "row " << i;
+  }
+}
+
+class MlxTableTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    session_ = open_session(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-mlx-4bit");
+    table_ = std::make_unique<TensorTable>(*session_);
+    table_->set_show_canonical(false);
+  }
+  std::shared_ptr<tui::ModelSession> session_;
+  std::unique_ptr<TensorTable> table_;
+};
+
+TEST_F(MlxTableTest, ModelOrderShowsEveryTensorOnceWithCompanionsBeneath) {
+  const auto& rows = table_->rows();
+  EXPECT_EQ(rows.size(), session_->model.tensors.size());
+  std::vector<uint32_t> sorted(rows.begin(), rows.end());
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());
+  expect_companions_beneath(*session_, *table_);
+}
+
+TEST_F(MlxTableTest, SortByBytesPutsTheLargestFirstAndKeepsCompanions) {
+  for (bool desc : {true, false}) {
+    table_->set_sort(Column::bytes, desc);
+    const auto& rows = table_->rows();
+    ASSERT_EQ(rows.size(), session_->model.tensors.size());
+    std::vector<uint64_t> lead_bytes;
+    for (uint32_t r : rows)
+      if (!is_companion_name(native(*session_, r))) lead_bytes.push_back(session_->model.tensors[r].nbytes);
+    if (desc) {
+      EXPECT_TRUE(std::is_sorted(lead_bytes.rbegin(), lead_bytes.rend()));
+      uint64_t largest = 0;
+      for (const Tensor& t : session_->model.tensors)
+        if (!is_companion_name(t.name)) largest = std::max(largest, t.nbytes);
+      EXPECT_EQ(session_->model.tensors[rows.front()].nbytes, largest);
+    } else {
+      EXPECT_TRUE(std::is_sorted(lead_bytes.begin(), lead_bytes.end()));
+    }
+    expect_companions_beneath(*session_, *table_);
+  }
+}
+
+TEST_F(MlxTableTest, FilterAndItsInverseSplitTheUnits) {
+  ASSERT_EQ(table_->set_filter("q_proj"), "");
+  const uint64_t matched = table_->shown_tensors();
+  for (uint32_t r : table_->rows()) EXPECT_NE(native(*session_, r).find("q_proj"), std::string_view::npos);
+  EXPECT_GT(matched, 0u);
+  EXPECT_EQ(matched % 3, 0u);   // weight, scales, biases
+  expect_companions_beneath(*session_, *table_);
+  ASSERT_EQ(table_->set_filter("!q_proj"), "");
+  EXPECT_EQ(table_->shown_tensors() + matched, session_->model.tensors.size());
+  for (uint32_t r : table_->rows()) EXPECT_EQ(native(*session_, r).find("q_proj"), std::string_view::npos);
+  // A regex, and a bad one that leaves the filter unchanged.
+  ASSERT_EQ(table_->set_filter("layers\\.[01]\\..*(k|v)_proj\\.weight$"), "");
+  EXPECT_EQ(table_->shown_tensors(), 2u * 2u * 3u);
+  EXPECT_NE(table_->set_filter("(["), "");
+  EXPECT_EQ(table_->shown_tensors(), 2u * 2u * 3u);
+  ASSERT_EQ(table_->set_filter(""), "");
+  EXPECT_EQ(table_->shown_tensors(), session_->model.tensors.size());
+}
+
+TEST_F(MlxTableTest, SearchFindsAndWraps) {
+  const int64_t first = table_->search("o_proj", 0, 1);
+  ASSERT_GE(first, 0);
+  EXPECT_NE(native(*session_, table_->rows()[first]).find("o_proj"), std::string_view::npos);
+  const int64_t next = table_->search("o_proj", first + 1, 1);
+  ASSERT_GT(next, first);
+  // Backwards from the first hit wraps to the last one.
+  const int64_t last = table_->search("o_proj", first - 1, -1);
+  EXPECT_GE(last, next);
+  EXPECT_EQ(table_->search("O_PROJ", 0, 1), first);   // case-insensitive
+  EXPECT_EQ(table_->search("no such tensor", 0, 1), -1);
+}
+
+TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.add_tensor({"token_embd.weight", kF32, {8, 4}});
+  for (int layer : {10, 2, 1}) {
+    w.add_tensor({"blk." + std::to_string(layer) + ".attn_q.weight", kF32, {4, 4}});
+    w.add_tensor({"blk." + std::to_string(layer) + ".ffn_up.weight", kF32, {4, 8}});
+  }
+  w.add_tensor({"output.weight", kF32, {8, 4}});
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(w.write(path));
+  auto session = open_session(path);
+  TensorTable table(*session);
+  table.set_show_canonical(false);
+  table.set_sort(Column::name, false);
+  std::vector<std::string> names;
+  for (uint32_t r : table.rows()) names.emplace_back(native(*session, r));
+  const std::vector<std::string> expected = {"blk.1.attn_q.weight",  "blk.1.ffn_up.weight", "blk.2.attn_q.weight",
+                                             "blk.2.ffn_up.weight",  "blk.10.attn_q.weight", "blk.10.ffn_up.weight",
+                                             "output.weight",        "token_embd.weight"};
+  EXPECT_EQ(names, expected);
+
+  table.set_sort(Column::name, false);
+  table.set_grouping(true);
+  // Headers for layers 1, 2, 10 and one for the tensors outside any layer.
+  int headers = 0;
+  int64_t layer10 = -1;
+  for (size_t i = 0; i < table.rows().size(); ++i)
+    if (table.is_group(table.rows()[i])) {
+      ++headers;
+      if (table.group(table.rows()[i]).layer == 10) layer10 = static_cast<int64_t>(i);
+    }
+  EXPECT_EQ(headers, 4);
+  ASSERT_GE(layer10, 0);
+  EXPECT_EQ(table.group(table.rows()[layer10]).tensors, 2u);
+  const size_t before = table.rows().size();
+  table.toggle_fold(table.rows()[layer10]);
+  EXPECT_EQ(table.rows().size(), before - 2);
+  EXPECT_EQ(table.shown_tensors(), session->model.tensors.size());   // folded rows still pass the filter
+  table.toggle_fold(table.rows()[layer10]);
+  EXPECT_EQ(table.rows().size(), before);
+  table.set_grouping(false);
+  EXPECT_EQ(table.rows().size(), session->model.tensors.size());
+}
+
+}  // namespace
+}  // namespace akview::testing
