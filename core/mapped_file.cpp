@@ -134,4 +134,10 @@ std::span<const uint8_t> MappedFile::range(uint64_t offset, uint64_t length) con
   return {data_ + offset, static_cast<size_t>(length)};
 }
 
+void MappedFile::release_pages() const {
+  // The mapping is private and never written, so its pages are clean copies of the page cache:
+  // dropping them loses nothing, and a later read faults the bytes back in.
+  if (data_ && size_ > 0) ::madvise(const_cast<uint8_t*>(data_), static_cast<size_t>(size_), MADV_DONTNEED);
+}
+
 }  // namespace akview

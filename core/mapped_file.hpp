@@ -33,6 +33,10 @@ class MappedFile {
   std::span<const uint8_t> bytes() const { return {data_, static_cast<size_t>(size_)}; }
   // Bytes [offset, offset+length) or an empty span when the range is not inside the file.
   std::span<const uint8_t> range(uint64_t offset, uint64_t length) const;
+  // Drops the pages read so far from this process's resident set (madvise MADV_DONTNEED); the bytes
+  // stay readable and come back from the page cache when touched. For jobs that stream through a
+  // model's data and must not keep it all resident.
+  void release_pages() const;
 
  private:
   void release();

@@ -1,4 +1,5 @@
 // Natural ordering of names: digit runs compare by value, so layers.2 sorts before layers.10 (natural_order.hpp).
+#include <algorithm>
 #include <cctype>
 
 #include "core/natural_order.hpp"
@@ -27,6 +28,27 @@ bool natural_less(std::string_view a, std::string_view b) {
     }
   }
   return a.size() - i < b.size() - j;
+}
+
+void append_natural_key(std::string& out, std::string_view name) {
+  size_t i = 0;
+  while (i < name.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      out += name[i++];
+      continue;
+    }
+    while (i < name.size() && name[i] == '0') ++i;
+    const size_t start = i;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    const size_t len = i - start;
+    if (len < 9) {
+      out += static_cast<char>('0' + len);
+    } else {
+      out += '9';
+      out += static_cast<char>(std::min<size_t>(len - 9, 255));
+    }
+    out.append(name.substr(start, len));
+  }
 }
 
 }  // namespace akview

@@ -81,6 +81,15 @@ TEST_F(MlxTableTest, SortByBytesPutsTheLargestFirstAndKeepsCompanions) {
     } else {
       EXPECT_TRUE(std::is_sorted(lead_bytes.begin(), lead_bytes.end()));
     }
+    // Ties keep the model's order, also when this direction was derived from the other one.
+    uint32_t prev = 0;
+    uint64_t prev_bytes = UINT64_MAX;
+    for (uint32_t r : rows) {
+      if (is_companion_name(native(*session_, r))) continue;
+      if (session_->model.tensors[r].nbytes == prev_bytes) EXPECT_LT(prev, r) << native(*session_, r);
+      prev = r;
+      prev_bytes = session_->model.tensors[r].nbytes;
+    }
     expect_companions_beneath(*session_, *table_);
   }
 }
@@ -102,6 +111,16 @@ TEST_F(MlxTableTest, FilterAndItsInverseSplitTheUnits) {
   EXPECT_EQ(table_->shown_tensors(), 2u * 2u * 3u);
   ASSERT_EQ(table_->set_filter(""), "");
   EXPECT_EQ(table_->shown_tensors(), session_->model.tensors.size());
+}
+
+TEST_F(MlxTableTest, DotsInAPlainFilterMatchAnyCharacterLikeTheRegex) {
+  ASSERT_EQ(table_->set_filter("layers.1.self_attn.q.proj"), "");   // the fast path
+  const uint64_t fast = table_->shown_tensors();
+  ASSERT_EQ(table_->set_filter("layers.1.self_attn.q.proj|^$"), "");   // the same through std::regex
+  EXPECT_EQ(table_->shown_tensors(), fast);
+  EXPECT_EQ(fast, 3u);
+  ASSERT_EQ(table_->set_filter("layers.1.self_attn.q.proj.weight"), "");   // narrowing keeps the answer
+  EXPECT_EQ(table_->shown_tensors(), 3u);
 }
 
 TEST_F(MlxTableTest, SearchFindsAndWraps) {

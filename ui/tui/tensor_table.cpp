@@ -34,8 +34,21 @@ constexpr bool columns_in_order() {
 }
 static_assert(columns_in_order(), "one ColumnSpec per Column, in enum order");
 
-bool is_literal(std::string_view p) {
-  return p.find_first_of("\\^$.|?*+()[]{}") == std::string_view::npos;
+// A pattern of plain characters and '.' (any character but a line break, as in ECMAScript) is
+// matched without std::regex: "layers.7.attn" is the common filter and must cost one scan.
+bool is_dot_literal(std::string_view p) {
+  return p.find_first_of("\\^$|?*+()[]{}") == std::string_view::npos;
+}
+
+bool dot_literal_search(std::string_view hay, std::string_view pat) {
+  if (pat.size() > hay.size()) return false;
+  if (pat.find('.') == std::string_view::npos) return hay.find(pat) != std::string_view::npos;
+  for (size_t i = 0; i + pat.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < pat.size() && (pat[k] == '.' ? hay[i + k] != '\n' && hay[i + k] != '\r' : hay[i + k] == pat[k])) ++k;
+    if (k == pat.size()) return true;
+  }
+  return false;
 }
 
 bool icontains(std::string_view hay, std::string_view needle) {
@@ -118,8 +131,7 @@ bool TensorTable::unit_matches(uint32_t u) const {
       hit = std::regex_search(native.begin(), native.end(), *regex_) ||
             (!canonical.empty() && std::regex_search(canonical.begin(), canonical.end(), *regex_));
     } else {
-      hit = native.find(literal_) != std::string_view::npos ||
-            (!canonical.empty() && canonical.find(literal_) != std::string_view::npos);
+      hit = dot_literal_search(native, literal_) || (!canonical.empty() && dot_literal_search(canonical, literal_));
     }
     if (hit) return true;
   }
@@ -130,7 +142,7 @@ std::string TensorTable::set_filter(std::string_view pattern) {
   bool invert = !pattern.empty() && pattern[0] == '!';
   std::string_view body = invert ? pattern.substr(1) : pattern;
   std::unique_ptr<std::regex> re;
-  if (!is_literal(body)) {
+  if (!is_dot_literal(body)) {
     try {
       re = std::make_unique<std::regex>(std::string(body), std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
@@ -183,13 +195,51 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
   auto key = std::make_pair(sort_, descending_);
   auto it = sort_cache_.find(key);
   if (it != sort_cache_.end()) return it->second;
-  std::vector<uint32_t> order(units_.size());
-  std::iota(order.begin(), order.end(), 0u);
   const Column c = sort_;
-  if (descending_)
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less(c, units_[y], units_[x]); });
-  else
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less(c, units_[x], units_[y]); });
+  const bool desc = descending_;
+  const Model& m = session_.model;
+  std::vector<uint32_t> order(units_.size());
+  if (auto rev = sort_cache_.find(std::make_pair(c, !desc)); rev != sort_cache_.end()) {
+    // The opposite direction is known: reverse it (O(n)), then put each run of equal keys back in
+    // the model's order, as a stable sort leaves them.
+    order.assign(rev->second.rbegin(), rev->second.rend());
+    auto equal = [&](uint32_t x, uint32_t y) { return !less(c, units_[x], units_[y]) && !less(c, units_[y], units_[x]); };
+    for (size_t i = 0; i < order.size();) {
+      size_t j = i + 1;
+      while (j < order.size() && equal(order[j - 1], order[j])) ++j;
+      std::reverse(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j));
+      i = j;
+    }
+    return sort_cache_.emplace(key, std::move(order)).first->second;
+  }
+  std::iota(order.begin(), order.end(), 0u);
+  auto stable = [&](auto&& less_than) {
+    if (desc)
+      std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less_than(y, x); });
+    else
+      std::stable_sort(order.begin(), order.end(), less_than);
+  };
+  if (c == Column::name) {
+    // One natural-order key per unit in one buffer, then byte comparisons (natural_order.hpp).
+    std::string keys;
+    std::vector<uint32_t> at(units_.size() + 1);
+    for (size_t u = 0; u < units_.size(); ++u) {
+      at[u] = static_cast<uint32_t>(keys.size());
+      append_natural_key(keys, display_name(units_[u]));
+    }
+    at.back() = static_cast<uint32_t>(keys.size());
+    auto name_key = [&](uint32_t u) { return std::string_view(keys).substr(at[u], at[u + 1] - at[u]); };
+    stable([&](uint32_t x, uint32_t y) { return name_key(x) < name_key(y); });
+  } else if (c == Column::bytes || c == Column::params || c == Column::offset) {
+    std::vector<uint64_t> k(units_.size());
+    for (size_t u = 0; u < units_.size(); ++u) {
+      const Tensor& t = m.tensors[units_[u]];
+      k[u] = c == Column::bytes ? t.nbytes : c == Column::params ? m.n_elements(t) : t.offset;
+    }
+    stable([&](uint32_t x, uint32_t y) { return k[x] < k[y]; });
+  } else {
+    stable([&](uint32_t x, uint32_t y) { return less(c, units_[x], units_[y]); });
+  }
   return sort_cache_.emplace(key, std::move(order)).first->second;
 }
 

@@ -94,7 +94,7 @@ class TensorTable {
   std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
   std::vector<uint32_t> rows_;
   std::string filter_;
-  std::string literal_;                 // the filter when it is a plain literal (fast path), else ""
+  std::string literal_;                 // the filter when it is plain characters and dots (fast path), else ""
   std::unique_ptr<std::regex> regex_;
   bool invert_ = false;
   Column sort_ = Column::name;

@@ -64,6 +64,10 @@ Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsP
     };
     uint32_t next = 0, finished = 0;
     auto last_post = Clock::now();
+    // Data read for the statistics is not kept resident: every 64 MiB the mapped pages are dropped
+    // (they stay in the page cache), so going over a model's data costs no memory of its size.
+    constexpr uint64_t kReleaseEvery = uint64_t{64} << 20;
+    uint64_t read_since_release = 0;
     while (finished < todo && !ctx.cancelled()) {
       uint32_t t = kNone;
       for (uint32_t v : plan->visible())
@@ -91,6 +95,11 @@ Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsP
           auto stats = compute_stats(*view, opt);
           if (stats && stats->cancelled) break;
           if (stats) v = summarize(*stats);
+          read_since_release += m.tensors[t].nbytes;
+          if (read_since_release >= kReleaseEvery) {
+            for (const SourceFile& f : m.files) f.map.release_pages();
+            read_since_release = 0;
+          }
         }
       }
       batch.emplace_back(t, v);
