@@ -164,19 +164,24 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const int64_t g = v.group_size, groups = v.n_cols / g;
   const ScalarLoadFn load_scale = scalar_loader(v.scales_type), load_bias = scalar_loader(v.biases_type);
   const uint64_t sbytes = type_info(v.scales_type).block_bytes, bbytes = type_info(v.biases_type).block_bytes;
+  thread_local std::vector<float> sc, bi, kc, bc;   // per group of the row: scale, bias, k, centred bias
+  for (auto* vec : {&sc, &bi, &kc, &bc}) vec->resize(static_cast<size_t>(groups));
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     const uint64_t gi0 = static_cast<uint64_t>(r) * static_cast<uint64_t>(groups);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      sc[gi] = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
+      bi[gi] = load_bias(v.biases.data() + (gi0 + gi) * bbytes);
+    }
+    centre_groups(sc.data(), bi.data(), groups, (1 << kBits) - 1, kc.data(), bc.data());
     float bias_acc = 0;
     using Dot = decltype(group_dot<kBits>(row, v.row_bytes, 0, g, 0, a.x, a.xperm));
     Dot vacc{};   // float, __m256 or __m512: zero
     for (int64_t gi = 0; gi < groups; ++gi) {
-      const float s = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
-      const CentredGroup c = centre_group(s, load_bias(v.biases.data() + (gi0 + gi) * bbytes), (1 << kBits) - 1);
       float xs = 0;
       for (int64_t k = gi * g / 16; k < (gi + 1) * g / 16; ++k) xs += a.xsum16[k];
-      bias_acc += c.bias * xs;
-      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, static_cast<int>(c.k), a.x, a.xperm), s, vacc);
+      bias_acc += bc[gi] * xs;
+      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, static_cast<int>(kc[gi]), a.x, a.xperm), sc[gi], vacc);
     }
     y[r] = reduce(vacc) + bias_acc;
   }
@@ -226,8 +231,8 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes
   int64_t g = 0;
   for (; g + 16 <= groups; g += 16) {
     const __m512 s16 = _mm512_loadu_ps(sc + g), b16 = _mm512_loadu_ps(rs.b.data() + g);
-    // k = round(-b/s) clamped to [0, top]; max() returns its second operand (0) for a NaN.
-    const __m512 q = _mm512_roundscale_ps(_mm512_div_ps(_mm512_sub_ps(zero, b16), s16), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    // k = round(-b/s) clamped to [0, top] (rcp14: see centre_block); max() gives 0 for a NaN.
+    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 k = _mm512_min_ps(_mm512_max_ps(q, zero), topv);
     acc = _mm512_fmadd_ps(_mm512_fmadd_ps(s16, k, b16), _mm512_loadu_ps(rs.xg.data() + g), acc);
     _mm512_storeu_ps(kc + g, _mm512_fmadd_ps(k, kmul, kadd));
@@ -235,7 +240,7 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes
   }
   float bias = hsum512(acc);
   for (; g < groups; ++g) {
-    const CentredGroup c = centre_group(sc[g], rs.b[g], top);
+    const CentredGroup c = centre_block(sc[g], rs.b[g], top);
     bias += c.bias * rs.xg[g];
     kc[g] = one_plus_codes ? 1.0f + c.k / 16.0f : c.k;
     sc[g] *= k_scale;

@@ -135,8 +135,8 @@ inline __m256 k4_prep_centred(const uint8_t* p, __m256 xs8, float levels, float*
   const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales(p + 4)));          // 8 scales, 8 mins
   const __m256 d1 = _mm256_mul_ps(_mm512_castps512_ps256(sm), _mm256_broadcastss_ps(dd));
   const __m256 m1 = _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sm), 1)), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
-  // k = round(m1 / d1) in [0, levels - 1]; max() returns its second operand (0) for 0/0.
-  const __m256 q = _mm256_round_ps(_mm256_div_ps(m1, d1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // k = round(m1 / d1) in [0, levels - 1], by rcp14 (cpu_centre.hpp, centre_block); max() gives 0 for 0 * inf.
+  const __m256 q = _mm256_round_ps(_mm256_mul_ps(m1, _mm256_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 k = _mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), _mm256_set1_ps(levels - 1));
   _mm256_store_ps(scf, _mm256_mul_ps(d1, _mm256_set1_ps(levels)));
   _mm256_store_ps(kc, _mm256_fmadd_ps(k, _mm256_set1_ps(1.0f / levels), _mm256_set1_ps(1.0f)));
@@ -300,8 +300,8 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
       const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
       const __m512 m1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
-      // k = round(m1 / d1) in [0, 3]; max() returns its second operand (0) for 0/0.
-      const __m512 kq = _mm512_roundscale_ps(_mm512_div_ps(m1, d1), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
+      const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
       const __m512i kb = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
       _mm512_store_ps(scf[i], _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
