@@ -18,6 +18,7 @@
 
 #include "core/tensor_view.hpp"
 #include "core/types.hpp"
+#include "tests/compute/synthetic.hpp"   // put_scalar, affine_view
 #include "tests/writers/block_pack.hpp"
 #include "tests/writers/quantize.hpp"
 
@@ -64,10 +65,10 @@ constexpr ZeroPoint kZeroPoints[] = {
 
 // One block of `zp.type` for `kind`; `block_index` alternates zero / huge blocks for zero_huge and
 // `one_at` (or -1) is the element that stays non-zero for kind one.
-inline BlockFields edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_index, int one_at, std::mt19937_64& rng) {
+inline BlockCodes edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_index, int one_at, std::mt19937_64& rng) {
   const int elems = static_cast<int>(type_info(zp.type).block_elems), per_sub = elems / zp.n_sub;
   const bool has_min = zp.zero_code < 0, signed_codes = zp.type == TypeId::q8_0;
-  BlockFields f;
+  BlockCodes f;
   // Legacy types store m = -k*d in f16 (11 bits): d keeps 11 - log2(levels) bits.
   f.d = coarse_scale(rng, -7 - static_cast<int>(rng() % 4), zp.levels == 32 ? 6 : 7);
   if (kind == EdgeKind::zero_huge) f.d = (block_index % 2) ? coarse_scale(rng, 10) : 0.0f;
@@ -122,18 +123,6 @@ inline EdgeCase make_block_edge_case(const ZeroPoint& zp, EdgeKind kind, int64_t
 }
 
 // MLX affine: w = scale * q + bias per group, bias = -scale * k (k per group), stored as `scale_type`.
-inline void put_scalar(std::vector<uint8_t>& out, TypeId type, float v) {
-  if (type == TypeId::f32) {
-    const size_t at = out.size();
-    out.resize(at + 4);
-    std::memcpy(out.data() + at, &v, 4);
-    return;
-  }
-  const uint16_t h = type == TypeId::f16 ? f32_to_f16(v) : f32_to_bf16(v);
-  out.push_back(static_cast<uint8_t>(h));
-  out.push_back(static_cast<uint8_t>(h >> 8));
-}
-
 inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_type, EdgeKind kind, int64_t rows, int64_t cols, uint64_t seed) {
   EdgeCase c;
   c.family = "mlx_affine " + std::to_string(bits) + "-bit";
@@ -168,13 +157,7 @@ inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_typ
     }
   }
   c.data = pack_affine_codes(codes, bits);
-  c.view.type = TypeId::mlx_affine;
-  c.view.n_rows = rows;
-  c.view.n_cols = cols;
-  c.view.bits = static_cast<uint8_t>(bits);
-  c.view.group_size = group;
-  c.view.row_bytes = static_cast<uint64_t>(cols) * bits / 8;
-  c.view.scales_type = c.view.biases_type = scale_type;
+  c.view = affine_view(TypeId::mlx_affine, bits, group, scale_type, rows, cols);
   c.view.data = c.data;
   c.view.scales = c.scales;
   c.view.biases = c.biases;

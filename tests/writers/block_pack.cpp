@@ -28,34 +28,34 @@ void high_bits32(const std::vector<int>& codes, uint8_t* qh) {
 // Q4_0: +0 d | +2 qs[16]                 Q4_1: +0 d | +2 m | +4 qs[16]
 // Q5_0: +0 d | +2 qh[4] | +6 qs[16]      Q5_1: +0 d | +2 m | +4 qh[4] | +8 qs[16]
 // Q8_0: +0 d | +2 i8 qs[32]
-void pack_q4_0(const BlockFields& f, uint8_t* b) {
+void pack_q4_0(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   nibbles32(f.codes, b + 2);
 }
-void pack_q4_1(const BlockFields& f, uint8_t* b) {
+void pack_q4_1(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   put_f16(b + 2, f.m);
   nibbles32(f.codes, b + 4);
 }
-void pack_q5_0(const BlockFields& f, uint8_t* b) {
+void pack_q5_0(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   high_bits32(f.codes, b + 2);
   nibbles32(f.codes, b + 6);
 }
-void pack_q5_1(const BlockFields& f, uint8_t* b) {
+void pack_q5_1(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   put_f16(b + 2, f.m);
   high_bits32(f.codes, b + 4);
   nibbles32(f.codes, b + 8);
 }
-void pack_q8_0(const BlockFields& f, uint8_t* b) {
+void pack_q8_0(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   for (int j = 0; j < 32; ++j) b[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(f.codes[j]));
 }
 
 // Q2_K: +0 scales[16] (low nibble scale, high nibble min of run e/16) | +16 qs[64] | +80 d | +82 dmin;
 // element 128n + 32j + l is bits 2j..2j+1 of qs[32n + l].
-void pack_q2_k(const BlockFields& f, uint8_t* b) {
+void pack_q2_k(const BlockCodes& f, uint8_t* b) {
   for (int k = 0; k < 16; ++k) b[k] = static_cast<uint8_t>((f.scales[k] & 0xF) | ((f.mins[k] & 0xF) << 4));
   for (int e = 0; e < 256; ++e) b[16 + 32 * (e / 128) + e % 32] |= static_cast<uint8_t>((f.codes[e] & 3) << (2 * ((e % 128) / 32)));
   put_f16(b + 80, f.d);
@@ -65,7 +65,7 @@ void pack_q2_k(const BlockFields& f, uint8_t* b) {
 // Q3_K: +0 hmask[32] | +32 qs[64] | +96 scales[12] | +108 d. Element 128n + 32j + l: low 2 bits as
 // in Q2_K, bit 2 = bit 4n+j of hmask[l]. Scale k (6 bits): low nibble in byte k (k < 8) or the high
 // nibble of byte k-8, top 2 bits in bits 2*(k/4) of byte 8 + k%4.
-void pack_q3_k(const BlockFields& f, uint8_t* b) {
+void pack_q3_k(const BlockCodes& f, uint8_t* b) {
   for (int e = 0; e < 256; ++e) {
     const int n = e / 128, j = (e % 128) / 32, l = e % 32;
     b[32 + 32 * n + l] |= static_cast<uint8_t>((f.codes[e] & 3) << (2 * j));
@@ -81,7 +81,7 @@ void pack_q3_k(const BlockFields& f, uint8_t* b) {
 
 // Q4_K / Q5_K scales[12]: 8 six-bit (scale, min) pairs; pairs 0..3 whole in bytes k and k+4, pairs
 // 4..7 as low nibbles in byte k+8 with their top two bits in bits 6..7 of bytes k and k+4.
-void pack_k4_scales(const BlockFields& f, uint8_t* q) {
+void pack_k4_scales(const BlockCodes& f, uint8_t* q) {
   for (int k = 0; k < 4; ++k) {
     q[k] = static_cast<uint8_t>((f.scales[k] & 63) | (((f.scales[k + 4] >> 4) & 3) << 6));
     q[k + 4] = static_cast<uint8_t>((f.mins[k] & 63) | (((f.mins[k + 4] >> 4) & 3) << 6));
@@ -92,7 +92,7 @@ void pack_k4_scales(const BlockFields& f, uint8_t* q) {
 // nibbles of qs[32c..32c+31], 2c+1 in their high nibbles.  Q5_K: qh[32] at +16, qs at +48; bit 4 of
 // element 64c + l is bit 2c of qh[l], of element 64c + 32 + l bit 2c+1.
 template <bool kQ5>
-void pack_k4(const BlockFields& f, uint8_t* b) {
+void pack_k4(const BlockCodes& f, uint8_t* b) {
   put_f16(b, f.d);
   put_f16(b + 2, f.m);
   pack_k4_scales(f, b + 4);
@@ -107,7 +107,7 @@ void pack_k4(const BlockFields& f, uint8_t* b) {
 // Q6_K: +0 ql[128] | +128 qh[64] | +192 i8 scales[16] | +208 d. Element 128h + 32g + l: low nibble
 // in ql[64h + l + 32 (g odd)] (low nibble for g < 2, high for g >= 2), top 2 bits in bits 2g of
 // qh[32h + l]; scale e/16.
-void pack_q6_k(const BlockFields& f, uint8_t* b) {
+void pack_q6_k(const BlockCodes& f, uint8_t* b) {
   for (int e = 0; e < 256; ++e) {
     const int h = e / 128, g = (e % 128) / 32, l = e % 32, u = f.codes[e] & 63;
     b[64 * h + (g % 2 ? l + 32 : l)] |= static_cast<uint8_t>((u & 0xF) << (g < 2 ? 0 : 4));
@@ -119,7 +119,7 @@ void pack_q6_k(const BlockFields& f, uint8_t* b) {
 
 struct PackerRow {
   TypeId type;
-  void (*pack)(const BlockFields&, uint8_t*);
+  void (*pack)(const BlockCodes&, uint8_t*);
   size_t n_scales, n_mins;
 };
 constexpr std::array kPackers = {
@@ -140,7 +140,7 @@ const PackerRow* find_packer(TypeId type) {
 
 bool can_pack_block(TypeId type) { return find_packer(type) != nullptr; }
 
-bool pack_block(TypeId type, const BlockFields& fields, std::vector<uint8_t>& out) {
+bool pack_block(TypeId type, const BlockCodes& fields, std::vector<uint8_t>& out) {
   const PackerRow* row = find_packer(type);
   const TypeInfo& info = type_info(type);
   if (!row || fields.codes.size() != info.block_elems || fields.scales.size() != row->n_scales || fields.mins.size() != row->n_mins)

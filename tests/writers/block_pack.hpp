@@ -17,7 +17,7 @@ namespace akview::testing {
 // bits; q6_k: 16 signed bytes). `codes` holds one code per element, as stored (unsigned, except
 // q8_0's signed bytes): q4_0 decodes (code - 8) * d, q3_k (code - 4) * d * (scale - 32), q6_k
 // (code - 32) * d * scale.
-struct BlockFields {
+struct BlockCodes {
   float d = 0, m = 0;
   std::vector<int> scales, mins, codes;
 };
@@ -26,7 +26,7 @@ struct BlockFields {
 bool can_pack_block(TypeId type);
 // Appends the block's bytes to `out`; false (nothing appended) for a type it does not pack or
 // fields of the wrong count.
-bool pack_block(TypeId type, const BlockFields& fields, std::vector<uint8_t>& out);
+bool pack_block(TypeId type, const BlockCodes& fields, std::vector<uint8_t>& out);
 
 // MLX affine codes of `bits` (1..8) as one LSB-first bit stream (element i at bits [i*bits,
 // (i+1)*bits)): the bytes of the packed U32 weight. codes.size() * bits must be a multiple of 8.
