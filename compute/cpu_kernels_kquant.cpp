@@ -4,6 +4,7 @@
 //   q4_k [d][dmin][scales 12][qs 128]               q5_k [d][dmin][scales 12][qh 32][qs 128]
 //   q6_k [ql 128][qh 64][scales i8 16][d f16]       iq4_xs [d][scales_h u16][scales_l 4][qs 128]
 #include <array>
+#include <vector>
 
 #include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
@@ -138,8 +139,8 @@ inline __m256 k4_prep_centred(const uint8_t* p, __m256 xs8, float levels, float*
   // k = round(m1 / d1) in [0, levels - 1], by rcp14 (cpu_centre.hpp, centre_block); max() gives 0 for 0 * inf.
   const __m256 q = _mm256_round_ps(_mm256_mul_ps(m1, _mm256_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 k = _mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), _mm256_set1_ps(levels - 1));
-  _mm256_store_ps(scf, _mm256_mul_ps(d1, _mm256_set1_ps(levels)));
-  _mm256_store_ps(kc, _mm256_fmadd_ps(k, _mm256_set1_ps(1.0f / levels), _mm256_set1_ps(1.0f)));
+  _mm256_storeu_ps(scf, _mm256_mul_ps(d1, _mm256_set1_ps(levels)));
+  _mm256_storeu_ps(kc, _mm256_fmadd_ps(k, _mm256_set1_ps(1.0f / levels), _mm256_set1_ps(1.0f)));
   return _mm256_mul_ps(_mm256_fnmadd_ps(d1, k, m1), xs8);
 }
 
@@ -167,20 +168,28 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
   __m512 s0[R], s1[R];
   __m256 mn[R];
+  // Every super-block's scales and centre codes first (16 floats per row and block: 8 scf, 8 kc):
+  // computed inside the dot loop, the chain from the scale bytes to the first subtract was longer
+  // than the loop could hide.
+  thread_local std::vector<float> pre;
+  pre.resize(static_cast<size_t>(R * nb * 16));
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     s0[i] = s1[i] = _mm512_setzero_ps();
     mn[i] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      float* at = pre.data() + (i * nb + b) * 16;
+      const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
+      mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f, at, at + 8));
+    }
   }
-  alignas(32) float scf[R][8], kc[R][8];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
-    const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
       prefetch_span(p + kAhead * kBytes, kBytes);
-      mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(p, xs8, kQ5 ? 32.0f : 16.0f, scf[i], kc[i]));
+      const float* scf = pre.data() + (i * nb + b) * 16;
       AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
         const __m512i q = load512(p + kQs + 64 * h);
@@ -196,8 +205,8 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
           hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
         }
         const float* x = xb + 128 * h;
-        const float* sc = scf[i] + 4 * h;
-        const float* kh = kc[i] + 4 * h;
+        const float* sc = scf + 4 * h;
+        const float* kh = scf + 8 + 4 * h;
         s0[i] = two_runs_one(lo, ix, 0, x, sc[0], kh[0], s0[i]);
         s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], kh[1], s1[i]);
         s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], kh[2], s0[i]);
@@ -286,16 +295,17 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m128i m4x = _mm_set1_epi8(0x0F);
   const __m512i spread[2][2] = {{run_spread(0), run_spread(4)}, {run_spread(8), run_spread(12)}};
   __m512 s0[R], s1[R], mn[R];
+  // Every super-block's run scales (16 floats) and centre codes (16 bytes) first, per row: inside
+  // the dot loop the chain from the scale bytes to the code subtract was longer than it could hide.
+  thread_local std::vector<float> scf_all;
+  thread_local std::vector<uint8_t> k_all;
+  scf_all.resize(static_cast<size_t>(R * nb * 16));
+  k_all.resize(static_cast<size_t>(R * nb * 16));
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
-  alignas(64) float scf[R][16];
-  for (int64_t b = 0; b < nb; ++b) {
-    const float* xb = a.x + b * 256;
-    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
+  for (int i = 0; i < R; ++i) {
+    s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* p = row_ptr(v, r + i) + b * 84;
-      prefetch_span(p + kAhead * 84, 84);
       const float d = load_f16(p + 80), dmin = load_f16(p + 82);
       const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
       const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
@@ -303,15 +313,27 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
       // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
       const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
       const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
-      const __m512i kb = _mm512_castsi128_si512(_mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
-      _mm512_store_ps(scf[i], _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
-      mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), xs, mn[i]);
+      const size_t at = static_cast<size_t>((i * nb + b) * 16);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(k_all.data() + at), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
+      _mm512_storeu_ps(scf_all.data() + at, _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
+      mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), _mm512_loadu_ps(a.xsum16 + b * 16), mn[i]);
+    }
+  }
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 84;
+      prefetch_span(p + kAhead * 84, 84);
+      const size_t at = static_cast<size_t>((i * nb + b) * 16);
+      const __m512i kb = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k_all.data() + at)));
+      const float* scf = scf_all.data() + at;
       AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i q = bcast256(p + 16 + 32 * n);
         const __m512i A = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), _mm512_permutexvar_epi8(spread[n][0], kb));
         const __m512i B = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cB), m3), _mm512_permutexvar_epi8(spread[n][1], kb));
-        eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
+        eight_runs(A, B, ix, xb + 128 * n, scf + 8 * n, s0[i], s1[i]);
       }
     }
   }
