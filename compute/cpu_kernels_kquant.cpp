@@ -3,6 +3,7 @@
 //   q2_k [scales 16][qs 64][d f16][dmin f16]        q3_k [hmask 32][qs 64][scales 12][d f16]
 //   q4_k [d][dmin][scales 12][qs 128]               q5_k [d][dmin][scales 12][qh 32][qs 128]
 //   q6_k [ql 128][qh 64][scales i8 16][d f16]       iq4_xs [d][scales_h u16][scales_l 4][qs 128]
+#include <algorithm>
 #include <array>
 #include <vector>
 
@@ -107,6 +108,7 @@ using namespace simd;
 namespace vb {
 
 constexpr int kAhead = 8;   // super-blocks prefetched ahead in each row (prefetch_span)
+constexpr int kChunk = 8;   // super-blocks whose scales are prepared before their dot loop
 
 // q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
 // (building them in memory and reloading as a vector stalls on store forwarding).
@@ -168,28 +170,31 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
   __m512 s0[R], s1[R];
   __m256 mn[R];
-  // Every super-block's scales and centre codes first (16 floats per row and block: 8 scf, 8 kc):
-  // computed inside the dot loop, the chain from the scale bytes to the first subtract was longer
-  // than the loop could hide.
-  thread_local std::vector<float> pre;
-  pre.resize(static_cast<size_t>(R * nb * 16));
+  // Scales and centre codes (16 floats per row and block: 8 scf, 8 kc) are prepared kChunk
+  // super-blocks at a time before their dot loop: computed inside it, the chain from the scale
+  // bytes to the first subtract was longer than the loop could hide; prepared for a whole row, the
+  // row was read twice from memory.
+  alignas(32) float pre[R][kChunk][16];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     s0[i] = s1[i] = _mm512_setzero_ps();
     mn[i] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      float* at = pre.data() + (i * nb + b) * 16;
-      const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
-      mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f, at, at + 8));
-    }
   }
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i)
+      for (int64_t b = b0; b < b1; ++b) {
+        const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
+        mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f, pre[i][b - b0], pre[i][b - b0] + 8));
+      }
+  for (int64_t b = b0; b < b1; ++b) {
     const float* xb = a.x + b * 256;
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
       prefetch_span(p + kAhead * kBytes, kBytes);
-      const float* scf = pre.data() + (i * nb + b) * 16;
+      const float* scf = pre[i][b - b0];
       AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
         const __m512i q = load512(p + kQs + 64 * h);
@@ -213,6 +218,7 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
         s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], kh[3], s1[i]);
       }
     }
+  }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i])) - hsum(mn[i]);
@@ -295,39 +301,37 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m128i m4x = _mm_set1_epi8(0x0F);
   const __m512i spread[2][2] = {{run_spread(0), run_spread(4)}, {run_spread(8), run_spread(12)}};
   __m512 s0[R], s1[R], mn[R];
-  // Every super-block's run scales (16 floats) and centre codes (16 bytes) first, per row: inside
-  // the dot loop the chain from the scale bytes to the code subtract was longer than it could hide.
-  thread_local std::vector<float> scf_all;
-  thread_local std::vector<uint8_t> k_all;
-  scf_all.resize(static_cast<size_t>(R * nb * 16));
-  k_all.resize(static_cast<size_t>(R * nb * 16));
+  // Run scales (16 floats) and centre codes (16 bytes) are prepared kChunk super-blocks at a time
+  // before their dot loop (as in k4_n).
+  alignas(64) float scf_pre[R][kChunk][16];
+  alignas(16) uint8_t k_pre[R][kChunk][16];
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) {
-    s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row_ptr(v, r + i) + b * 84;
-      const float d = load_f16(p + 80), dmin = load_f16(p + 82);
-      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
-      const __m512 m1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
-      // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
-      const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
-      const size_t at = static_cast<size_t>((i * nb + b) * 16);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(k_all.data() + at), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
-      _mm512_storeu_ps(scf_all.data() + at, _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
-      mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), _mm512_loadu_ps(a.xsum16 + b * 16), mn[i]);
-    }
-  }
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i)
+      for (int64_t b = b0; b < b1; ++b) {
+        const uint8_t* p = row_ptr(v, r + i) + b * 84;
+        const float d = load_f16(p + 80), dmin = load_f16(p + 82);
+        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
+        const __m512 m1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
+        // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
+        const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
+        _mm_store_si128(reinterpret_cast<__m128i*>(k_pre[i][b - b0]), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
+        _mm512_store_ps(scf_pre[i][b - b0], _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
+        mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), _mm512_loadu_ps(a.xsum16 + b * 16), mn[i]);
+      }
+  for (int64_t b = b0; b < b1; ++b) {
     const float* xb = a.x + b * 256;
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 84;
       prefetch_span(p + kAhead * 84, 84);
-      const size_t at = static_cast<size_t>((i * nb + b) * 16);
-      const __m512i kb = _mm512_castsi128_si512(_mm_loadu_si128(reinterpret_cast<const __m128i*>(k_all.data() + at)));
-      const float* scf = scf_all.data() + at;
+      const __m512i kb = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(k_pre[i][b - b0])));
+      const float* scf = scf_pre[i][b - b0];
       AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i q = bcast256(p + 16 + 32 * n);
@@ -336,6 +340,7 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
         eight_runs(A, B, ix, xb + 128 * n, scf + 8 * n, s0[i], s1[i]);
       }
     }
+  }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
