@@ -45,6 +45,8 @@ const std::vector<BenchType> kTypes = {
     {"mlx4 g64 f16", TypeId::mlx_affine, 4, 64, TypeId::f16},
     {"mlx8 g64 bf16", TypeId::mlx_affine, 8, 64, TypeId::bf16},
     {"mlx3 g64 f16", TypeId::mlx_affine, 3, 64, TypeId::f16},
+    {"mlx2 g128 f16", TypeId::mlx_affine, 2, 128, TypeId::f16},
+    {"mlx6 g64 bf16", TypeId::mlx_affine, 6, 64, TypeId::bf16},
 };
 
 struct Placed {

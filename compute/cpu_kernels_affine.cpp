@@ -1,11 +1,13 @@
 // cpu kernels for MLX affine quantization and Ollama int4/int8 blobs (FORMATS.md §3.2-3.4, §4.5):
 // w = scale * q + bias per group, q packed as one little-endian bit stream per row (element i at
-// bits [i*bits, (i+1)*bits)). Fused as y = sum_g scale_g * sum(q x) + bias_g * sum(x).
+// bits [i*bits, (i+1)*bits)). Fused as y = sum_g scale_g * sum((q - k_g) x) + (scale_g k_g + bias_g) * sum(x),
+// k_g the code nearest the group's zero (cpu_centre.hpp), so rows whose terms cancel keep their digits.
 // 2/4/8 bits: SIMD, with x permuted once per matvec to match the nibble/crumb interleave;
 // 3/5/6 bits: 8 codes from `bits` bytes at a time into a 32-float buffer, then a dot.
 #include <algorithm>
 #include <array>
 
+#include "compute/cpu_centre.hpp"
 #include "compute/cpu_kernels.hpp"
 #include "compute/cpu_simd.hpp"
 
@@ -53,11 +55,11 @@ void prepare_affine(const TensorView& v, const float* x, std::vector<float>& xpe
       for (int i = 0; i < lanes; ++i) xperm[c + lanes * s + i] = x[c + i * per_byte + s];
 }
 
-// Decodes 32 codes of kBits (3, 5, 6, or any) starting at element e0 (a multiple of 8): 8 codes
+// Decodes 32 codes of kBits (3, 5, 6, or any) starting at element e0 (a multiple of 8), minus k: 8 codes
 // are exactly kBits bytes, read as one little-endian word: with one 8-byte load where the row has
 // 8 bytes left (a byte-wise copy through the stack stalls the wide reload), byte by byte at its end.
 template <int kBits>
-void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e0, float* __restrict out) {
+void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e0, int k_code, float* __restrict out) {
   constexpr uint64_t kMask = kBits >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * kBits)) - 1;
   for (int k = 0; k < 32; k += 8) {
     const uint64_t at = static_cast<uint64_t>(e0 + k) * kBits / 8;
@@ -68,30 +70,31 @@ void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e
     } else {
       for (int i = 0; i < kBits; ++i) word |= static_cast<uint64_t>(row[at + i]) << (8 * i);
     }
-    for (int i = 0; i < 8; ++i) out[k + i] = static_cast<float>((word >> (i * kBits)) & ((1u << kBits) - 1));
+    for (int i = 0; i < 8; ++i) out[k + i] = static_cast<float>(static_cast<int>((word >> (i * kBits)) & ((1u << kBits) - 1)) - k_code);
   }
 }
 
 constexpr bool kSimdBits(int bits) { return AKVIEW_CPU_AVX2 && (bits == 8 || bits == 4 || bits == 2); }
 
-// sum over one group of q * x: a vector of partial sums on the SIMD path, a float otherwise.
+// sum over one group of (q - k) * x: a vector of partial sums on the SIMD path, a float otherwise.
 template <int kBits>
-auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, const float* x, const float* xperm) {
+auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, int k, const float* x, const float* xperm) {
 #if AKVIEW_CPU_AVX512
   if constexpr (kBits == 8 || kBits == 4) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     const uint8_t* p = row + e0 * kBits / 8;
+    const __m512i kv = _mm512_set1_epi32(k);
     if constexpr (kBits == 8) {
       for (int64_t e = 0; e < g; e += 32) {
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + e)), _mm512_loadu_ps(x + e0 + e), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + e + 16)), _mm512_loadu_ps(x + e0 + e + 16), acc1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e), kv)), _mm512_loadu_ps(x + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e + 16), kv)), _mm512_loadu_ps(x + e0 + e + 16), acc1);
       }
     } else {
       const __m512i mask = _mm512_set1_epi32(0x0F);
       for (int64_t e = 0; e < g; e += 32) {
         const __m512i w = u8x16_to_i32(p + e / 2);
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(w, mask)), _mm512_loadu_ps(xperm + e0 + e), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(w, 4)), _mm512_loadu_ps(xperm + e0 + e + 16), acc1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(w, mask), kv)), _mm512_loadu_ps(xperm + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(w, 4), kv)), _mm512_loadu_ps(xperm + e0 + e + 16), acc1);
       }
     }
     return _mm512_add_ps(acc0, acc1);
@@ -101,27 +104,29 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, co
   if constexpr (kSimdBits(kBits)) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     const uint8_t* p = row + e0 * kBits / 8;
+    const __m256i kv = _mm256_set1_epi32(k);
+    auto centred = [&](__m256i q) { return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, kv)); };
     if constexpr (kBits == 8) {
       for (int64_t e = 0; e < g; e += 16) {
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(u8x8_to_i32(p + e)), _mm256_loadu_ps(x + e0 + e), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(u8x8_to_i32(p + e + 8)), _mm256_loadu_ps(x + e0 + e + 8), acc1);
+        acc0 = _mm256_fmadd_ps(centred(u8x8_to_i32(p + e)), _mm256_loadu_ps(x + e0 + e), acc0);
+        acc1 = _mm256_fmadd_ps(centred(u8x8_to_i32(p + e + 8)), _mm256_loadu_ps(x + e0 + e + 8), acc1);
       }
     } else if constexpr (kBits == 4) {
       const __m256i mask = _mm256_set1_epi32(0x0F);
       for (int64_t e = 0; e < g; e += 16) {
         const __m256i w = u8x8_to_i32(p + e / 2);
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, mask)), _mm256_loadu_ps(xperm + e0 + e), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, 4)), _mm256_loadu_ps(xperm + e0 + e + 8), acc1);
+        acc0 = _mm256_fmadd_ps(centred(_mm256_and_si256(w, mask)), _mm256_loadu_ps(xperm + e0 + e), acc0);
+        acc1 = _mm256_fmadd_ps(centred(_mm256_srli_epi32(w, 4)), _mm256_loadu_ps(xperm + e0 + e + 8), acc1);
       }
     } else {
       const __m256i mask = _mm256_set1_epi32(3);
       for (int64_t e = 0; e < g; e += 32) {
         const __m256i w = u8x8_to_i32(p + e / 4);
         const float* xp = xperm + e0 + e;
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, mask)), _mm256_loadu_ps(xp), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(w, 2), mask)), _mm256_loadu_ps(xp + 8), acc1);
-        acc0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(w, 4), mask)), _mm256_loadu_ps(xp + 16), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, 6)), _mm256_loadu_ps(xp + 24), acc1);
+        acc0 = _mm256_fmadd_ps(centred(_mm256_and_si256(w, mask)), _mm256_loadu_ps(xp), acc0);
+        acc1 = _mm256_fmadd_ps(centred(_mm256_and_si256(_mm256_srli_epi32(w, 2), mask)), _mm256_loadu_ps(xp + 8), acc1);
+        acc0 = _mm256_fmadd_ps(centred(_mm256_and_si256(_mm256_srli_epi32(w, 4), mask)), _mm256_loadu_ps(xp + 16), acc0);
+        acc1 = _mm256_fmadd_ps(centred(_mm256_srli_epi32(w, 6)), _mm256_loadu_ps(xp + 24), acc1);
       }
     }
     return _mm256_add_ps(acc0, acc1);
@@ -134,7 +139,7 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, co
     float acc = 0;
     for (int64_t e = 0; e < g; e += 256) {
       const int64_t n = std::min<int64_t>(256, g - e);
-      for (int64_t k = 0; k < n; k += 32) decode_codes32<kBits>(row, row_bytes, e0 + e + k, buf + k);
+      for (int64_t c = 0; c < n; c += 32) decode_codes32<kBits>(row, row_bytes, e0 + e + c, k, buf + c);
       acc += dot_f32(buf, x + e0 + e, n);
     }
     return acc;
@@ -159,19 +164,24 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const int64_t g = v.group_size, groups = v.n_cols / g;
   const ScalarLoadFn load_scale = scalar_loader(v.scales_type), load_bias = scalar_loader(v.biases_type);
   const uint64_t sbytes = type_info(v.scales_type).block_bytes, bbytes = type_info(v.biases_type).block_bytes;
+  thread_local std::vector<float> sc, bi, kc, bc;   // per group of the row: scale, bias, k, centred bias
+  for (auto* vec : {&sc, &bi, &kc, &bc}) vec->resize(static_cast<size_t>(groups));
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     const uint64_t gi0 = static_cast<uint64_t>(r) * static_cast<uint64_t>(groups);
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      sc[gi] = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
+      bi[gi] = load_bias(v.biases.data() + (gi0 + gi) * bbytes);
+    }
+    centre_groups(sc.data(), bi.data(), groups, (1 << kBits) - 1, kc.data(), bc.data());
     float bias_acc = 0;
-    using Dot = decltype(group_dot<kBits>(row, v.row_bytes, 0, g, a.x, a.xperm));
+    using Dot = decltype(group_dot<kBits>(row, v.row_bytes, 0, g, 0, a.x, a.xperm));
     Dot vacc{};   // float, __m256 or __m512: zero
     for (int64_t gi = 0; gi < groups; ++gi) {
-      const float s = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
-      const float b = load_bias(v.biases.data() + (gi0 + gi) * bbytes);
       float xs = 0;
       for (int64_t k = gi * g / 16; k < (gi + 1) * g / 16; ++k) xs += a.xsum16[k];
-      bias_acc += b * xs;
-      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, a.x, a.xperm), s, vacc);
+      bias_acc += bc[gi] * xs;
+      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, static_cast<int>(kc[gi]), a.x, a.xperm), sc[gi], vacc);
     }
     y[r] = reduce(vacc) + bias_acc;
   }
@@ -180,7 +190,7 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
 #if AKVIEW_CPU_VBMI
 // AVX-512 VBMI kernels over R rows at a time for 4- and 8-bit codes with groups of a multiple of 64.
 // Per row, the group scales and biases are converted to f32 once (vector loaders per scalar type);
-// the bias term sum_g (b_g - k s_g) * xg_g is one dot with the group sums of x. 4-bit codes become
+// the bias term sum_g (s_g k_g + b_g) * xg_g (centred groups) is one dot with the group sums of x. 4-bit codes become
 // one_plus floats (cpu_simd.hpp) against xperm (lo nibbles of 16 bytes, then their hi nibbles);
 // 8-bit codes are widened 16 at a time (vpmovzxbd + vcvtdq2ps) as in q8_0.
 namespace vb {
@@ -200,11 +210,14 @@ void load_scalars(TypeId type, const uint8_t* p, int64_t n, float* out) {
 }
 
 struct RowScales {
-  std::vector<float> s, b, xg;   // per group: scale * k, bias, and (xg) the group sums of x
+  std::vector<float> b, xg;   // scratch for one row's biases; the group sums of x (shared by all rows)
 };
 
-// Fills xg (once per call) and, for row r, s[g] = kScale * scale and returns sum_g (b_g - kOne*scale_g) xg_g.
-float row_scales(const CpuArgs& a, int64_t r, float k_scale, float k_one, RowScales& rs, float* sc) {
+// For row r: sc[g] = k_scale * scale_g, kc[g] = the code offset k_g (cpu_centre.hpp) in the form
+// the kernel subtracts from its code floats (one_plus: 1 + k/16; else k). Returns the bias term
+// sum_g (scale_g k_g + b_g) xg_g. 16 groups per step: a serial scalar chain here would cost a third
+// of a row's time.
+float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes, int top, RowScales& rs, float* sc, float* kc) {
   const TensorView& v = *a.view;
   const int64_t groups = v.n_cols / v.group_size;
   const uint64_t sb = type_info(v.scales_type).block_bytes, bb = type_info(v.biases_type).block_bytes;
@@ -212,18 +225,24 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, float k_one, RowSca
   rs.b.resize(static_cast<size_t>(groups));
   load_scalars(v.scales_type, v.scales.data() + g0 * sb, groups, sc);
   load_scalars(v.biases_type, v.biases.data() + g0 * bb, groups, rs.b.data());
-  // Vector lanes: a serial scalar chain here would cost a third of a row's time.
   __m512 acc = _mm512_setzero_ps();
-  const __m512 one = _mm512_set1_ps(k_one), scale = _mm512_set1_ps(k_scale);
+  const __m512 scale = _mm512_set1_ps(k_scale), zero = _mm512_setzero_ps(), topv = _mm512_set1_ps(static_cast<float>(top));
+  const __m512 kmul = _mm512_set1_ps(one_plus_codes ? 1.0f / 16.0f : 1.0f), kadd = _mm512_set1_ps(one_plus_codes ? 1.0f : 0.0f);
   int64_t g = 0;
   for (; g + 16 <= groups; g += 16) {
-    const __m512 s16 = _mm512_loadu_ps(sc + g);
-    acc = _mm512_fmadd_ps(_mm512_fnmadd_ps(one, s16, _mm512_loadu_ps(rs.b.data() + g)), _mm512_loadu_ps(rs.xg.data() + g), acc);
+    const __m512 s16 = _mm512_loadu_ps(sc + g), b16 = _mm512_loadu_ps(rs.b.data() + g);
+    // k = round(-b/s) clamped to [0, top] (rcp14: see centre_block); max() gives 0 for a NaN.
+    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 k = _mm512_min_ps(_mm512_max_ps(q, zero), topv);
+    acc = _mm512_fmadd_ps(_mm512_fmadd_ps(s16, k, b16), _mm512_loadu_ps(rs.xg.data() + g), acc);
+    _mm512_storeu_ps(kc + g, _mm512_fmadd_ps(k, kmul, kadd));
     _mm512_storeu_ps(sc + g, _mm512_mul_ps(s16, scale));
   }
   float bias = hsum512(acc);
   for (; g < groups; ++g) {
-    bias += (rs.b[g] - k_one * sc[g]) * rs.xg[g];
+    const CentredGroup c = centre_block(sc[g], rs.b[g], top);
+    bias += c.bias * rs.xg[g];
+    kc[g] = one_plus_codes ? 1.0f + c.k / 16.0f : c.k;
     sc[g] *= k_scale;
   }
   return bias;
@@ -237,11 +256,12 @@ void group_x_sums(const CpuArgs& a, RowScales& rs) {
     for (int64_t k = 0; k < per; ++k) rs.xg[g] += a.xsum16[g * per + k];
 }
 
-// One 64-element step of a group into two partial sums. 4-bit: sum(q x) = 16 (sum((1 + q/16) x) -
-// sum(x)); the step's 32 bytes give two runs of 16 lo nibbles (xperm 0..15, 32..47) and two of hi
-// nibbles (16..31, 48..63). 8-bit: 16 codes widened per vector against x.
+// One 64-element step of a group into two partial sums of (q - k) x, kv holding the group's k as
+// row_scales put it. 4-bit: (1 + q/16) - (1 + k/16) = (q - k)/16 exactly; the step's 32 bytes give
+// two runs of 16 lo nibbles (xperm 0..15, 32..47) and two of hi nibbles (16..31, 48..63). 8-bit: 16
+// codes widened per vector against x.
 template <int kBits>
-inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512& t0, __m512& t1) {
+inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512 kv, __m512& t0, __m512& t1) {
   if constexpr (kBits == 4) {
     const __m256i m78 = _mm256_set1_epi8(0x78), m80 = _mm256_set1_epi8(static_cast<char>(0x80));
     const uint8_t* p = row + e / 2;
@@ -250,24 +270,24 @@ inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const M
     const __m512i lo = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_slli_epi16(q, 3), m78, m80, 0xEA));
     const __m512i hi = _mm512_castsi256_si512(_mm256_ternarylogic_epi32(_mm256_srli_epi16(q, 1), m78, m80, 0xEA));
     const float* xp = a.xperm + e;
-    t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[0], ix.one), _mm512_loadu_ps(xp), t0);
-    t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[0], ix.one), _mm512_loadu_ps(xp + 16), t1);
-    t0 = _mm512_fmadd_ps(one_plus(lo, ix.k[1], ix.one), _mm512_loadu_ps(xp + 32), t0);
-    t1 = _mm512_fmadd_ps(one_plus(hi, ix.k[1], ix.one), _mm512_loadu_ps(xp + 48), t1);
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(lo, ix.k[0], ix.one), kv), _mm512_loadu_ps(xp), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(hi, ix.k[0], ix.one), kv), _mm512_loadu_ps(xp + 16), t1);
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(lo, ix.k[1], ix.one), kv), _mm512_loadu_ps(xp + 32), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(hi, ix.k[1], ix.one), kv), _mm512_loadu_ps(xp + 48), t1);
   } else {
     const uint8_t* p = row + e;
     prefetch_span(p + 1024, 64);
-    t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p)), _mm512_loadu_ps(a.x + e), t0);
-    t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), _mm512_loadu_ps(a.x + e + 16), t1);
-    t0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), _mm512_loadu_ps(a.x + e + 32), t0);
-    t1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), _mm512_loadu_ps(a.x + e + 48), t1);
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p)), kv), _mm512_loadu_ps(a.x + e), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), kv), _mm512_loadu_ps(a.x + e + 16), t1);
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), kv), _mm512_loadu_ps(a.x + e + 32), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), kv), _mm512_loadu_ps(a.x + e + 48), t1);
   }
 }
 
 // R rows: per group, sum the steps, then one multiply by the row's (prepared) group scale.
 template <int kBits, int R>
-void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc) {
-  constexpr float kScale = kBits == 4 ? 16.0f : 1.0f, kOne = kBits == 4 ? 16.0f : 0.0f;
+void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc, std::vector<float>* kc) {
+  constexpr float kScale = kBits == 4 ? 16.0f : 1.0f;
   const TensorView& v = *a.view;
   const int64_t g = v.group_size, groups = v.n_cols / g;
   const MidIdx ix;
@@ -276,7 +296,7 @@ void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<
   const uint8_t* rows[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
-    bias[i] = row_scales(a, r + i, kScale, kOne, rs, sc[i].data());
+    bias[i] = row_scales(a, r + i, kScale, kBits == 4, (1 << kBits) - 1, rs, sc[i].data(), kc[i].data());
     acc[i] = _mm512_setzero_ps();
     rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
   }
@@ -285,7 +305,8 @@ void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       __m512 t0 = _mm512_setzero_ps(), t1 = _mm512_setzero_ps();
-      for (int64_t e = e0; e < e0 + g; e += 64) affine_step<kBits>(rows[i], e, a, ix, t0, t1);
+      const __m512 kv = _mm512_set1_ps(kc[i][gi]);
+      for (int64_t e = e0; e < e0 + g; e += 64) affine_step<kBits>(rows[i], e, a, ix, kv, t0, t1);
       acc[i] = _mm512_fmadd_ps(_mm512_add_ps(t0, t1), _mm512_set1_ps(sc[i][gi]), acc[i]);
     }
   }
@@ -297,13 +318,14 @@ template <int kBits>
 void affine_rows_vbmi(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   constexpr int R = kBits == 4 ? 2 : 4;
   thread_local RowScales rs;
-  thread_local std::vector<float> sc[R];
+  thread_local std::vector<float> sc[R], kc[R];
   const int64_t groups = a.view->n_cols / a.view->group_size;
   group_x_sums(a, rs);
   for (auto& s : sc) s.resize(static_cast<size_t>(groups));
+  for (auto& k : kc) k.resize(static_cast<size_t>(groups));
   int64_t r = r0;
-  for (; r + R <= r1; r += R) affine_n<kBits, R>(a, r, y, rs, sc);
-  for (; r < r1; ++r) affine_n<kBits, 1>(a, r, y, rs, sc);
+  for (; r + R <= r1; r += R) affine_n<kBits, R>(a, r, y, rs, sc, kc);
+  for (; r < r1; ++r) affine_n<kBits, 1>(a, r, y, rs, sc, kc);
 }
 
 }  // namespace vb

@@ -3,8 +3,11 @@
 //   q2_k [scales 16][qs 64][d f16][dmin f16]        q3_k [hmask 32][qs 64][scales 12][d f16]
 //   q4_k [d][dmin][scales 12][qs 128]               q5_k [d][dmin][scales 12][qh 32][qs 128]
 //   q6_k [ql 128][qh 64][scales i8 16][d f16]       iq4_xs [d][scales_h u16][scales_l 4][qs 128]
+#include <algorithm>
 #include <array>
+#include <vector>
 
+#include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
 #include "core/decode/kquant_scales.hpp"
 
@@ -14,7 +17,8 @@ using namespace simd;
 
 #if AKVIEW_CPU_AVX2
 // q4_k: per 64-element chunk, the low nibbles of 32 bytes are sub-block 2c and the high nibbles
-// sub-block 2c+1. sum = d*sc*sum(q*x) - dmin*m*sum(x), with sum(x) from the precomputed xsum16.
+// sub-block 2c+1. Each sub-block is centred (cpu_centre.hpp): sum = d*sc*sum((q - k) x) +
+// (d*sc*k - dmin*m)*sum(x), with sum(x) from the precomputed xsum16.
 [[maybe_unused]] void q4_k_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
@@ -22,7 +26,7 @@ using namespace simd;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    float mins = 0;
+    float bias = 0;
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* p = row + b * 144;
       const float d = load_f16(p), dmin = load_f16(p + 2);
@@ -34,18 +38,20 @@ using namespace simd;
         decode::kquant_scale_min(2 * c, p + 4, &sc0, &m0);
         decode::kquant_scale_min(2 * c + 1, p + 4, &sc1, &m1);
         const float* x0 = xb + 64 * c;
+        const CentredGroup c0 = centre_group(d * sc0, -(dmin * m0), 15), c1 = centre_group(d * sc1, -(dmin * m1), 15);
+        const __m256i k0 = _mm256_set1_epi32(static_cast<int>(c0.k)), k1 = _mm256_set1_epi32(static_cast<int>(c1.k));
         __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
         for (int l = 0; l < 32; l += 8) {
           const __m256i w = u8x8_to_i32(q + 32 * c + l);
-          lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_and_si256(w, mask)), _mm256_loadu_ps(x0 + l), lo);
-          hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(w, 4)), _mm256_loadu_ps(x0 + 32 + l), hi);
+          lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, mask), k0)), _mm256_loadu_ps(x0 + l), lo);
+          hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), k1)), _mm256_loadu_ps(x0 + 32 + l), hi);
         }
         s0 = _mm256_fmadd_ps(lo, _mm256_set1_ps(d * sc0), s0);
         s1 = _mm256_fmadd_ps(hi, _mm256_set1_ps(d * sc1), s1);
-        mins += dmin * (m0 * (xs[4 * c] + xs[4 * c + 1]) + m1 * (xs[4 * c + 2] + xs[4 * c + 3]));
+        bias += c0.bias * (xs[4 * c] + xs[4 * c + 1]) + c1.bias * (xs[4 * c + 2] + xs[4 * c + 3]);
       }
     }
-    y[r] = hsum(_mm256_add_ps(s0, s1)) - mins;
+    y[r] = hsum(_mm256_add_ps(s0, s1)) + bias;
   }
 }
 
@@ -102,6 +108,7 @@ using namespace simd;
 namespace vb {
 
 constexpr int kAhead = 8;   // super-blocks prefetched ahead in each row (prefetch_span)
+constexpr int kChunk = 8;   // super-blocks whose scales are prepared before their dot loop
 
 // q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
 // (building them in memory and reloading as a vector stalls on store forwarding).
@@ -122,25 +129,30 @@ inline __m512 k4_xsums(__m512 xs) {
   return _mm512_add_ps(_mm512_permutexvar_ps(even, xs), _mm512_permutexvar_ps(odd, xs));
 }
 
-// Per-row constants of a q4_k / q5_k super-block for one_plus codes of `levels` steps (16 or 32):
-// scf[8] = levels*d*sc; returns (levels*d*sc_j, dmin*m_j) * x2 (lanes 0..7, 8..15), which removes
-// both the 1 of one_plus and the min once summed. Scales and mins are widened as one vector, and
-// [d, dmin] spread over the halves with one permute.
-inline __m512 k4_prep_one(const uint8_t* p, __m512 x2, __m512 levels, float* scf) {
-  const __m512i halves = _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+// Per-row constants of a q4_k / q5_k super-block for one_plus codes of `levels` steps (16 or 32),
+// sub-block j centred on k_j (cpu_centre.hpp: w = d1 (q - k) + (d1 k - m1), d1 = d*sc_j, m1 =
+// dmin*m_j): scf[j] = levels*d1, kc[j] = 1 + k_j/levels (one_plus of k_j, subtracted from the code
+// floats); returns the sub-block terms (m1 - d1 k_j) * xs_j, subtracted once summed.
+inline __m256 k4_prep_centred(const uint8_t* p, __m256 xs8, float levels, float* scf, float* kc) {
   const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));   // [d, dmin]
-  const __m512 coef = _mm512_mul_ps(_mm512_permutexvar_ps(halves, _mm512_castps128_ps512(dd)), levels);
-  const __m512 scm = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales(p + 4))), coef);
-  _mm256_store_ps(scf, _mm512_castps512_ps256(scm));
-  return _mm512_mul_ps(scm, x2);
+  const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales(p + 4)));          // 8 scales, 8 mins
+  const __m256 d1 = _mm256_mul_ps(_mm512_castps512_ps256(sm), _mm256_broadcastss_ps(dd));
+  const __m256 m1 = _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sm), 1)), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
+  // k = round(m1 / d1) in [0, levels - 1], by rcp14 (cpu_centre.hpp, centre_block); max() gives 0 for 0 * inf.
+  const __m256 q = _mm256_round_ps(_mm256_mul_ps(m1, _mm256_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 k = _mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), _mm256_set1_ps(levels - 1));
+  _mm256_storeu_ps(scf, _mm256_mul_ps(d1, _mm256_set1_ps(levels)));
+  _mm256_storeu_ps(kc, _mm256_fmadd_ps(k, _mm256_set1_ps(1.0f / levels), _mm256_set1_ps(1.0f)));
+  return _mm256_mul_ps(_mm256_fnmadd_ps(d1, k, m1), xs8);
 }
 
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
 
-// Two runs of 16 one_plus codes times x, times one scale, into acc.
-inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, __m512 acc) {
-  __m512 t = _mm512_mul_ps(one_plus(v, ix.k[k], ix.one), _mm512_loadu_ps(x));
-  t = _mm512_fmadd_ps(one_plus(v, ix.k[k + 1], ix.one), _mm512_loadu_ps(x + 16), t);
+// Two runs of 16 one_plus codes, less the sub-block's one_plus k (kc), times x, times one scale, into acc.
+inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, float kc, __m512 acc) {
+  const __m512 kv = _mm512_set1_ps(kc);
+  __m512 t = _mm512_mul_ps(_mm512_sub_ps(one_plus(v, ix.k[k], ix.one), kv), _mm512_loadu_ps(x));
+  t = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(v, ix.k[k + 1], ix.one), kv), _mm512_loadu_ps(x + 16), t);
   return _mm512_fmadd_ps(t, _mm512_set1_ps(sc), acc);
 }
 
@@ -156,19 +168,33 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m10 = _mm512_set1_epi8(0x10), m78 = _mm512_set1_epi8(0x78),
                 m7c = _mm512_set1_epi8(0x7C), m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i cnt[2][2] = {{counts2(0, 2), counts2(1, 3)}, {counts2(4, 6), counts2(5, 7)}};
-  const __m512 levels = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(kQ5 ? 32.0f : 16.0f), _mm512_set1_ps(1.0f));
-  __m512 s0[R], s1[R], mn[R];
+  __m512 s0[R], s1[R];
+  __m256 mn[R];
+  // Scales and centre codes (16 floats per row and block: 8 scf, 8 kc) are prepared kChunk
+  // super-blocks at a time before their dot loop: computed inside it, the chain from the scale
+  // bytes to the first subtract was longer than the loop could hide; prepared for a whole row, the
+  // row was read twice from memory.
+  alignas(32) float pre[R][kChunk][16];
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
-  alignas(32) float scf[R][8];
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int i = 0; i < R; ++i) {
+    s0[i] = s1[i] = _mm512_setzero_ps();
+    mn[i] = _mm256_setzero_ps();
+  }
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i)
+      for (int64_t b = b0; b < b1; ++b) {
+        const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
+        mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f, pre[i][b - b0], pre[i][b - b0] + 8));
+      }
+  for (int64_t b = b0; b < b1; ++b) {
     const float* xb = a.x + b * 256;
-    const __m512 x2 = k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16));
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
       prefetch_span(p + kAhead * kBytes, kBytes);
-      mn[i] = _mm512_add_ps(mn[i], k4_prep_one(p, x2, levels, scf[i]));
+      const float* scf = pre[i][b - b0];
       AKV_UNROLL
       for (int h = 0; h < 2; ++h) {
         const __m512i q = load512(p + kQs + 64 * h);
@@ -184,24 +210,27 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
           hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
         }
         const float* x = xb + 128 * h;
-        const float* sc = scf[i] + 4 * h;
-        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], s1[i]);
-        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], s1[i]);
+        const float* sc = scf + 4 * h;
+        const float* kh = scf + 8 + 4 * h;
+        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], kh[0], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], kh[1], s1[i]);
+        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], kh[2], s0[i]);
+        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], kh[3], s1[i]);
       }
     }
   }
+  }
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i])) - hsum(mn[i]);
 }
 
 // q6_k: per 128-element half n, A = elements 0..63 and B = 64..127 as one_plus codes 1 + c/64
-// (c = the unsigned 6-bit code); sum((c - 32) x) = 64 sum((1 + c/64) x) - 96 sum(x), so scf holds
-// 64*d*sc and the per-run 96*d*sc*xs is subtracted once per super-block.
-// The two code-to-float forms, chosen by the index set: one_plus codes (MidIdx: q6_k) and signed
-// codes in the top byte (TopIdx: q2_k, q3_k). Run k is bytes 16k..16k+15 of v.
-inline __m512 run_floats(__m512i v, const MidIdx& ix, int k) { return one_plus(v, ix.k[k], ix.one); }
+// (c = the unsigned 6-bit code); (1 + c/64) - 1.5 = (c - 32)/64 exactly, so scf holds 64*d*sc and
+// no term of sum(x) is left to cancel (a factorised 96*d*sc*sum(x) loses rows whose weights are
+// mostly zero).
+// The two code-to-float forms, chosen by the index set: one_plus codes less 1.5 (MidIdx: q6_k) and
+// signed codes in the top byte (TopIdx: q2_k, q3_k). Run k is bytes 16k..16k+15 of v.
+inline __m512 run_floats(__m512i v, const MidIdx& ix, int k) { return _mm512_sub_ps(one_plus(v, ix.k[k], ix.one), _mm512_set1_ps(1.5f)); }
 inline __m512 run_floats(__m512i v, const TopIdx& ix, int k) { return top_f32(v, ix.k[k]); }
 inline __m512 one_run(__m512i v, const auto& ix, int k, const float* x, float sc, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_mul_ps(run_floats(v, ix, k), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
@@ -227,13 +256,12 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30), m7e = _mm512_set1_epi8(0x7E),
                 m80 = _mm512_set1_epi8(static_cast<char>(0x80));
   const __m512i cA = counts2(4, 2), cB = counts2(0, 2);
-  __m512 s0[R], s1[R], mn[R];
+  __m512 s0[R], s1[R];
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
+  for (int i = 0; i < R; ++i) s0[i] = s1[i] = _mm512_setzero_ps();
   alignas(64) float scf[R][16];
   for (int64_t b = 0; b < nb; ++b) {
     const float* xb = a.x + b * 256;
-    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 210;
@@ -241,7 +269,6 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
       const float d = load_f16(p + 208);
       const __m512 sc = _mm512_cvtepi32_ps(i8x16_to_i32(p + 192));
       _mm512_store_ps(scf[i], _mm512_mul_ps(sc, _mm512_set1_ps(64.0f * d)));
-      mn[i] = _mm512_fmadd_ps(_mm512_mul_ps(sc, xs), _mm512_set1_ps(96.0f * d), mn[i]);
       AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i l = load512(p + 64 * n), hh = bcast256(p + 128 + 32 * n);
@@ -253,10 +280,17 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
     }
   }
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i]));
 }
 
 // q2_k: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3; run k has scale sc[k] & 15, min sc[k] >> 4.
+// Run k is centred on its code k_k (cpu_centre.hpp), subtracted from the code bytes: kb holds the
+// 16 k_k, spread over the 4 runs of A (runs 8n..8n+3) and of B (8n+4..8n+7) by one vpermb each.
+inline __m512i run_spread(int first_run) {
+  alignas(64) int8_t idx[64];
+  for (int i = 0; i < 64; ++i) idx[i] = static_cast<int8_t>(first_run + i / 16);
+  return _mm512_load_si512(idx);
+}
 template <int R>
 void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
@@ -265,29 +299,48 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512i m3 = _mm512_set1_epi8(3);
   const __m512i cA = counts2(0, 2), cB = counts2(4, 6);
   const __m128i m4x = _mm_set1_epi8(0x0F);
+  const __m512i spread[2][2] = {{run_spread(0), run_spread(4)}, {run_spread(8), run_spread(12)}};
   __m512 s0[R], s1[R], mn[R];
+  // Run scales (16 floats) and centre codes (16 bytes) are prepared kChunk super-blocks at a time
+  // before their dot loop (as in k4_n).
+  alignas(64) float scf_pre[R][kChunk][16];
+  alignas(16) uint8_t k_pre[R][kChunk][16];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) s0[i] = s1[i] = mn[i] = _mm512_setzero_ps();
-  alignas(64) float scf[R][16];
-  for (int64_t b = 0; b < nb; ++b) {
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i)
+      for (int64_t b = b0; b < b1; ++b) {
+        const uint8_t* p = row_ptr(v, r + i) + b * 84;
+        const float d = load_f16(p + 80), dmin = load_f16(p + 82);
+        const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
+        const __m512 m1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
+        // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
+        const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
+        _mm_store_si128(reinterpret_cast<__m128i*>(k_pre[i][b - b0]), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
+        _mm512_store_ps(scf_pre[i][b - b0], _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
+        mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), _mm512_loadu_ps(a.xsum16 + b * 16), mn[i]);
+      }
+  for (int64_t b = b0; b < b1; ++b) {
     const float* xb = a.x + b * 256;
-    const __m512 xs = _mm512_loadu_ps(a.xsum16 + b * 16);
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * 84;
       prefetch_span(p + kAhead * 84, 84);
-      const float d = load_f16(p + 80) * kTop, dmin = load_f16(p + 82);
-      const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-      _mm512_store_ps(scf[i], _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d)));
-      const __m512 m16 = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x)));
-      mn[i] = _mm512_fmadd_ps(_mm512_mul_ps(m16, xs), _mm512_set1_ps(dmin), mn[i]);
+      const __m512i kb = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(k_pre[i][b - b0])));
+      const float* scf = scf_pre[i][b - b0];
       AKV_UNROLL
       for (int n = 0; n < 2; ++n) {
         const __m512i q = bcast256(p + 16 + 32 * n);
-        const __m512i A = _mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), B = _mm512_and_si512(_mm512_srlv_epi16(q, cB), m3);
-        eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
+        const __m512i A = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), _mm512_permutexvar_epi8(spread[n][0], kb));
+        const __m512i B = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cB), m3), _mm512_permutexvar_epi8(spread[n][1], kb));
+        eight_runs(A, B, ix, xb + 128 * n, scf + 8 * n, s0[i], s1[i]);
       }
     }
+  }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));

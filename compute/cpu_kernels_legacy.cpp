@@ -5,6 +5,7 @@
 // Nibble order: element j = low nibble of qs[j], element j+16 = high nibble.
 #include <array>
 
+#include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
 
 namespace akview::compute {
@@ -99,7 +100,8 @@ void q8_0_n(const CpuArgs& a, int64_t r, float* y) {
 }
 
 // q5_0 / q5_1 (kMin): the fifth bits come from the 32-bit qh as two 16-bit byte masks (a masked
-// add of 16 sets bit 4, which the nibble leaves clear).
+// add of 16 sets bit 4, which the nibble leaves clear). q5_1 blocks are centred (cpu_centre.hpp):
+// k is subtracted from the code bytes and m + d*k times sum(x) added.
 template <int R, bool kMin>
 void q5_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
@@ -128,9 +130,11 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
       hi = _mm_mask_add_epi8(hi, static_cast<__mmask16>(qh >> 16), hi, k16);
       __m512 t;
       if constexpr (kMin) {
-        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(lo)), x0);
-        t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(hi)), x1, t);
-        mins[i] += load_f16(p + 2) * (a.xsum16[2 * b] + a.xsum16[2 * b + 1]);
+        const CentredGroup c = centre_block(load_f16(p), load_f16(p + 2), 31);
+        const __m128i kb = _mm_set1_epi8(static_cast<char>(static_cast<int>(c.k)));
+        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, kb))), x0);
+        t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(hi, kb))), x1, t);
+        mins[i] += c.bias * (a.xsum16[2 * b] + a.xsum16[2 * b + 1]);
       } else {
         t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, k16))), x0);
         t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(hi, k16))), x1, t);
@@ -143,8 +147,8 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
 }
 
 // 4-bit blocks of 32 by table lookup (iq4_block32: vpmovzxbd + vpermps per 16 codes) over R rows:
-// iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes, plus m * sum(x) per block, kept in a
-// second accumulator as (x0 + x1) * m).
+// iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes - k, a centred block (cpu_centre.hpp),
+// plus (m + d*k) * sum(x) per block, kept in a second accumulator as (x0 + x1) * (m + d*k)).
 inline __m512 codes_minus(int offset) {
   return _mm512_sub_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(static_cast<float>(offset)));
 }
@@ -168,8 +172,13 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = rows[i] + b * kBytes;
       prefetch_span(p + 1024, kBytes);
-      s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
-      if constexpr (kMin) c[i] = _mm512_fmadd_ps(_mm512_add_ps(_mm512_loadu_ps(xb), _mm512_loadu_ps(xb + 16)), _mm512_set1_ps(load_f16(p + 2)), c[i]);
+      if constexpr (kMin) {
+        const CentredGroup g = centre_block(load_f16(p), load_f16(p + 2), 15);
+        s[i] = iq4_block32(p + kQs, xb, load_f16(p), _mm512_sub_ps(table, _mm512_set1_ps(g.k)), s[i]);
+        c[i] = _mm512_fmadd_ps(_mm512_add_ps(_mm512_loadu_ps(xb), _mm512_loadu_ps(xb + 16)), _mm512_set1_ps(g.bias), c[i]);
+      } else {
+        s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
+      }
     }
   }
   AKV_UNROLL

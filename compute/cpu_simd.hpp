@@ -168,9 +168,10 @@ inline __m512i counts2(int lo, int hi) { return _mm512_inserti64x4(_mm512_set1_e
 // "One-plus" floats: a code c of up to 4 (5, 6) bits stored as the byte (c << 3) | 0x80 ((c << 2),
 // (c << 1) | 0x80) and placed into byte 2 of a dword whose other bytes are those of 1.0f
 // (0x3F800000) is exactly the float 1 + c/16 (1 + c/32, 1 + c/64): one masked vpermb turns 16 codes
-// into floats with no vcvtdq2ps. Kernels remove the 1 through the sums of x (sum(c x) = 16 (sum((1 +
-// c/16) x) - sum(x))). The cancellation costs some f32 accuracy: the worst row error relative to
-// sum|w x| measured 6e-8 (q4_k) and 1.6e-7 (q6_k) against 2e-8 before, the tolerance being 1e-5.
+// into floats with no vcvtdq2ps. Kernels subtract the one_plus of the group's centre code k (1 +
+// k/16, exact) before the multiply (cpu_centre.hpp): removing the 1 afterwards through the sums of
+// x (16 sum((1 + c/16) x) - 16 sum(x)) cancels two large terms and missed the per-row bound by
+// up to 400x on rows whose weights are mostly zero (tests/compute/edge_rows_test.cpp).
 inline __m512i mid_index(int k) {
   const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   return _mm512_slli_epi32(_mm512_add_epi32(iota, _mm512_set1_epi32(16 * k)), 16);

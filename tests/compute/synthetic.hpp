@@ -64,29 +64,45 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
   return t;
 }
 
+// Appends v stored as `type`: f32 as is, f16 / bf16 rounded to nearest even.
+inline void put_scalar(std::vector<uint8_t>& out, TypeId type, float v) {
+  const size_t at = out.size();
+  if (type == TypeId::f32) {
+    out.resize(at + 4);
+    std::memcpy(out.data() + at, &v, 4);
+    return;
+  }
+  const uint16_t h = type == TypeId::f16 ? f32_to_f16(v) : f32_to_bf16(v);
+  out.resize(at + 2);
+  std::memcpy(out.data() + at, &h, 2);
+}
+
+// The view of an affine tensor (MLX / Ollama): rows x cols codes of `bits`, groups of `group`;
+// the spans are left for the owner to set.
+inline TensorView affine_view(TypeId type, int bits, uint32_t group, TypeId scale_type, int64_t rows, int64_t cols) {
+  TensorView v;
+  v.type = type;
+  v.n_rows = rows;
+  v.n_cols = cols;
+  v.bits = static_cast<uint8_t>(bits);
+  v.group_size = group;
+  v.row_bytes = static_cast<uint64_t>(cols) * bits / 8;
+  v.scales_type = v.biases_type = scale_type;
+  return v;
+}
+
 inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group, TypeId scale_type, int64_t rows, int64_t cols, uint64_t seed) {
   SyntheticTensor t;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  t.view.type = type;
-  t.view.n_rows = rows;
-  t.view.n_cols = cols;
-  t.view.bits = static_cast<uint8_t>(bits);
-  t.view.group_size = group;
-  t.view.row_bytes = static_cast<uint64_t>(cols) * bits / 8;
-  t.view.scales_type = t.view.biases_type = scale_type;
+  t.view = affine_view(type, bits, group, scale_type, rows, cols);
   t.data.resize(static_cast<size_t>(t.view.row_bytes * rows));
   for (auto& b : t.data) b = static_cast<uint8_t>(rng());
-  const size_t groups = static_cast<size_t>(rows * cols / group), sb = type_info(scale_type).block_bytes;
-  t.scales.resize(groups * sb);
-  t.biases.resize(groups * sb);
+  const size_t groups = static_cast<size_t>(rows * cols / group);
   for (size_t g = 0; g < groups; ++g) {
     const float s = 0.01f * normal(rng), b = 0.1f * normal(rng);   // negative scales included
-    for (auto [vec, v] : {std::pair{&t.scales, s}, std::pair{&t.biases, b}}) {
-      if (scale_type == TypeId::f32) std::memcpy(vec->data() + g * 4, &v, 4);
-      const uint16_t h = scale_type == TypeId::f16 ? f32_to_f16(v) : f32_to_bf16(v);
-      if (scale_type != TypeId::f32) std::memcpy(vec->data() + g * 2, &h, 2);
-    }
+    put_scalar(t.scales, scale_type, s);
+    put_scalar(t.biases, scale_type, b);
   }
   t.view.data = t.data;
   t.view.scales = t.scales;
