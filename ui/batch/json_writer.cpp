@@ -4,20 +4,32 @@
 #include <cassert>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
 namespace akview {
 namespace {
 
-constexpr size_t kIndent = 2;           // print_json's dump(2)
-constexpr size_t kBufferBytes = 1 << 16;
-
 // Bytes that go out as they are: printable ASCII other than the quote and the backslash. Anything
-// else (controls, non-ASCII, invalid UTF-8) is escaped by nlohmann's own serializer.
+// else (controls, non-ASCII, invalid UTF-8) is escaped by nlohmann's own serializer. Eight bytes
+// at a time: a word holds an unplain byte when one is below 0x20, at or above 0x7f, '"' or '\\'.
 bool plain(std::string_view s) {
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
+  constexpr uint64_t kOnes = 0x0101010101010101ull, kHigh = 0x8080808080808080ull;
+  auto has_zero = [](uint64_t v) { return ((v - kOnes) & ~v & kHigh) != 0; };
+  auto unplain = [&](uint64_t w) {
+    return ((w - kOnes * 0x20) & ~w & kHigh) != 0 ||   // a byte < 0x20 (the word's high bits are checked apart)
+           (w & kHigh) != 0 || has_zero(w ^ (kOnes * 0x7f)) || has_zero(w ^ (kOnes * '"')) ||
+           has_zero(w ^ (kOnes * '\\'));
+  };
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, 8);
+    if (unplain(w)) return false;
+  }
+  for (; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') return false;
   }
   return true;
@@ -25,33 +37,13 @@ bool plain(std::string_view s) {
 
 }  // namespace
 
-JsonWriter::JsonWriter(std::FILE* out) : out_(out) { buf_.reserve(kBufferBytes + 256); }
+JsonWriter::JsonWriter(std::FILE* out) : out_(out), buf_(new char[kBufferBytes]) {}
 
 JsonWriter::~JsonWriter() { flush(); }
 
 void JsonWriter::flush() {
-  if (!buf_.empty()) std::fwrite(buf_.data(), 1, buf_.size(), out_);
-  buf_.clear();
-}
-
-void JsonWriter::put(std::string_view s) {
-  buf_.append(s);
-  if (buf_.size() >= kBufferBytes) flush();
-}
-
-void JsonWriter::put(char c) {
-  buf_.push_back(c);
-  if (buf_.size() >= kBufferBytes) flush();
-}
-
-void JsonWriter::before_value() {
-  if (after_key_) {   // a member's value follows its key on the same line
-    after_key_ = false;
-    return;
-  }
-  if (levels_.empty()) return;
-  put(levels_.back().count++ == 0 ? std::string_view("\n") : std::string_view(",\n"));
-  buf_.append(levels_.size() * kIndent, ' ');
+  if (len_) std::fwrite(buf_.get(), 1, len_, out_);
+  len_ = 0;
 }
 
 void JsonWriter::begin(char open, char close) {
@@ -65,8 +57,11 @@ void JsonWriter::end() {
   const Level level = levels_.back();
   levels_.pop_back();
   if (level.count) {
-    put('\n');
-    buf_.append(levels_.size() * kIndent, ' ');
+    const size_t spaces = levels_.size() * kIndent;
+    reserve(1 + spaces);
+    buf_[len_++] = '\n';
+    std::memset(buf_.get() + len_, ' ', spaces);
+    len_ += spaces;
   }
   put(level.close);
 }
@@ -90,10 +85,12 @@ void JsonWriter::key(std::string_view k) {
 
 void JsonWriter::value(std::string_view s) {
   before_value();
-  if (plain(s)) {
-    put('"');
-    put(s);
-    put('"');
+  if (plain(s) && s.size() + 2 <= kBufferBytes) {
+    reserve(s.size() + 2);
+    buf_[len_++] = '"';
+    std::memcpy(buf_.get() + len_, s.data(), s.size());
+    len_ += s.size();
+    buf_[len_++] = '"';
     return;
   }
   put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));

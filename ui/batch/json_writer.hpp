@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,16 +86,45 @@ class JsonWriter {
     std::string last_key;
 #endif
   };
-  void before_value();   // separator and indentation of the next array element or member
+  static constexpr size_t kIndent = 2;            // print_json's dump(2)
+  static constexpr size_t kBufferBytes = 1 << 16;
+
+  // Separator and indentation of the next array element or member (nothing after a key).
+  void before_value() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (levels_.empty()) return;
+    const size_t spaces = levels_.size() * kIndent;
+    reserve(2 + spaces);
+    if (levels_.back().count++) buf_[len_++] = ',';
+    buf_[len_++] = '\n';
+    std::memset(buf_.get() + len_, ' ', spaces);
+    len_ += spaces;
+  }
   void begin(char open, char close);
   void end();
-  void put(std::string_view s);
-  void put(char c);
+  // Room for `n` more bytes in the buffer (flushing it when full).
+  void reserve(size_t n) {
+    if (len_ + n > kBufferBytes) flush();
+  }
+  void put(std::string_view s) {
+    reserve(s.size());
+    if (s.size() > kBufferBytes) return std::fwrite(s.data(), 1, s.size(), out_), void();
+    std::memcpy(buf_.get() + len_, s.data(), s.size());
+    len_ += s.size();
+  }
+  void put(char c) {
+    reserve(1);
+    buf_[len_++] = c;
+  }
 
   std::FILE* out_;
   std::vector<Level> levels_;
   bool after_key_ = false;
-  std::string buf_;
+  std::unique_ptr<char[]> buf_;
+  size_t len_ = 0;
 };
 
 }  // namespace akview

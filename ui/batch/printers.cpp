@@ -2,8 +2,6 @@
 // documented in README.md ("JSON reference").
 #include "ui/batch/printers.hpp"
 
-#include "ui/batch/json_writer.hpp"
-
 #include <fmt/format.h>
 
 namespace akview {
@@ -133,14 +131,8 @@ void write_json(JsonWriter& w, const TensorRow& r) {
 }  // namespace
 
 Status print_tensors(std::FILE* out, const RowStream<TensorRow>& rows, OutputFormat format) {
-  if (format == OutputFormat::json) {
-    JsonWriter w(out);
-    w.begin_array();
-    AKV_TRY(rows([&](const TensorRow& r) { write_json(w, r); }));
-    w.end_array();
-    w.end_document();
-    return Status();
-  }
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [](JsonWriter& w, const TensorRow& r) { write_json(w, r); });
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,canonical,type,shape,parameters,nbytes,bits_per_weight,file,offset\n");
     return rows([&](const TensorRow& r) {
@@ -183,14 +175,8 @@ Status print_meta(std::FILE* out, const RowStream<MetaRow>& rows, OutputFormat f
     }
     return print_meta(out, rows_of(*kept), format, false);
   }
-  if (format == OutputFormat::json) {
-    JsonWriter w(out);
-    w.begin_array();
-    AKV_TRY(rows([&](const MetaRow& r) { write_json(w, r); }));
-    w.end_array();
-    w.end_document();
-    return Status();
-  }
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [](JsonWriter& w, const MetaRow& r) { write_json(w, r); });
   if (format == OutputFormat::csv) {
     fmt::print(out, "key,type,value,source\n");
     return rows([&](const MetaRow& r) {

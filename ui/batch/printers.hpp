@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.hpp"
+#include "ui/batch/json_writer.hpp"
 #include "ui/batch/reports.hpp"
 
 namespace akview {
 
-class JsonWriter;
 enum class OutputFormat { text, json, csv };
 
 // Text safe for a terminal: control characters (C0, DEL, C1, also C1 encoded as UTF-8) and bytes
@@ -36,6 +36,17 @@ std::string dump_json(const nlohmann::json& j, int indent = 2);
 void print_json(std::FILE* out, const nlohmann::json& j);
 
 void print_info(std::FILE* out, const InfoReport& r, OutputFormat format);
+// A JSON array of a stream's rows, each written by `write(JsonWriter&, const Row&)` as it comes.
+template <typename Row, typename Write>
+Status print_json_rows(std::FILE* out, const RowStream<Row>& rows, Write&& write) {
+  JsonWriter w(out);
+  w.begin_array();
+  AKV_TRY(rows([&](const Row& r) { write(w, r); }));
+  w.end_array();
+  w.end_document();
+  return Status();
+}
+
 // Streaming printers take a RowStream and write each row as it is made; they fail only when the
 // source does (the output then stops there).
 Status print_tensors(std::FILE* out, const RowStream<TensorRow>& rows, OutputFormat format);

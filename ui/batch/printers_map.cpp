@@ -3,8 +3,6 @@
 
 #include "ui/batch/printers.hpp"
 
-#include "ui/batch/json_writer.hpp"
-
 namespace akview {
 namespace {
 

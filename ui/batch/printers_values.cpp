@@ -5,8 +5,6 @@
 
 #include "ui/batch/printers.hpp"
 
-#include "ui/batch/json_writer.hpp"
-
 namespace akview {
 namespace {
 
@@ -181,17 +179,12 @@ void write_json(JsonWriter& w, const StatsRow& r) {
 }  // namespace
 
 Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat format) {
-  if (format == OutputFormat::json) {
-    JsonWriter w(out);
-    w.begin_array();
-    AKV_TRY(rows([&](const StatsRow& r) {
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [out](JsonWriter& w, const StatsRow& r) {
       write_json(w, r);
       w.flush();   // a row's statistics take a while: show each when it is done
-    }));
-    w.end_array();
-    w.end_document();
-    return Status();
-  }
+      std::fflush(out);
+    });
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,type,count,min,max,mean,std,zeros,nan,inf\n");
     return rows([&](const StatsRow& r) {
