@@ -5,6 +5,7 @@
 // forked child, as st_open_bench and gguf_open_bench measure it).
 // Targets (issue 12): `tensors --json` >= 300 MB/s of header on the 1M-tensor file; peak RSS <=
 // 2 x header + 64 MB for every fixture and format (diff reads two models: 2 x both headers + 64 MB).
+// Figures before and after streaming: README.md, "Benchmarks".
 // Usage: list_process_bench [--akview PATH] [--runs N] [--dir DIR] [--keep] [--only SUBSTRING]
 #include <fcntl.h>
 #include <sys/resource.h>
