@@ -13,42 +13,12 @@
 #include <unistd.h>
 #include <vector>
 
+#include "bench/fixtures.hpp"
 #include "core/formats/format.hpp"
-#include "tests/writers/gguf_writer.hpp"
 
 namespace {
 
-using akview::testing::GgufWriter;
-constexpr int kTensors = 100000;
-constexpr int kVocab = 32000;
 constexpr int kRuns = 3;
-
-// Tensor names and shapes in the style of a large MoE model (blk.N.ffn_*_exps.weight ...).
-void write_model(const std::string& path) {
-  using namespace akview::testing;
-  GgufWriter w;
-  w.set("general.architecture", gguf_string("llama"));
-  w.set("general.name", gguf_string("akview open benchmark"));
-  std::vector<GgufValue> tokens, scores;
-  for (int i = 0; i < kVocab; ++i) {
-    tokens.push_back(gguf_string("\xe2\x96\x81tok" + std::to_string(i)));
-    scores.push_back(gguf_f32(-static_cast<float>(i)));
-  }
-  w.set("tokenizer.ggml.tokens", gguf_array(kGgufString, tokens));
-  w.set("tokenizer.ggml.scores", gguf_array(kGgufF32, scores));
-  static const char* kRoles[] = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
-                                 "attn_norm", "ffn_norm", "ffn_gate_inp"};
-  for (int i = 0; i < kTensors; ++i) {
-    const bool norm = i % 10 == 7 || i % 10 == 8;
-    std::string name = "blk." + std::to_string(i / 10) + "." + kRoles[i % 10] + ".weight";
-    if (norm) w.add_tensor({name, 0 /*f32*/, {4096}});
-    else w.add_tensor({name, 12 /*q4_k*/, {4096, 256}});
-  }
-  if (!w.write(path, /*sparse=*/true)) {
-    std::fprintf(stderr, "cannot write %s\n", path.c_str());
-    std::exit(1);
-  }
-}
 
 struct Run {
   double seconds = 0;
@@ -106,16 +76,7 @@ int main() {
   if (!mkdtemp(dir_template.data())) return 1;
   const std::string path = dir_template + "/bench-100k.gguf";
 
-  // Written in a child too, so the writer's memory never shows up in the parent's (and the
-  // measured children's) resident set.
-  pid_t writer = fork();
-  if (writer == 0) {
-    write_model(path);
-    _exit(0);
-  }
-  int status = 0;
-  waitpid(writer, &status, 0);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
+  if (!akview::bench::write_100k_gguf(path)) return 1;
 
   std::vector<Run> runs;
   for (int i = 0; i < kRuns; ++i) runs.push_back(open_in_child(path));
@@ -135,7 +96,7 @@ int main() {
   const uint64_t file_bytes = fs::file_size(path);
 
   std::printf("gguf_open_bench: %llu tensors, %d-token vocabulary, header %.2f MB, file %.1f GB (sparse)\n",
-              static_cast<unsigned long long>(runs[0].tensors), kVocab, header_mb, file_bytes / 1e9);
+              static_cast<unsigned long long>(runs[0].tensors), akview::bench::kGgufVocab, header_mb, file_bytes / 1e9);
   std::printf("open + list: min %.1f ms, median %.1f ms (%d runs)\n", times.front() * 1e3, median * 1e3, kRuns);
   std::printf("header throughput (median): %.0f MB/s (target >= 300); best %.0f MB/s\n", header_mb / median,
               header_mb / times.front());

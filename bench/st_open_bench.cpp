@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "bench/fixtures.hpp"
 #include "core/formats/format.hpp"
 #include "core/formats/safetensors.hpp"
-#include "tests/writers/st_writer.hpp"
 
 namespace {
 
@@ -87,15 +87,6 @@ void report(const char* label, const std::string& path) {
               header_mb / m.seconds, rss / 1024.0, budget_mb, rss / 1024.0 <= budget_mb ? "ok" : "OVER");
 }
 
-std::vector<StTensor> million_tensors() {
-  std::vector<StTensor> out;
-  out.reserve(1'000'000);
-  for (int i = 0; i < 1'000'000; ++i)
-    out.emplace_back(fmt::format("layers.{}.experts.{}.w1", i / 1000, i % 1000), i % 2 ? "BF16" : "F32",
-                     std::vector<int64_t>{8, 8}, std::vector<uint8_t>{}, uint64_t{8} * 8 * (i % 2 ? 2 : 4));
-  return out;
-}
-
 std::vector<StTensor> small_model(uint64_t bytes_each) {
   std::vector<StTensor> out;
   for (int i = 0; i < 16; ++i)
@@ -107,16 +98,6 @@ std::vector<StTensor> small_model(uint64_t bytes_each) {
 
 }  // namespace
 
-// Runs `make` in a child, so the generator's memory never shows in the measured children's RSS.
-template <typename F>
-bool in_child(F&& make) {
-  const pid_t pid = fork();
-  if (pid == 0) _exit(make() ? 0 : 1);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 int main(int argc, char** argv) {
   std::string root = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "akview_st_bench").string();
   std::filesystem::create_directories(root);
@@ -124,18 +105,10 @@ int main(int argc, char** argv) {
   sparse.sparse = true;
 
   const std::string million = root + "/million.safetensors";
-  if (!in_child([&] { return akview::testing::write_safetensors(million, million_tensors(), sparse); })) return 1;
+  if (!akview::bench::write_million_safetensors(million)) return 1;
   const std::string sharded = root + "/sharded";
   std::filesystem::create_directories(sharded);
-  if (!in_child([&] {
-    std::vector<std::vector<StTensor>> shards(163);
-    for (int s = 0; s < 163; ++s)
-      for (int i = 0; i < 3000; ++i)
-        shards[s].emplace_back(fmt::format("model.layers.{}.block_sparse_moe.experts.{}.w1.weight", s, i), "BF16",
-                               std::vector<int64_t>{1024, 512}, std::vector<uint8_t>{}, uint64_t{1024} * 512 * 2);
-    return !akview::testing::write_sharded_safetensors(sharded, shards, sparse).empty();
-  }))
-    return 1;
+  if (!akview::bench::write_sharded_safetensors(sharded)) return 1;
   const std::string small = root + "/small_1mb.safetensors", huge = root + "/small_1tb.safetensors";
   if (!akview::testing::write_safetensors(small, small_model(uint64_t{1} << 16), sparse)) return 1;
   if (!akview::testing::write_safetensors(huge, small_model(uint64_t{1} << 36), sparse)) return 1;

@@ -3,7 +3,8 @@
 
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
+#include <algorithm>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -95,77 +96,108 @@ Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, u
   return e;
 }
 
-DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options) {
+namespace {
+
+// A tensor's diff key: its canonical name, or its native name where no rule maps it.
+struct DiffKey {
+  bool mapped = false;
+  std::string key;
+  std::string_view note;
+};
+DiffKey diff_key(const Tensor& t, std::string_view arch) {
+  if (auto c = map_tensor_name(t, arch)) return {true, std::move(c->name), c->note};
+  return {false, std::string(t.name), {}};
+}
+uint64_t key_hash(const DiffKey& k) { return std::hash<std::string_view>{}(k.key) * 2 + k.mapped; }
+
+}  // namespace
+
+DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options, const DiffSink& sink) {
   DiffReport report;
-  const NameMap ma = build_name_map(a), mb = build_name_map(b);
-  // B's keys: canonical names, and native names of its unmapped tensors.
-  std::unordered_map<std::string, uint32_t> b_canonical, b_native;
-  for (const auto& e : mb.entries) {
-    if (e.mapped) b_canonical.emplace(e.canonical, e.tensor);
-    else b_native.emplace(std::string(b.tensors[e.tensor].name), e.tensor);
+  size_t pairs = 0, done = 0;   // for progress: the pairs whose values are compared
+  if (options.values && options.progress) {
+    DiffOptions structure;
+    diff_models(a, b, structure, [&](const TensorDiff& d) { pairs += d.a != kNone && d.b != kNone; });
   }
+  const std::string arch_a = name_map_arch(a), arch_b = name_map_arch(b);
+  // B's keys as (hash, tensor), sorted: a few bytes a tensor instead of a map of strings, so pairing
+  // a million tensors stays small. A hash hit is confirmed with B's key made again; the first B
+  // tensor with a key wins.
+  std::vector<std::pair<uint64_t, uint32_t>> b_keys;
+  for (uint32_t i = 0; i < b.tensors.size(); ++i)
+    if (!(b.tensors[i].flags & kTensorCompanion)) b_keys.emplace_back(key_hash(diff_key(b.tensors[i], arch_b)), i);
+  std::sort(b_keys.begin(), b_keys.end());
   std::vector<bool> b_used(b.tensors.size(), false);
-  for (const auto& e : ma.entries) {
-    TensorDiff d;
-    d.a = e.tensor;
-    d.canonical = e.mapped;
-    d.key = e.mapped ? e.canonical : std::string(a.tensors[e.tensor].name);
-    d.note = e.note;
-    auto& table = e.mapped ? b_canonical : b_native;
-    if (auto it = table.find(d.key); it != table.end()) {
-      d.b = it->second;
-      b_used[d.b] = true;
-      if (d.note.empty())
-        for (const auto& be : mb.entries)
-          if (be.tensor == d.b) d.note = be.note;
-    }
-    report.rows.push_back(std::move(d));
-  }
-  for (const auto& e : mb.entries) {
-    if (b_used[e.tensor]) continue;
-    TensorDiff d;
-    d.b = e.tensor;
-    d.canonical = e.mapped;
-    d.key = e.mapped ? e.canonical : std::string(b.tensors[e.tensor].name);
-    report.rows.push_back(std::move(d));
-  }
-  size_t pairs = 0, done = 0;
-  for (const auto& d : report.rows) pairs += d.a != kNone && d.b != kNone;
-  for (auto& d : report.rows) {
-    if (d.a == kNone) {
-      ++report.only_b;
-      continue;
-    }
-    if (d.b == kNone) {
-      ++report.only_a;
-      continue;
-    }
+
+  // Shape, type and value comparison of one row, counted; nothing once cancelled (the rows still come).
+  auto compare = [&](TensorDiff& d) {
+    if (report.cancelled) return;
+    if (d.a == kNone) return void(++report.only_b);
+    if (d.b == kNone) return void(++report.only_a);
     const Tensor& ta = a.tensors[d.a];
     const Tensor& tb = b.tensors[d.b];
     d.shape_differs = !same_shape(a, ta, b, tb);
     d.type_differs = ta.type != tb.type;
     report.shape_changes += d.shape_differs;
     report.type_changes += d.type_differs;
-    if (options.values) {
-      if (options.cancel && options.cancel->load()) {
-        report.cancelled = true;
-        break;
-      }
-      if (d.shape_differs) {
-        d.value_problem = "shapes differ";
-      } else {
-        auto err = compare_values(a, d.a, b, d.b, options);
-        if (err) {
-          d.has_values = true;
-          d.error = *err;
-        } else {
-          d.value_problem = err.error().to_string();
-        }
-      }
-      ++done;
-      if (options.progress && pairs) options.progress(static_cast<double>(done) / static_cast<double>(pairs));
+    if (!options.values) return;
+    if (options.cancel && options.cancel->load()) {
+      report.cancelled = true;
+      return;
     }
+    if (d.shape_differs) {
+      d.value_problem = "shapes differ";
+    } else {
+      auto err = compare_values(a, d.a, b, d.b, options);
+      if (err) {
+        d.has_values = true;
+        d.error = *err;
+      } else {
+        d.value_problem = err.error().to_string();
+      }
+    }
+    ++done;
+    if (options.progress && pairs) options.progress(static_cast<double>(done) / static_cast<double>(pairs));
+  };
+
+  for (uint32_t i = 0; i < a.tensors.size(); ++i) {
+    if (a.tensors[i].flags & kTensorCompanion) continue;
+    DiffKey ka = diff_key(a.tensors[i], arch_a);
+    TensorDiff d;
+    d.a = i;
+    d.canonical = ka.mapped;
+    d.note = ka.note;
+    const uint64_t h = key_hash(ka);
+    for (auto it = std::lower_bound(b_keys.begin(), b_keys.end(), std::make_pair(h, uint32_t{0}));
+         it != b_keys.end() && it->first == h; ++it) {
+      DiffKey kb = diff_key(b.tensors[it->second], arch_b);
+      if (kb.mapped != ka.mapped || kb.key != ka.key) continue;
+      d.b = it->second;
+      b_used[d.b] = true;
+      if (d.note.empty()) d.note = kb.note;
+      break;
+    }
+    d.key = std::move(ka.key);
+    compare(d);
+    sink(d);
   }
+  for (uint32_t i = 0; i < b.tensors.size(); ++i) {
+    if ((b.tensors[i].flags & kTensorCompanion) || b_used[i]) continue;
+    DiffKey kb = diff_key(b.tensors[i], arch_b);
+    TensorDiff d;
+    d.b = i;
+    d.canonical = kb.mapped;
+    d.key = std::move(kb.key);
+    compare(d);
+    sink(d);
+  }
+  return report;
+}
+
+DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options) {
+  std::vector<TensorDiff> rows;
+  DiffReport report = diff_models(a, b, options, [&](const TensorDiff& d) { rows.push_back(d); });
+  report.rows = std::move(rows);
   return report;
 }
 

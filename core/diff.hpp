@@ -57,6 +57,10 @@ struct DiffOptions {
 };
 
 DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options = {});
+// The same rows handed to `sink` as they are made (A's order, then B-only tensors); the report
+// returned has the counts and no rows. Pairing holds a hash and an index per tensor of B, no names.
+using DiffSink = std::function<void(const TensorDiff&)>;
+DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options, const DiffSink& sink);
 
 // The value error of tensor `ia` of `a` against `ib` of `b` (same element count and row length).
 Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options = {});

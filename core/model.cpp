@@ -55,7 +55,9 @@ void Model::build_index() {
   while (cap < tensors.size() * 2) cap <<= 1;
   slots_.assign(cap, kEmptySlot);
   const size_t mask = cap - 1;
+  constexpr uint32_t kAhead = 16;   // slots prefetched this many names ahead (NameSet::prefetch)
   for (uint32_t i = 0; i < tensors.size(); ++i) {
+    if (i + kAhead < tensors.size()) __builtin_prefetch(&slots_[hash_name(tensors[i + kAhead].name) & mask]);
     const uint64_t h = hash_name(tensors[i].name);
     const uint64_t tag = h >> 32;
     size_t at = h & mask;

@@ -36,6 +36,12 @@ class NameSet {
   }
   size_t size() const { return count_; }
 
+  // Starts loading the slot `name` hashes to: a loop over a million names that prefetches a few
+  // names ahead waits for one cache miss at a time instead of one per name.
+  void prefetch(std::string_view name) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash_name(name) & (slots_.size() - 1)]);
+  }
+
   // Inserts `index` under `name`; returns the index already stored under an equal name (and does
   // not insert), or kAbsent. `name_of(i)` gives the name of a stored index.
   template <typename NameOf>

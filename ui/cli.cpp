@@ -72,9 +72,9 @@ int run_info(CliOptions& o) {
 int run_tensors(CliOptions& o) {
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
-  auto rows = make_tensor_rows(*model, o.query);
+  auto rows = tensor_row_source(*model, o.query);
   if (!rows) return report_error(rows.error());
-  print_tensors(stdout, *rows, o.format());
+  if (Status s = print_tensors(stdout, *rows, o.format()); !s) return report_error(s.error());
   return kExitOk;
 }
 
@@ -83,9 +83,9 @@ int run_meta(CliOptions& o) {
   if (!model) return kExitBadInput;
   std::optional<std::string> key;
   if (!o.names.empty()) key = o.names.front();
-  auto rows = make_meta_rows(*model, key);
+  auto rows = meta_row_source(*model, key);
   if (!rows) return report_error(rows.error());
-  print_meta(stdout, *rows, o.format(), key.has_value());
+  if (Status s = print_meta(stdout, *rows, o.format(), key.has_value()); !s) return report_error(s.error());
   return kExitOk;
 }
 
@@ -107,25 +107,25 @@ int run_dump(CliOptions& o) {
 int run_groups(CliOptions& o) {
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
-  auto r = make_groups_report(*model, GroupsQuery{o.names.front(), o.rows});
+  auto r = groups_stream(*model, GroupsQuery{o.names.front(), o.rows});
   if (!r) return report_error(r.error());
-  print_groups(stdout, *r, o.format());
+  if (Status s = print_groups(stdout, r->report, r->groups, o.format()); !s) return report_error(s.error());
   return kExitOk;
 }
 
 int run_stats(CliOptions& o) {
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
-  auto rows = make_stats_rows(*model, o.names);
+  auto rows = stats_row_source(*model, o.names);
   if (!rows) return report_error(rows.error());
-  print_stats(stdout, *rows, o.format());
+  if (Status s = print_stats(stdout, *rows, o.format()); !s) return report_error(s.error());
   return kExitOk;
 }
 
 int run_map(CliOptions& o) {
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
-  print_map(stdout, make_map_report(*model), o.format());
+  if (Status s = print_map(stdout, make_map_report(*model), o.format()); !s) return report_error(s.error());
   return kExitOk;
 }
 
@@ -136,7 +136,7 @@ int run_diff(CliOptions& o) {
   if (!b) return kExitBadInput;
   DiffOptions options;
   options.values = !o.no_values;
-  print_diff(stdout, make_diff_report(*a, *b, options), o.format());
+  if (Status s = print_diff(stdout, make_diff_report(*a, *b, options), o.format()); !s) return report_error(s.error());
   return kExitOk;
 }
 

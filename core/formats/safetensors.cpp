@@ -14,6 +14,7 @@
 
 #include "core/byte_reader.hpp"
 #include "core/checked.hpp"
+#include "core/huge_pages.hpp"
 #include "core/formats/safetensors_index.hpp"
 #include "core/json_reader.hpp"
 #include "core/name_set.hpp"
@@ -85,6 +86,9 @@ class HeaderParser {
     const uint64_t estimate = header_len_ / kMinBytesPerTensor + 1;
     reserve_more(model_.tensors, estimate);
     reserve_more(model_.dims, 2 * estimate);
+    advise_huge_pages(model_.tensors.data() + model_.tensors.size(),
+                      (model_.tensors.capacity() - model_.tensors.size()) * sizeof(Tensor));
+    advise_huge_pages(model_.dims.data() + model_.dims.size(), (model_.dims.capacity() - model_.dims.size()) * sizeof(int64_t));
     if (!parse_object()) return reader_.error();
     AKV_TRY(check_unique_names());
     AKV_TRY(validate_layout());
@@ -234,10 +238,13 @@ class HeaderParser {
     NameSet names;
     names.reserve(end - first_tensor_);
     auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };
-    for (uint32_t i = first_tensor_; i < end; ++i)
+    constexpr uint32_t kAhead = 16;   // names whose slots are being loaded
+    for (uint32_t i = first_tensor_; i < end; ++i) {
+      if (i + kAhead < end) names.prefetch(model_.tensors[i + kAhead].name);
       if (names.insert(model_.tensors[i].name, i, name_of) != NameSet::kAbsent)
         return make_error(ErrorCode::duplicate_tensor, path_, key_offset(i),
                           fmt::format("tensor {} appears twice in the header", quote_name(model_.tensors[i].name)));
+    }
     return {};
   }
 

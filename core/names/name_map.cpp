@@ -6,22 +6,26 @@
 
 namespace akview {
 
+std::string name_map_arch(const Model& model) {
+  auto config = extract_config(model);
+  return config ? config->arch : std::string();
+}
+
+std::optional<CanonicalName> map_tensor_name(const Tensor& t, std::string_view arch) {
+  if (t.flags & kTensorCompanion) return std::nullopt;
+  return name_matcher().match(t.name, arch);
+}
+
 NameMap build_name_map(const Model& model, std::string_view arch) {
   NameMap map;
-  if (arch.empty()) {
-    auto config = extract_config(model);
-    if (config) map.arch = config->arch;
-  } else {
-    map.arch = std::string(arch);
-  }
-  const NameMatcher& matcher = name_matcher();
+  map.arch = arch.empty() ? name_map_arch(model) : std::string(arch);
   map.entries.reserve(model.tensors.size());
   for (uint32_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
     if (t.flags & kTensorCompanion) continue;
     NameMapEntry e;
     e.tensor = i;
-    if (auto c = matcher.match(t.name, map.arch)) {
+    if (auto c = map_tensor_name(t, map.arch)) {
       e.mapped = true;
       e.canonical = std::move(c->name);
       e.role = c->role;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/model.hpp"
+#include "core/names/name_rules.hpp"
 
 namespace akview {
 
@@ -31,5 +32,11 @@ struct NameMap {
 
 // `arch` empty: taken from the model's config (GGUF general.architecture or config.json model_type).
 NameMap build_name_map(const Model& model, std::string_view arch = {});
+
+// The two steps of build_name_map, for callers that map one tensor at a time (a million-tensor
+// listing streams its rows instead of holding a map): the architecture taken from the model's
+// config, and one tensor's canonical name (nullopt for a companion or an unmapped name).
+std::string name_map_arch(const Model& model);
+std::optional<CanonicalName> map_tensor_name(const Tensor& t, std::string_view arch);
 
 }  // namespace akview

@@ -25,11 +25,16 @@ struct TensorQuery {
   bool descending = false;
   bool companions = true;        // list scales/biases beneath their logical tensor
 };
+// The rows, made one at a time as the source runs (it reads `model`, which must outlive it).
 // Fails with ErrorCode::usage for a bad regex or sort column.
+Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query);
 Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const TensorQuery& query);
 TensorRow make_tensor_row(const Model& model, const Tensor& t);
 
 // All metadata (arrays truncated to `max_array_elems`), or the one key asked for (arrays whole).
+// As a source: a row made (its arrays read) as the source reaches it; an unknown KEY fails here.
+Result<RowStream<MetaRow>> meta_row_source(const Model& model, const std::optional<std::string>& key,
+                                           uint64_t max_array_elems = 16);
 Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optional<std::string>& key,
                                             uint64_t max_array_elems = 16);
 
@@ -70,8 +75,18 @@ struct GroupsQuery {
   std::string rows;               // empty: all rows up to 64, else the first 16
 };
 Result<GroupsReport> make_groups_report(const Model& model, const GroupsQuery& query);
+// The same with the groups listed as the stream reaches them (`report.groups` stays empty).
+struct GroupsStream {
+  GroupsReport report;
+  RowStream<QuantGroup> groups;
+};
+Result<GroupsStream> groups_stream(const Model& model, const GroupsQuery& query);
 
-// Value statistics of the named tensors (all non-companion tensors when `names` is empty).
+// Value statistics of the named tensors (all non-companion tensors when `names` is empty), a row
+// computed as the source reaches it. Names are resolved first (an unknown one fails here); a file
+// that changed underneath (ErrorCode::truncated) fails the source.
+Result<RowStream<StatsRow>> stats_row_source(const Model& model, const std::vector<std::string>& names,
+                                             const StatsOptions& options = {});
 Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vector<std::string>& names,
                                               const StatsOptions& options = {});
 

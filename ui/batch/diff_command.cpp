@@ -15,31 +15,38 @@ void describe(const Model& m, uint32_t index, std::optional<std::string>& name, 
   shape = std::vector<int64_t>(s.begin(), s.end());
 }
 
+DiffRow make_diff_row(const Model& a, const Model& b, const TensorDiff& row) {
+  DiffRow out;
+  out.key = row.key;
+  out.canonical = row.canonical;
+  describe(a, row.a, out.name_a, out.type_a, out.shape_a);
+  describe(b, row.b, out.name_b, out.type_b, out.shape_b);
+  out.shape_differs = row.shape_differs;
+  out.type_differs = row.type_differs;
+  out.note = row.note;
+  if (row.has_values) out.error = row.error;
+  out.value_problem = row.value_problem;
+  return out;
+}
+
+// The diff's rows as a source: each pair compared (values too when `options` asks) as it is printed.
+RowStream<DiffRow> diff_rows(const Model& a, const Model& b, const DiffOptions& options) {
+  return [&a, &b, options](const RowSink<DiffRow>& sink) {
+    diff_models(a, b, options, [&](const TensorDiff& d) { sink(make_diff_row(a, b, d)); });
+    return Status();
+  };
+}
+
 }  // namespace
 
 DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptions& options) {
-  DiffReport d = diff_models(a, b, options);
   DiffTableReport r;
   r.path_a = a.path;
   r.path_b = b.path;
-  r.only_a = d.only_a;
-  r.only_b = d.only_b;
-  r.shape_changes = d.shape_changes;
-  r.type_changes = d.type_changes;
-  r.cancelled = d.cancelled;
-  for (const auto& row : d.rows) {
-    DiffRow out;
-    out.key = row.key;
-    out.canonical = row.canonical;
-    describe(a, row.a, out.name_a, out.type_a, out.shape_a);
-    describe(b, row.b, out.name_b, out.type_b, out.shape_b);
-    out.shape_differs = row.shape_differs;
-    out.type_differs = row.type_differs;
-    out.note = row.note;
-    if (row.has_values) out.error = row.error;
-    out.value_problem = row.value_problem;
-    r.rows.push_back(std::move(out));
-  }
+  DiffOptions structure;   // names, shapes and types: no values, no progress
+  structure.decode = options.decode;
+  r.pairs = diff_rows(a, b, structure);
+  r.rows = diff_rows(a, b, options);
   return r;
 }
 

@@ -1,5 +1,7 @@
 // `akview meta [KEY]`: metadata keys with their types and values; arrays are read on demand and
 // truncated in the overview (tokenizer arrays hold 100k+ strings).
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/formats/gguf.hpp"
@@ -49,26 +51,34 @@ std::string type_label(const MetaValue& v) {
 
 }  // namespace
 
+Result<RowStream<MetaRow>> meta_row_source(const Model& model, const std::optional<std::string>& key,
+                                           uint64_t max_array_elems) {
+  if (key && std::none_of(model.meta.begin(), model.meta.end(), [&](const MetaEntry& m) { return m.key == *key; }))
+    return make_error(ErrorCode::not_found, model.path, kNoOffset, fmt::format("no metadata key {}", quote_name(*key)));
+  return RowStream<MetaRow>([&model, key, max_array_elems](const RowSink<MetaRow>& sink) -> Status {
+    for (const auto& m : model.meta) {
+      if (key && m.key != *key) continue;
+      MetaRow row;
+      row.key = m.key;
+      row.type = type_label(m.value);
+      row.count = m.value.type == MetaType::array ? m.value.count : 0;
+      auto value = value_to_json(model, m, m.value, key ? ~uint64_t{0} : max_array_elems, row.truncated);
+      if (!value) return std::move(value).error();
+      row.value = std::move(*value);
+      row.source = m.source;
+      row.file = m.file < model.files.size() ? model.files[m.file].path : model.path;
+      row.offset = m.offset;
+      sink(row);
+    }
+    return Status();
+  });
+}
+
 Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optional<std::string>& key,
                                             uint64_t max_array_elems) {
-  std::vector<MetaRow> rows;
-  for (const auto& m : model.meta) {
-    if (key && m.key != *key) continue;
-    MetaRow row;
-    row.key = m.key;
-    row.type = type_label(m.value);
-    row.count = m.value.type == MetaType::array ? m.value.count : 0;
-    auto value = value_to_json(model, m, m.value, key ? ~uint64_t{0} : max_array_elems, row.truncated);
-    if (!value) return std::move(value).error();
-    row.value = std::move(*value);
-    row.source = m.source;
-    row.file = m.file < model.files.size() ? model.files[m.file].path : model.path;
-    row.offset = m.offset;
-    rows.push_back(std::move(row));
-  }
-  if (key && rows.empty())
-    return make_error(ErrorCode::not_found, model.path, kNoOffset, fmt::format("no metadata key {}", quote_name(*key)));
-  return rows;
+  auto source = meta_row_source(model, key, max_array_elems);
+  if (!source) return std::move(source).error();
+  return collect_rows(*source);
 }
 
 }  // namespace akview

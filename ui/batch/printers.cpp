@@ -61,34 +61,23 @@ nlohmann::json to_json(const InfoReport& r) {
           {"notes", notes}};
 }
 
-nlohmann::json to_json(const TensorRow& r) {
-  nlohmann::json j = {{"name", r.name},
-                      {"canonical", r.canonical ? nlohmann::json(*r.canonical) : nlohmann::json(nullptr)},
-                      {"type", r.type},
-                      {"shape", r.shape},
-                      {"parameters", r.parameters},
-                      {"file", r.file},
-                      {"offset", r.offset},
-                      {"nbytes", r.nbytes},
-                      {"bits_per_weight", r.bits_per_weight}};
-  if (r.group_size) {
-    j["bits"] = r.bits;
-    j["group_size"] = r.group_size;
-  }
-  if (r.companion) j["companion"] = true;
-  if (r.unsupported) j["unsupported"] = true;
-  return j;
+namespace {
+
+void write_json(JsonWriter& w, const MetaRow& r) {
+  const bool array = r.type.rfind("ARRAY", 0) == 0;
+  w.begin_object();   // members in key order (nlohmann's sorted objects)
+  if (array) w.field("count", r.count);
+  w.field("file", r.file);
+  w.field("key", r.key);
+  w.field("offset", r.offset);
+  w.field("source", r.source);
+  if (array) w.field("truncated", r.truncated);
+  w.field("type", r.type);
+  w.field("value", r.value);
+  w.end_object();
 }
 
-nlohmann::json to_json(const MetaRow& r) {
-  nlohmann::json j = {{"key", r.key}, {"type", r.type}, {"value", r.value}, {"source", r.source},
-                      {"file", r.file}, {"offset", r.offset}};
-  if (r.type.rfind("ARRAY", 0) == 0) {
-    j["count"] = r.count;
-    j["truncated"] = r.truncated;
-  }
-  return j;
-}
+}  // namespace
 
 nlohmann::json to_json(const CheckReport& r) {
   nlohmann::json problems = nlohmann::json::array(), warnings = nlohmann::json::array();
@@ -119,58 +108,89 @@ void print_info(std::FILE* out, const InfoReport& r, OutputFormat format) {
   for (const auto& n : r.notes) fmt::print(out, "note: {}\n", note_line(n));
 }
 
-void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format) {
-  if (format == OutputFormat::json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : rows) arr.push_back(to_json(r));
-    return print_json(out, arr);
-  }
+namespace {
+
+void write_json(JsonWriter& w, const TensorRow& r) {
+  w.begin_object();   // members in key order (README "JSON reference", nlohmann's sorted objects)
+  if (r.group_size) w.field("bits", r.bits);
+  w.field("bits_per_weight", r.bits_per_weight);
+  w.field("canonical", r.canonical);
+  if (r.companion) w.field("companion", true);
+  w.field("file", r.file);
+  if (r.group_size) w.field("group_size", r.group_size);
+  w.field("name", r.name);
+  w.field("nbytes", r.nbytes);
+  w.field("offset", r.offset);
+  w.field("parameters", r.parameters);
+  w.field("shape", r.shape);
+  w.field("type", r.type);
+  if (r.unsupported) w.field("unsupported", true);
+  w.end_object();
+}
+
+}  // namespace
+
+Status print_tensors(std::FILE* out, const RowStream<TensorRow>& rows, OutputFormat format) {
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [](JsonWriter& w, const TensorRow& r) { write_json(w, r); });
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,canonical,type,shape,parameters,nbytes,bits_per_weight,file,offset\n");
-    for (const auto& r : rows)
+    return rows([&](const TensorRow& r) {
       fmt::print(out, "{},{},{},{},{},{},{:.4f},{},{}\n", csv_field(r.name), csv_field(r.canonical.value_or("")),
                  csv_field(type_label(r)), csv_field(format_shape(r.shape)), r.parameters, r.nbytes, r.bits_per_weight,
                  csv_field(r.file), r.offset);
-    return;
+    });
   }
-  size_t name_w = 4;
-  for (const auto& r : rows) name_w = std::max(name_w, escape_for_terminal(r.name).size() + (r.companion ? 2 : 0));
+  size_t name_w = 4;   // a first pass measures the name column
+  AKV_TRY(rows([&](const TensorRow& r) {
+    name_w = std::max(name_w, escape_for_terminal(r.name).size() + (r.companion ? 2 : 0));
+  }));
   name_w = std::min<size_t>(name_w, 72);
   fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6}  {:>12}\n", "name", name_w, "type", "shape", "params", "bytes",
              "bpw", "offset");
-  for (const auto& r : rows) {
+  return rows([&](const TensorRow& r) {
     std::string name = (r.companion ? "  " : "") + escape_for_terminal(r.name);
     fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6.2f}  {:>12}{}\n", name, name_w, type_label(r),
                format_shape(r.shape), format_count(r.parameters), format_bytes(r.nbytes), r.bits_per_weight,
                format_offset(r.offset), r.unsupported ? "  (unsupported)" : "");
-  }
+  });
 }
 
-void print_meta(std::FILE* out, const std::vector<MetaRow>& rows, OutputFormat format, bool single_key) {
-  if (format == OutputFormat::json) {
-    if (single_key && rows.size() == 1) return print_json(out, to_json(rows.front()));
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : rows) arr.push_back(to_json(r));
-    return print_json(out, arr);
+Status print_meta(std::FILE* out, const RowStream<MetaRow>& rows, OutputFormat format, bool single_key) {
+  if (single_key) {   // the rows of one key (one, unless several files hold it): an object when one
+    auto kept = collect_rows(rows);
+    if (!kept) return std::move(kept).error();
+    if (kept->size() == 1) {
+      const MetaRow& r = kept->front();
+      if (format == OutputFormat::json) {
+        JsonWriter w(out);
+        write_json(w, r);
+        w.end_document();
+        return Status();
+      }
+      if (format == OutputFormat::text && r.value.is_string()) {
+        fmt::print(out, "{}\n", escape_for_terminal(r.value.get<std::string>()));
+        return Status();
+      }
+    }
+    return print_meta(out, rows_of(*kept), format, false);
   }
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [](JsonWriter& w, const MetaRow& r) { write_json(w, r); });
   if (format == OutputFormat::csv) {
     fmt::print(out, "key,type,value,source\n");
-    for (const auto& r : rows)
+    return rows([&](const MetaRow& r) {
       fmt::print(out, "{},{},{},{}\n", csv_field(r.key), csv_field(r.type), csv_field(dump_json(r.value, -1)), r.source);
-    return;
+    });
   }
-  if (single_key && rows.size() == 1 && rows.front().value.is_string()) {
-    fmt::print(out, "{}\n", escape_for_terminal(rows.front().value.get<std::string>()));
-    return;
-  }
-  size_t key_w = 3;
-  for (const auto& r : rows) key_w = std::max(key_w, r.key.size());
+  size_t key_w = 3;   // a first pass measures the key column
+  AKV_TRY(rows([&](const MetaRow& r) { key_w = std::max(key_w, r.key.size()); }));
   key_w = std::min<size_t>(key_w, 60);
-  for (const auto& r : rows) {
+  return rows([&](const MetaRow& r) {
     std::string value = escape_for_terminal(dump_json(r.value, -1));
     if (r.truncated) value += fmt::format(" … ({} elements)", r.count);
     fmt::print(out, "{:<{}}  {:<16} {}\n", escape_for_terminal(r.key), key_w, r.type, value);
-  }
+  });
 }
 
 void print_check(std::FILE* out, const CheckReport& r, OutputFormat format) {

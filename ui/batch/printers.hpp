@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.hpp"
+#include "ui/batch/json_writer.hpp"
 #include "ui/batch/reports.hpp"
 
 namespace akview {
@@ -27,8 +28,6 @@ std::string format_shape(const std::vector<int64_t>& shape);   // "[4096, 14336]
 std::string format_offset(uint64_t offset);        // "0x1f40"
 
 nlohmann::json to_json(const InfoReport& r);
-nlohmann::json to_json(const TensorRow& r);
-nlohmann::json to_json(const MetaRow& r);
 nlohmann::json to_json(const CheckReport& r);
 nlohmann::json to_json(const NoteRow& r);
 // Dumps JSON with invalid UTF-8 replaced (never throws on hostile names).
@@ -37,14 +36,28 @@ std::string dump_json(const nlohmann::json& j, int indent = 2);
 void print_json(std::FILE* out, const nlohmann::json& j);
 
 void print_info(std::FILE* out, const InfoReport& r, OutputFormat format);
-void print_tensors(std::FILE* out, const std::vector<TensorRow>& rows, OutputFormat format);
-void print_meta(std::FILE* out, const std::vector<MetaRow>& rows, OutputFormat format, bool single_key);
+// A JSON array of a stream's rows, each written by `write(JsonWriter&, const Row&)` as it comes.
+template <typename Row, typename Write>
+Status print_json_rows(std::FILE* out, const RowStream<Row>& rows, Write&& write) {
+  JsonWriter w(out);
+  w.begin_array();
+  AKV_TRY(rows([&](const Row& r) { write(w, r); }));
+  w.end_array();
+  w.end_document();
+  return Status();
+}
+
+// Streaming printers take a RowStream and write each row as it is made; they fail only when the
+// source does (the output then stops there).
+Status print_tensors(std::FILE* out, const RowStream<TensorRow>& rows, OutputFormat format);
+Status print_meta(std::FILE* out, const RowStream<MetaRow>& rows, OutputFormat format, bool single_key);
 void print_check(std::FILE* out, const CheckReport& r, OutputFormat format);
 void print_dump(std::FILE* out, const DumpReport& r, OutputFormat format);
-void print_groups(std::FILE* out, const GroupsReport& r, OutputFormat format);
-void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat format);
-void print_map(std::FILE* out, const MapReport& r, OutputFormat format);
-void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format);
+// `r` without its groups: those come from `groups` (rows_of(r.groups) when they are in `r`).
+Status print_groups(std::FILE* out, const GroupsReport& r, const RowStream<QuantGroup>& groups, OutputFormat format);
+Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat format);
+Status print_map(std::FILE* out, const MapReport& r, OutputFormat format);
+Status print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format);
 // The model list of a folder of models (entries described or not): name, source, format, size,
 // parameters, main type, files; an entry that failed to open shows its error instead.
 void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, OutputFormat format);
@@ -55,10 +68,6 @@ void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat
 nlohmann::json to_json(const RunTableReport& r);
 nlohmann::json to_json(const compute::DevicesReport& r);
 nlohmann::json to_json(const DumpReport& r);
-nlohmann::json to_json(const GroupsReport& r);
-nlohmann::json to_json(const StatsRow& r);
-nlohmann::json to_json(const MapReport& r);
-nlohmann::json to_json(const DiffTableReport& r);
 // JSON number, or null for NaN/Inf (JSON has no non-finite numbers).
 nlohmann::json json_number(double v);
 std::string csv_field(std::string_view s);

@@ -6,11 +6,6 @@
 namespace akview {
 namespace {
 
-template <typename T>
-nlohmann::json optional_json(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json config_json(const ModelConfig& c) {
   nlohmann::json fields = nlohmann::json::object();
   for (const auto& f : config_fields()) {
@@ -30,76 +25,149 @@ std::string shape_or_dash(const std::optional<std::vector<int64_t>>& s) { return
 
 }  // namespace
 
-nlohmann::json to_json(const MapReport& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& m : r.rows)
-    rows.push_back({{"name", m.native}, {"canonical", optional_json(m.canonical)}, {"role", m.role.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.role)},
-                    {"layer", m.layer < 0 ? nlohmann::json(nullptr) : nlohmann::json(m.layer)},
-                    {"note", m.note.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.note)}});
-  return {{"path", r.path}, {"arch", r.arch}, {"tensors", rows}, {"unmapped", r.unmapped}, {"config", config_json(r.config)}};
+namespace {
+
+void write_json(JsonWriter& w, const MapRow& m) {
+  w.begin_object();
+  w.field("canonical", m.canonical);
+  if (m.layer < 0) w.field("layer", nullptr);
+  else w.field("layer", m.layer);
+  w.key("name");
+  w.value(m.native);
+  w.key("note");
+  if (m.note.empty()) w.value(nullptr);
+  else w.value(m.note);
+  w.key("role");
+  if (m.role.empty()) w.value(nullptr);
+  else w.value(m.role);
+  w.end_object();
 }
 
-void print_map(std::FILE* out, const MapReport& r, OutputFormat format) {
-  if (format == OutputFormat::json) return print_json(out, to_json(r));
+}  // namespace
+
+Status print_map(std::FILE* out, const MapReport& r, OutputFormat format) {
+  uint64_t tensors = 0, unmapped = 0;
+  auto count = [&](const MapRow& m) {
+    ++tensors;
+    unmapped += !m.canonical;
+  };
+  if (format == OutputFormat::json) {
+    JsonWriter w(out);
+    w.begin_object();
+    w.field("arch", r.arch);
+    w.field("config", config_json(r.config));
+    w.field("path", r.path);
+    w.key("tensors");
+    w.begin_array();
+    AKV_TRY(r.rows([&](const MapRow& m) {
+      write_json(w, m);
+      count(m);
+    }));
+    w.end_array();
+    w.field("unmapped", unmapped);
+    w.end_object();
+    w.end_document();
+    return Status();
+  }
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,canonical,role,layer,note\n");
-    for (const auto& m : r.rows)
+    return r.rows([&](const MapRow& m) {
       fmt::print(out, "{},{},{},{},{}\n", csv_field(m.native), csv_field(m.canonical.value_or("")), m.role,
                  m.layer < 0 ? std::string() : std::to_string(m.layer), csv_field(m.note));
-    return;
+    });
   }
-  size_t w = 4;
-  for (const auto& m : r.rows) w = std::max(w, m.native.size());
+  size_t w = 4;   // a first pass measures the name column
+  AKV_TRY(r.rows([&](const MapRow& m) { w = std::max(w, m.native.size()); }));
   w = std::min<size_t>(w, 64);
-  for (const auto& m : r.rows)
+  AKV_TRY(r.rows([&](const MapRow& m) {
     fmt::print(out, "{:<{}}  {:<40} {:<16}{}\n", escape_for_terminal(m.native), w,
                m.canonical ? escape_for_terminal(*m.canonical) : std::string("(unmapped)"), m.role,
                m.note.empty() ? "" : "  note: " + escape_for_terminal(m.note));
-  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", r.rows.size(), r.unmapped, r.arch.empty() ? "unknown arch" : escape_for_terminal(r.arch));
+    count(m);
+  }));
+  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", tensors, unmapped, r.arch.empty() ? "unknown arch" : escape_for_terminal(r.arch));
   for (const auto& f : config_fields()) {
     const ConfigValue& v = r.config.*(f.field);
     if (v.present) fmt::print(out, "  {:<16} {:<14.10g} {}\n", f.name, v.value, escape_for_terminal(v.source));
   }
   if (!r.config.quantization.empty())
     fmt::print(out, "  {:<16} {}  {}\n", "quantization", escape_for_terminal(r.config.quantization), escape_for_terminal(r.config.quantization_source));
+  return Status();
 }
 
-nlohmann::json to_json(const DiffTableReport& r) {
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& d : r.rows) {
-    nlohmann::json j = {{"key", d.key}, {"canonical", d.canonical}, {"name_a", optional_json(d.name_a)},
-                        {"name_b", optional_json(d.name_b)}, {"type_a", optional_json(d.type_a)},
-                        {"type_b", optional_json(d.type_b)}, {"shape_a", optional_json(d.shape_a)},
-                        {"shape_b", optional_json(d.shape_b)}, {"shape_differs", d.shape_differs},
-                        {"type_differs", d.type_differs}};
-    if (!d.note.empty()) j["note"] = d.note;
-    if (d.error)
-      j["error"] = {{"max_abs", json_number(d.error->max_abs)}, {"rmse", json_number(d.error->rmse)},
-                    {"rel_rmse", json_number(d.error->rel_rmse)}, {"cosine", json_number(d.error->cosine)},
-                    {"elements", d.error->elements}};
-    if (!d.value_problem.empty()) j["value_problem"] = d.value_problem;
-    rows.push_back(std::move(j));
+namespace {
+
+void write_json(JsonWriter& w, const DiffRow& d) {
+  w.begin_object();
+  w.field("canonical", d.canonical);
+  if (d.error) {
+    w.key("error");
+    w.begin_object();
+    w.field("cosine", d.error->cosine);
+    w.field("elements", d.error->elements);
+    w.field("max_abs", d.error->max_abs);
+    w.field("rel_rmse", d.error->rel_rmse);
+    w.field("rmse", d.error->rmse);
+    w.end_object();
   }
-  return {{"a", r.path_a}, {"b", r.path_b}, {"tensors", rows}, {"only_a", r.only_a}, {"only_b", r.only_b},
-          {"shape_changes", r.shape_changes}, {"type_changes", r.type_changes}, {"cancelled", r.cancelled}};
+  w.field("key", d.key);
+  w.field("name_a", d.name_a);
+  w.field("name_b", d.name_b);
+  if (!d.note.empty()) w.field("note", d.note);
+  w.field("shape_a", d.shape_a);
+  w.field("shape_b", d.shape_b);
+  w.field("shape_differs", d.shape_differs);
+  w.field("type_a", d.type_a);
+  w.field("type_b", d.type_b);
+  w.field("type_differs", d.type_differs);
+  if (!d.value_problem.empty()) w.field("value_problem", d.value_problem);
+  w.end_object();
 }
 
-void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format) {
-  if (format == OutputFormat::json) return print_json(out, to_json(r));
+}  // namespace
+
+Status print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format) {
+  // A first pass without values: the counts (printed before the rows in JSON) and the key column.
+  size_t only_a = 0, only_b = 0, shape_changes = 0, type_changes = 0, rows = 0, w = 3;
+  if (format != OutputFormat::csv)
+    AKV_TRY(r.pairs([&](const DiffRow& d) {
+      ++rows;
+      only_a += !d.name_b;
+      only_b += !d.name_a;
+      shape_changes += d.shape_differs;
+      type_changes += d.type_differs;
+      w = std::max(w, d.key.size());
+    }));
+  if (format == OutputFormat::json) {
+    JsonWriter jw(out);
+    jw.begin_object();
+    jw.field("a", r.path_a);
+    jw.field("b", r.path_b);
+    jw.field("cancelled", false);   // a batch diff runs to the end
+    jw.field("only_a", only_a);
+    jw.field("only_b", only_b);
+    jw.field("shape_changes", shape_changes);
+    jw.key("tensors");
+    jw.begin_array();
+    AKV_TRY(r.rows([&](const DiffRow& d) { write_json(jw, d); }));
+    jw.end_array();
+    jw.field("type_changes", type_changes);
+    jw.end_object();
+    jw.end_document();
+    return Status();
+  }
   if (format == OutputFormat::csv) {
     fmt::print(out, "key,type_a,type_b,shape_a,shape_b,max_abs,rmse,rel_rmse,cosine\n");
-    for (const auto& d : r.rows)
+    return r.rows([&](const DiffRow& d) {
       fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(d.key), d.type_a.value_or(""), d.type_b.value_or(""),
                  csv_field(shape_or_dash(d.shape_a)), csv_field(shape_or_dash(d.shape_b)),
                  d.error ? fmt::format("{:.9g}", d.error->max_abs) : "", d.error ? fmt::format("{:.9g}", d.error->rmse) : "",
                  d.error ? fmt::format("{:.9g}", d.error->rel_rmse) : "", d.error ? fmt::format("{:.9g}", d.error->cosine) : "");
-    return;
+    });
   }
-  size_t w = 3;
-  for (const auto& d : r.rows) w = std::max(w, d.key.size());
   w = std::min<size_t>(w, 56);
   fmt::print(out, "{:<{}}  {:<10} {:<10} {:>11} {:>11} {:>10} {:>9}\n", "key", w, "A", "B", "max_abs", "rmse", "rel_rmse", "cosine");
-  for (const auto& d : r.rows) {
+  AKV_TRY(r.rows([&](const DiffRow& d) {
     std::string status;
     if (!d.name_a) status = "only in B";
     else if (!d.name_b) status = "only in A";
@@ -109,9 +177,10 @@ void print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format) {
                                  : status.empty() ? d.value_problem : status;
     fmt::print(out, "{:<{}}  {:<10} {:<10} {}{}\n", escape_for_terminal(d.key), w, d.type_a.value_or("-"), d.type_b.value_or("-"),
                escape_for_terminal(values), d.note.empty() ? "" : "  (" + escape_for_terminal(d.note) + ")");
-  }
+  }));
   fmt::print(out, "{} paired, {} only in A, {} only in B, {} shape changes, {} type changes\n",
-             r.rows.size() - r.only_a - r.only_b, r.only_a, r.only_b, r.shape_changes, r.type_changes);
+             rows - only_a - only_b, only_a, only_b, shape_changes, type_changes);
+  return Status();
 }
 
 }  // namespace akview

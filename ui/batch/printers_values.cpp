@@ -60,84 +60,143 @@ void print_dump(std::FILE* out, const DumpReport& r, OutputFormat format) {
   if (!r.caveat.empty() && format == OutputFormat::text) fmt::print(out, "# note: {}\n", r.caveat);
 }
 
-nlohmann::json to_json(const GroupsReport& r) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& g : r.groups) {
-    nlohmann::json j = {{"row", g.row}, {"col", g.col}, {"n", g.n_cols}, {"scale", json_number(g.scale)},
-                        {"bias", json_number(g.bias)}, {"min", json_number(g.value_min)}, {"max", json_number(g.value_max)},
-                        {"levels_used", g.levels_used}, {"levels_total", g.levels_total}, {"saturated", g.saturated}};
-    if (g.has_super) {
-      j["super_scale"] = json_number(g.super_scale);
-      j["super_min"] = json_number(g.super_min);
-      j["sub_scale"] = g.sub_scale;
-      j["sub_min"] = g.sub_min;
-    }
-    groups.push_back(std::move(j));
+namespace {
+
+void write_json(JsonWriter& w, const QuantGroup& g) {
+  w.begin_object();   // members in key order (nlohmann's sorted objects)
+  w.field("bias", static_cast<double>(g.bias));
+  w.field("col", g.col);
+  w.field("levels_total", g.levels_total);
+  w.field("levels_used", g.levels_used);
+  w.field("max", static_cast<double>(g.value_max));
+  w.field("min", static_cast<double>(g.value_min));
+  w.field("n", g.n_cols);
+  w.field("row", g.row);
+  w.field("saturated", g.saturated);
+  w.field("scale", static_cast<double>(g.scale));
+  if (g.has_super) {
+    w.field("sub_min", g.sub_min);
+    w.field("sub_scale", g.sub_scale);
+    w.field("super_min", static_cast<double>(g.super_min));
+    w.field("super_scale", static_cast<double>(g.super_scale));
   }
-  nlohmann::json j = {{"name", r.name}, {"type", r.type}, {"rows", {r.row_begin, r.row_end}}, {"n_rows", r.n_rows},
-                      {"groups", groups}};
-  if (r.group_size) {
-    j["bits"] = r.bits;
-    j["group_size"] = r.group_size;
-  }
-  return j;
+  w.end_object();
 }
 
-void print_groups(std::FILE* out, const GroupsReport& r, OutputFormat format) {
-  if (format == OutputFormat::json) return print_json(out, to_json(r));
+}  // namespace
+
+Status print_groups(std::FILE* out, const GroupsReport& r, const RowStream<QuantGroup>& groups, OutputFormat format) {
+  if (format == OutputFormat::json) {
+    JsonWriter w(out);
+    w.begin_object();
+    if (r.group_size) w.field("bits", r.bits);
+    if (r.group_size) w.field("group_size", r.group_size);
+    w.key("groups");
+    w.begin_array();
+    AKV_TRY(groups([&](const QuantGroup& g) { write_json(w, g); }));
+    w.end_array();
+    w.field("n_rows", r.n_rows);
+    w.field("name", r.name);
+    w.key("rows");
+    w.begin_array();
+    w.value(r.row_begin);
+    w.value(r.row_end);
+    w.end_array();
+    w.field("type", r.type);
+    w.end_object();
+    w.end_document();
+    return Status();
+  }
   if (format == OutputFormat::csv) {
     fmt::print(out, "row,col,n,scale,bias,super_scale,super_min,sub_scale,sub_min,min,max,levels_used,levels_total,saturated\n");
-    for (const auto& g : r.groups)
+    return groups([&](const QuantGroup& g) {
       fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{},{},{}\n", g.row, g.col, g.n_cols, g.scale,
                  g.bias, g.super_scale, g.super_min, g.sub_scale, g.sub_min, g.value_min, g.value_max, g.levels_used,
                  g.levels_total, g.saturated);
-    return;
+    });
   }
   fmt::print(out, "# {} {} rows {}:{} of {}\n", escape_for_terminal(r.name), r.type, r.row_begin, r.row_end, r.n_rows);
   fmt::print(out, "{:>6} {:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>9} {:>5}\n", "row", "col", "n", "scale", "bias", "min",
              "max", "levels", "sat");
-  for (const auto& g : r.groups)
+  return groups([&](const QuantGroup& g) {
     fmt::print(out, "{:>6} {:>6} {:>4} {:>12.5g} {:>12.5g} {:>12.5g} {:>12.5g} {:>4}/{:<4} {:>5}\n", g.row, g.col, g.n_cols,
                g.scale, g.bias, g.value_min, g.value_max, g.levels_used, g.levels_total, g.saturated);
+  });
 }
 
-nlohmann::json to_json(const StatsRow& r) {
-  nlohmann::json j = {{"name", r.name}, {"type", r.type}, {"shape", r.shape}};
+namespace {
+
+void write_json(JsonWriter& w, const StatsRow& r) {
+  w.begin_object();   // members in key order (nlohmann's sorted objects)
   if (!r.problem.empty()) {
-    j["problem"] = r.problem;
-    return j;
+    w.field("name", r.name);
+    w.field("problem", r.problem);
+    w.field("shape", r.shape);
+    w.field("type", r.type);
+    return w.end_object();
   }
   const TensorStats& s = r.stats;
-  nlohmann::json top = nlohmann::json::array();
-  for (const auto& o : s.top) top.push_back({{"row", o.row}, {"col", o.col}, {"value", json_number(o.value)}});
-  j.update({{"count", s.count}, {"finite", s.finite}, {"zeros", s.zeros}, {"nan", s.nan}, {"pos_inf", s.pos_inf},
-            {"neg_inf", s.neg_inf}, {"min", json_number(s.min)}, {"max", json_number(s.max)}, {"mean", json_number(s.mean)},
-            {"std", json_number(s.std)}, {"abs_mean", json_number(s.abs_mean)},
-            {"histogram", {{"lo", json_number(s.hist_lo)}, {"hi", json_number(s.hist_hi)}, {"counts", s.histogram}}},
-            {"log2_abs_histogram", {{"min_exp", kLogMinExp}, {"counts", s.log_abs_histogram}}},
-            {"top", top}, {"cancelled", s.cancelled}});
-  if (!r.caveat.empty()) j["caveat"] = r.caveat;
-  return j;
+  w.field("abs_mean", s.abs_mean);
+  w.field("cancelled", s.cancelled);
+  if (!r.caveat.empty()) w.field("caveat", r.caveat);
+  w.field("count", s.count);
+  w.field("finite", s.finite);
+  w.key("histogram");
+  w.begin_object();
+  w.field("counts", s.histogram);
+  w.field("hi", s.hist_hi);
+  w.field("lo", s.hist_lo);
+  w.end_object();
+  w.key("log2_abs_histogram");
+  w.begin_object();
+  w.field("counts", s.log_abs_histogram);
+  w.field("min_exp", kLogMinExp);
+  w.end_object();
+  w.field("max", s.max);
+  w.field("mean", s.mean);
+  w.field("min", s.min);
+  w.field("name", r.name);
+  w.field("nan", s.nan);
+  w.field("neg_inf", s.neg_inf);
+  w.field("pos_inf", s.pos_inf);
+  w.field("shape", r.shape);
+  w.field("std", s.std);
+  w.key("top");
+  w.begin_array();
+  for (const auto& o : s.top) {
+    w.begin_object();
+    w.field("col", o.col);
+    w.field("row", o.row);
+    w.field("value", static_cast<double>(o.value));
+    w.end_object();
+  }
+  w.end_array();
+  w.field("type", r.type);
+  w.field("zeros", s.zeros);
+  w.end_object();
 }
 
-void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat format) {
-  if (format == OutputFormat::json) {
-    nlohmann::json arr = nlohmann::json::array();
-    for (const auto& r : rows) arr.push_back(to_json(r));
-    return print_json(out, arr);
-  }
+}  // namespace
+
+Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat format) {
+  if (format == OutputFormat::json)
+    return print_json_rows(out, rows, [out](JsonWriter& w, const StatsRow& r) {
+      write_json(w, r);
+      w.flush();   // a row's statistics take a while: show each when it is done
+      std::fflush(out);
+    });
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,type,count,min,max,mean,std,zeros,nan,inf\n");
-    for (const auto& r : rows)
+    return rows([&](const StatsRow& r) {
       fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", csv_field(r.name), r.type, r.stats.count, r.stats.min,
                  r.stats.max, r.stats.mean, r.stats.std, r.stats.zeros, r.stats.nan, r.stats.pos_inf + r.stats.neg_inf);
-    return;
+    });
   }
-  for (const auto& r : rows) {
+  return rows([&](const StatsRow& r) {
     fmt::print(out, "{}  {} {}\n", escape_for_terminal(r.name), r.type, format_shape(r.shape));
     if (!r.problem.empty()) {
       fmt::print(out, "  (no stats: {})\n", escape_for_terminal(r.problem));
-      continue;
+      return;
     }
     const TensorStats& s = r.stats;
     fmt::print(out, "  min {:.6g}  max {:.6g}  mean {:.6g}  std {:.6g}  zeros {}  nan {}  inf {}\n", s.min, s.max, s.mean,
@@ -152,7 +211,7 @@ void print_stats(std::FILE* out, const std::vector<StatsRow>& rows, OutputFormat
       fmt::print(out, "  top |x|  {}\n", tops);
     }
     if (!r.caveat.empty()) fmt::print(out, "  note: {}\n", r.caveat);
-  }
+  });
 }
 
 }  // namespace akview

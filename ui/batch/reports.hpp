@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,32 @@
 #include "core/names/model_config.hpp"
 
 namespace akview {
+
+// Rows made one at a time: a source calls the sink once per row, in order, and holds no row after
+// the sink returns; it may be run again (a text table measures its columns in a first pass). A
+// source that fails (a file truncated underneath) stops there and says why.
+template <typename Row>
+using RowSink = std::function<void(const Row&)>;
+template <typename Row>
+using RowStream = std::function<Status(const RowSink<Row>&)>;
+
+// A source over rows already made (the TUI's and the tests' vectors).
+template <typename Row>
+RowStream<Row> rows_of(const std::vector<Row>& rows) {
+  return [&rows](const RowSink<Row>& sink) {
+    for (const auto& r : rows) sink(r);
+    return Status();
+  };
+}
+
+// Every row of a source, kept.
+template <typename Row>
+Result<std::vector<Row>> collect_rows(const RowStream<Row>& source) {
+  std::vector<Row> rows;
+  Status s = source([&](const Row& r) { rows.push_back(r); });
+  if (!s) return std::move(s).error();
+  return rows;
+}
 
 struct FileRow {
   std::string path;
@@ -130,12 +157,13 @@ struct MapRow {
   int64_t layer = -1;
 };
 
+// Streamed: a row per non-companion tensor, mapped as it is made; the unmapped are those with no
+// canonical name.
 struct MapReport {
   std::string path;
   std::string arch;
-  std::vector<MapRow> rows;
-  uint64_t unmapped = 0;
   ModelConfig config;
+  RowStream<MapRow> rows;
 };
 
 struct DiffRow {
@@ -150,11 +178,12 @@ struct DiffRow {
   std::string value_problem;
 };
 
+// Streamed: `pairs` makes the rows without values (cheap; the printer counts missing tensors and
+// shape/type changes and measures columns from it), `rows` makes them with their value errors.
 struct DiffTableReport {
   std::string path_a, path_b;
-  std::vector<DiffRow> rows;
-  size_t only_a = 0, only_b = 0, shape_changes = 0, type_changes = 0;
-  bool cancelled = false;
+  RowStream<DiffRow> pairs;
+  RowStream<DiffRow> rows;
 };
 
 struct RunTableReport {

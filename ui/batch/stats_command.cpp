@@ -37,27 +37,35 @@ Result<StatsRow> stats_for(const Model& model, uint32_t index, const StatsOption
 
 }  // namespace
 
-Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vector<std::string>& names,
-                                              const StatsOptions& options) {
-  std::vector<StatsRow> rows;
+Result<RowStream<StatsRow>> stats_row_source(const Model& model, const std::vector<std::string>& names,
+                                             const StatsOptions& options) {
+  std::vector<uint32_t> picked;   // every name is resolved before the first row is made
   if (names.empty()) {
     for (uint32_t i = 0; i < model.tensors.size(); ++i)
-      if (!(model.tensors[i].flags & kTensorCompanion)) {
-        auto row = stats_for(model, i, options);
-        if (!row) return std::move(row).error();
-        rows.push_back(std::move(*row));
-      }
-    return rows;
+      if (!(model.tensors[i].flags & kTensorCompanion)) picked.push_back(i);
+  } else {
+    TensorFinder finder(model);
+    for (const auto& name : names) {
+      auto index = finder.find(name);
+      if (!index) return index.error();
+      picked.push_back(*index);
+    }
   }
-  TensorFinder finder(model);
-  for (const auto& name : names) {
-    auto index = finder.find(name);
-    if (!index) return index.error();
-    auto row = stats_for(model, *index, options);
-    if (!row) return std::move(row).error();
-    rows.push_back(std::move(*row));
-  }
-  return rows;
+  return RowStream<StatsRow>([&model, picked = std::move(picked), options](const RowSink<StatsRow>& sink) -> Status {
+    for (uint32_t i : picked) {
+      auto row = stats_for(model, i, options);
+      if (!row) return std::move(row).error();
+      sink(*row);
+    }
+    return Status();
+  });
+}
+
+Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vector<std::string>& names,
+                                              const StatsOptions& options) {
+  auto source = stats_row_source(model, names, options);
+  if (!source) return std::move(source).error();
+  return collect_rows(*source);
 }
 
 }  // namespace akview

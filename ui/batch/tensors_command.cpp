@@ -1,7 +1,9 @@
-// `akview tensors`: the tensor table, filtered (regex, inverse) and sorted by a column.
+// `akview tensors`: the tensor table, filtered (regex, inverse) and sorted by a column. Rows are
+// made one at a time from the Model (a million-tensor listing holds one index per shown tensor when
+// sorted, nothing when listed in the file's order); canonical names are mapped as each row is made.
 #include <algorithm>
 #include <array>
-#include <functional>
+#include <memory>
 #include <regex>
 
 #include <fmt/format.h>
@@ -12,57 +14,127 @@
 namespace akview {
 namespace {
 
-using RowLess = std::function<bool(const TensorRow&, const TensorRow&)>;
+using TensorLess = bool (*)(const Model&, const Tensor&, const Tensor&);
 
 struct SortColumn {
   std::string_view name;
-  RowLess less;
+  TensorLess less;   // nullptr: the model's order
 };
+
+double bits_per_weight(const Model& model, const Tensor& t) {
+  if (t.quant >= model.quants.size()) return type_bits_per_weight(t.type);
+  const QuantInfo& q = model.quants[t.quant];
+  uint64_t all_bytes = t.nbytes;   // the logical tensor's weight plus its companions
+  for (uint32_t c : {q.scales, q.biases, q.global_scale})
+    if (c < model.tensors.size()) all_bytes += model.tensors[c].nbytes;
+  const uint64_t n = model.n_elements(t);
+  return n ? 8.0 * all_bytes / n : 0.0;
+}
 
 const std::array<SortColumn, 8>& sort_columns() {
   static const std::array<SortColumn, 8> kColumns = {{
-      {"file", nullptr},   // the model's order, kept as is (make_tensor_rows)
-      {"name", [](const TensorRow& a, const TensorRow& b) { return natural_less(a.name, b.name); }},
-      {"type", [](const TensorRow& a, const TensorRow& b) { return a.type < b.type; }},
-      {"shape", [](const TensorRow& a, const TensorRow& b) { return a.shape < b.shape; }},
-      {"params", [](const TensorRow& a, const TensorRow& b) { return a.parameters < b.parameters; }},
-      {"bytes", [](const TensorRow& a, const TensorRow& b) { return a.nbytes < b.nbytes; }},
-      {"offset", [](const TensorRow& a, const TensorRow& b) { return a.offset < b.offset; }},
-      {"bpw", [](const TensorRow& a, const TensorRow& b) { return a.bits_per_weight < b.bits_per_weight; }},
+      {"file", nullptr},
+      {"name", [](const Model&, const Tensor& a, const Tensor& b) { return natural_less(a.name, b.name); }},
+      {"type", [](const Model&, const Tensor& a, const Tensor& b) { return type_info(a.type).name < type_info(b.type).name; }},
+      {"shape", [](const Model& m, const Tensor& a, const Tensor& b) {
+         auto sa = m.shape(a), sb = m.shape(b);
+         return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end());
+       }},
+      {"params", [](const Model& m, const Tensor& a, const Tensor& b) { return m.n_elements(a) < m.n_elements(b); }},
+      {"bytes", [](const Model&, const Tensor& a, const Tensor& b) { return a.nbytes < b.nbytes; }},
+      {"offset", [](const Model&, const Tensor& a, const Tensor& b) { return a.offset < b.offset; }},
+      {"bpw", [](const Model& m, const Tensor& a, const Tensor& b) { return bits_per_weight(m, a) < bits_per_weight(m, b); }},
   }};
   return kColumns;
+}
+
+// What a query shows: the filter, and the order when it is not the model's own.
+struct TensorPlan {
+  const Model* model = nullptr;
+  std::string arch;                 // for canonical names (build_name_map's)
+  std::optional<std::regex> re;
+  bool invert = false;
+  bool companions = true;
+  bool in_model_order = true;       // rows straight from model.tensors
+  std::vector<uint32_t> order;      // otherwise: the tensors shown, in output order
+
+  // The tensor's canonical name when the query shows it (nullopt in `shown` when it does not).
+  bool shows(const Tensor& t, std::optional<CanonicalName>& canonical) const {
+    if (!companions && (t.flags & kTensorCompanion)) return false;
+    canonical = map_tensor_name(t, arch);
+    if (!re) return true;
+    const bool hit = std::regex_search(t.name.begin(), t.name.end(), *re) ||
+                     (canonical && std::regex_search(canonical->name, *re));
+    return hit != invert;
+  }
+};
+
+// The model's order puts each scale/bias companion right after its logical tensor
+// (order_companions); a sort moves a logical tensor together with the companions beneath it. A
+// companion whose logical tensor was filtered out is a group of its own.
+std::vector<uint32_t> sorted_order(const TensorPlan& plan, std::vector<uint32_t> shown, const SortColumn& column,
+                                   bool descending) {
+  const Model& model = *plan.model;
+  auto owns = [&](uint32_t owner, uint32_t c) {
+    const Tensor& t = model.tensors[owner];
+    if ((t.flags & kTensorCompanion) || t.quant >= model.quants.size()) return false;
+    const QuantInfo& q = model.quants[t.quant];
+    return c == q.scales || c == q.biases || c == q.global_scale;
+  };
+  struct Group {
+    size_t begin, end;   // shown[begin, end): the leading tensor and its companions
+  };
+  std::vector<Group> groups;
+  for (size_t k = 0; k < shown.size(); ++k) {
+    if (!groups.empty() && (model.tensors[shown[k]].flags & kTensorCompanion) && owns(shown[groups.back().begin], shown[k]))
+      groups.back().end = k + 1;
+    else
+      groups.push_back({k, k + 1});
+  }
+  if (!column.less) {
+    if (descending) std::reverse(groups.begin(), groups.end());   // storage order, reversed by group
+  } else {
+    std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
+      const Tensor &ta = model.tensors[shown[a.begin]], &tb = model.tensors[shown[b.begin]];
+      return descending ? column.less(model, tb, ta) : column.less(model, ta, tb);
+    });
+  }
+  std::vector<uint32_t> order;
+  order.reserve(shown.size());
+  for (const Group& g : groups)
+    for (size_t k = g.begin; k < g.end; ++k) order.push_back(shown[k]);
+  return order;
+}
+
+// One tensor's row, written into `row` (whose strings keep their capacity).
+void fill_tensor_row(const Model& model, const Tensor& t, TensorRow& row) {
+  row.name.assign(t.name);
+  row.canonical.reset();
+  row.type.assign(type_info(t.type).name);
+  auto shape = model.shape(t);
+  row.shape.assign(shape.begin(), shape.end());
+  row.parameters = model.n_elements(t);
+  row.nbytes = t.nbytes;
+  const bool composite = t.quant < model.quants.size();
+  row.bits = composite ? model.quants[t.quant].bits : 0;
+  row.group_size = composite ? model.quants[t.quant].group_size : 0;
+  row.bits_per_weight = bits_per_weight(model, t);
+  if (t.file < model.files.size()) row.file.assign(model.files[t.file].path);
+  else row.file.clear();
+  row.offset = t.offset;
+  row.companion = t.flags & kTensorCompanion;
+  row.unsupported = t.flags & kTensorUnsupported;
 }
 
 }  // namespace
 
 TensorRow make_tensor_row(const Model& model, const Tensor& t) {
   TensorRow row;
-  row.name = t.name;
-  const TypeInfo& info = type_info(t.type);
-  row.type = info.name;
-  auto shape = model.shape(t);
-  row.shape.assign(shape.begin(), shape.end());
-  row.parameters = model.n_elements(t);
-  row.nbytes = t.nbytes;
-  if (t.quant < model.quants.size()) {
-    const QuantInfo& q = model.quants[t.quant];
-    row.bits = q.bits;
-    row.group_size = q.group_size;
-    uint64_t all_bytes = t.nbytes;   // the logical tensor's weight plus its companions
-    for (uint32_t c : {q.scales, q.biases, q.global_scale})
-      if (c < model.tensors.size()) all_bytes += model.tensors[c].nbytes;
-    row.bits_per_weight = row.parameters ? 8.0 * all_bytes / row.parameters : 0.0;
-  } else {
-    row.bits_per_weight = type_bits_per_weight(t.type);
-  }
-  row.file = t.file < model.files.size() ? model.files[t.file].path : std::string();
-  row.offset = t.offset;
-  row.companion = t.flags & kTensorCompanion;
-  row.unsupported = t.flags & kTensorUnsupported;
+  fill_tensor_row(model, t, row);
   return row;
 }
 
-Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const TensorQuery& query) {
+Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query) {
   const SortColumn* column = nullptr;
   for (const auto& c : sort_columns())
     if (c.name == query.sort) column = &c;
@@ -71,68 +143,52 @@ Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const Tensor
     for (const auto& c : sort_columns()) names += fmt::format("{}{}", names.empty() ? "" : ", ", c.name);
     return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("unknown sort column '{}' (use one of: {})", query.sort, names));
   }
-  std::optional<std::regex> re;
+  auto plan = std::make_shared<TensorPlan>();
+  plan->model = &model;
+  plan->invert = query.invert;
+  plan->companions = query.companions;
   if (!query.filter.empty()) {
     try {
-      re.emplace(query.filter, std::regex::ECMAScript | std::regex::optimize);
+      plan->re.emplace(query.filter, std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
       return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
-  NameMap map = build_name_map(model);
-  std::vector<const std::string*> canonical(model.tensors.size(), nullptr);
-  for (const auto& e : map.entries)
-    if (e.mapped) canonical[e.tensor] = &e.canonical;
-  std::vector<TensorRow> rows;
-  std::vector<uint32_t> tensor_of;   // rows[k] shows model.tensors[tensor_of[k]]
-  rows.reserve(model.tensors.size());
-  tensor_of.reserve(model.tensors.size());
-  for (uint32_t i = 0; i < model.tensors.size(); ++i) {
-    const Tensor& t = model.tensors[i];
-    if (!query.companions && (t.flags & kTensorCompanion)) continue;
-    if (re) {
-      bool hit = std::regex_search(t.name.begin(), t.name.end(), *re) ||
-                 (canonical[i] && std::regex_search(*canonical[i], *re));
-      if (hit == query.invert) continue;
+  plan->arch = name_map_arch(model);
+  plan->in_model_order = !column->less && !query.descending;
+  if (!plan->in_model_order) {
+    std::vector<uint32_t> shown;
+    std::optional<CanonicalName> canonical;
+    for (uint32_t i = 0; i < model.tensors.size(); ++i)
+      if (plan->shows(model.tensors[i], canonical)) shown.push_back(i);
+    plan->order = sorted_order(*plan, std::move(shown), *column, query.descending);
+  }
+  return RowStream<TensorRow>([plan = std::shared_ptr<const TensorPlan>(std::move(plan))](const RowSink<TensorRow>& sink) {
+    const Model& model = *plan->model;
+    TensorRow row;   // reused: its strings keep their capacity from row to row
+    std::optional<CanonicalName> canonical;
+    auto emit = [&](const Tensor& t) {
+      fill_tensor_row(model, t, row);
+      if (canonical) row.canonical = std::move(canonical->name);
+      sink(row);
+    };
+    if (plan->in_model_order) {
+      for (const Tensor& t : model.tensors)
+        if (plan->shows(t, canonical)) emit(t);
+    } else {
+      for (uint32_t i : plan->order) {
+        canonical = map_tensor_name(model.tensors[i], plan->arch);
+        emit(model.tensors[i]);
+      }
     }
-    rows.push_back(make_tensor_row(model, t));
-    tensor_of.push_back(i);
-    if (canonical[i]) rows.back().canonical = *canonical[i];
-  }
+    return Status();
+  });
+}
 
-  // The model's order puts each scale/bias companion right after its logical tensor
-  // (order_companions); a sort moves a logical tensor together with the companions beneath it. A
-  // companion whose logical tensor was filtered out is a group of its own.
-  auto owns = [&](uint32_t owner, uint32_t c) {
-    const Tensor& t = model.tensors[owner];
-    if ((t.flags & kTensorCompanion) || t.quant >= model.quants.size()) return false;
-    const QuantInfo& q = model.quants[t.quant];
-    return c == q.scales || c == q.biases || c == q.global_scale;
-  };
-  struct Group {
-    size_t begin, end;   // rows[begin, end): the leading row and its companions
-  };
-  std::vector<Group> groups;
-  for (size_t k = 0; k < rows.size(); ++k) {
-    if (!groups.empty() && rows[k].companion && owns(tensor_of[groups.back().begin], tensor_of[k]))
-      groups.back().end = k + 1;
-    else
-      groups.push_back({k, k + 1});
-  }
-  if (column->name == "file") {
-    // Storage order is the model's order (each companion beneath its tensor): no re-sort.
-    if (query.descending) std::reverse(groups.begin(), groups.end());
-  } else {
-    std::stable_sort(groups.begin(), groups.end(), [&](const Group& a, const Group& b) {
-      const TensorRow &ra = rows[a.begin], &rb = rows[b.begin];
-      return query.descending ? column->less(rb, ra) : column->less(ra, rb);
-    });
-  }
-  std::vector<TensorRow> sorted;
-  sorted.reserve(rows.size());
-  for (const Group& g : groups)
-    for (size_t k = g.begin; k < g.end; ++k) sorted.push_back(std::move(rows[k]));
-  return sorted;
+Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const TensorQuery& query) {
+  auto source = tensor_row_source(model, query);
+  if (!source) return std::move(source).error();
+  return collect_rows(*source);
 }
 
 }  // namespace akview

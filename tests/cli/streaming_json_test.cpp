@@ -1,0 +1,197 @@
+// Streamed batch output (issue 12) through the real binary, on a model of a few thousand tensors
+// whose names hold every kind of odd byte: `tensors --json` equals, byte for byte, the documented
+// document (README "JSON reference") built here independently with nlohmann::json and dumped the
+// way print_json does; map, diff, meta and stats JSON equal their own nlohmann re-dump (same layout,
+// member order and number spelling); text tables print every odd name escaped.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_util.hpp"
+#include "tests/cli/run_process.hpp"
+#include "tests/writers/gguf_writer.hpp"
+#include "tests/writers/st_writer.hpp"
+
+namespace akview::testing {
+namespace {
+
+constexpr int kTensors = 3000;
+
+// print_json's bytes for a document: dump(2), invalid UTF-8 replaced, and a newline.
+std::string documented(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+struct Dtype {
+  const char* st;     // SafeTensors spelling
+  const char* type;   // akview's type name
+  uint64_t bytes;
+};
+constexpr Dtype kDtypes[] = {{"F32", "f32", 4}, {"BF16", "bf16", 2}, {"F16", "f16", 2}, {"I8", "i8", 1}};
+
+// Names a terminal or a JSON writer could get wrong: quotes, backslashes, C0 controls, DEL,
+// multi-byte UTF-8, a bidi override, an emoji, CJK; every tenth a name the rules map.
+std::string odd_name(int i) {
+  static const char* kOdd[] = {"quote\"d", "back\\slash", "ctl\x01\x1f", "new\nline", "tab\tbed", "del\x7f",
+                               "\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9", "bidi\xe2\x80\xae", "emoji\xf0\x9f\x98\x80",
+                               "cjk\xe4\xb8\xad\xe6\x96\x87"};
+  if (i % 10 == 9) return "model.layers." + std::to_string(i) + ".self_attn.q_proj.weight";
+  return std::string(kOdd[i % 10]) + "." + std::to_string(i);
+}
+
+class StreamingJson : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = dir_.file("odd.safetensors");
+    for (int i = 0; i < kTensors; ++i) {
+      const Dtype& d = kDtypes[i % 4];
+      std::vector<int64_t> shape = i % 7 == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{i % 5 + 1, 3};
+      uint64_t n = 1;
+      for (int64_t s : shape) n *= static_cast<uint64_t>(s);
+      tensors_.emplace_back(odd_name(i), d.st, shape, std::vector<uint8_t>(n * d.bytes, static_cast<uint8_t>(i)));
+    }
+    StWriteOptions options;
+    options.sort = false;   // the given order: data offsets follow it
+    ASSERT_TRUE(write_safetensors(path_, tensors_, options));
+    auto bytes = read_bytes(path_);
+    ASSERT_GE(bytes.size(), 8u);
+    std::memcpy(&header_len_, bytes.data(), 8);
+  }
+
+  // The documented `tensors --json` of the fixture, from what was written.
+  nlohmann::json expected_tensors() const {
+    nlohmann::json rows = nlohmann::json::array();
+    uint64_t offset = 8 + header_len_;
+    for (int i = 0; i < kTensors; ++i) {
+      const StTensor& t = tensors_[i];
+      const Dtype& d = kDtypes[i % 4];
+      uint64_t n = 1;
+      for (int64_t s : t.shape) n *= static_cast<uint64_t>(s);
+      const bool mapped = i % 10 == 9;
+      rows.push_back({{"name", t.name},
+                      {"canonical", mapped ? nlohmann::json("layers." + std::to_string(i) + ".attention.q.weight")
+                                           : nlohmann::json(nullptr)},
+                      {"type", d.type},
+                      {"shape", t.shape},
+                      {"parameters", n},
+                      {"file", path_},
+                      {"offset", offset},
+                      {"nbytes", t.bytes.size()},
+                      {"bits_per_weight", 8.0 * static_cast<double>(d.bytes)}});
+      offset += t.bytes.size();
+    }
+    return rows;
+  }
+
+  TempDir dir_;
+  std::string path_;
+  std::vector<StTensor> tensors_;
+  uint64_t header_len_ = 0;
+};
+
+TEST_F(StreamingJson, TensorsJsonIsTheDocumentedDocumentByteForByte) {
+  auto r = run_akview({"tensors", path_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string want = documented(expected_tensors());
+  ASSERT_EQ(r.out.size(), want.size());
+  EXPECT_TRUE(r.out == want);   // (not EXPECT_EQ: a mismatch would print megabytes)
+  for (size_t k = 0; k < want.size(); ++k)
+    if (r.out[k] != want[k]) {
+      ADD_FAILURE() << "first difference at byte " << k << ": ..." << want.substr(k > 80 ? k - 80 : 0, 160);
+      break;
+    }
+}
+
+TEST_F(StreamingJson, SortedAndFilteredTensorsJsonIsTheDocumentedSubset) {
+  auto r = run_akview({"tensors", path_, "--json", "--filter", "q_proj", "--sort", "name", "--desc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json all = expected_tensors(), want = nlohmann::json::array();
+  for (int i = kTensors - 1; i >= 0; --i)   // natural order of model.layers.N descending is N descending
+    if (i % 10 == 9) want.push_back(all[i]);
+  EXPECT_TRUE(r.out == documented(want));
+  EXPECT_EQ(nlohmann::json::parse(r.out).size(), static_cast<size_t>(kTensors / 10));
+}
+
+// The other streamed documents: what nlohmann makes of them again is the same bytes.
+TEST_F(StreamingJson, MapDiffMetaStatsJsonEqualTheirNlohmannDump) {
+  const std::vector<std::vector<std::string>> commands = {
+      {"map", path_, "--json"},
+      {"diff", path_, path_, "--json"},
+      {"diff", path_, path_, "--no-values", "--json"},
+      {"meta", path_, "--json"},
+      {"stats", path_, "--json"},
+      {"tensors", path_, "--json", "--sort", "bpw"},
+  };
+  for (const auto& args : commands) {
+    auto r = run_akview(args);
+    ASSERT_EQ(r.exit_code, 0) << args[0] << ": " << r.err;
+    auto doc = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(r.out == documented(doc)) << args[0] << " " << args.back();
+    if (args[0] == "map") {
+      ASSERT_EQ(doc["tensors"].size(), static_cast<size_t>(kTensors));
+      EXPECT_EQ(doc["unmapped"], kTensors - kTensors / 10);
+      EXPECT_EQ(doc["tensors"][9]["canonical"], "layers.9.attention.q.weight");
+      EXPECT_EQ(doc["tensors"][9]["layer"], 9);
+      EXPECT_EQ(doc["tensors"][0]["name"], tensors_[0].name);
+    }
+    if (args[0] == "diff") {
+      ASSERT_EQ(doc["tensors"].size(), static_cast<size_t>(kTensors));
+      EXPECT_EQ(doc["only_a"], 0);
+      EXPECT_EQ(doc["only_b"], 0);
+      EXPECT_EQ(doc["tensors"][3]["name_a"], tensors_[3].name);
+      EXPECT_EQ(doc["tensors"][3]["key"], tensors_[3].name);
+      EXPECT_EQ(doc["tensors"][19]["key"], "layers.19.attention.q.weight");
+      if (args[3] == "--json") EXPECT_EQ(doc["tensors"][5]["error"]["max_abs"], 0.0);
+    }
+    if (args[0] == "stats") {
+      ASSERT_EQ(doc.size(), static_cast<size_t>(kTensors));
+      EXPECT_EQ(doc[1]["name"], tensors_[1].name);
+    }
+  }
+}
+
+// A GGUF name that is not UTF-8: JSON carries U+FFFD in its place, as nlohmann's replace does.
+TEST(StreamingJsonGguf, InvalidUtf8NamesAreReplacedAsDocumented) {
+  const TempDir dir;
+  const std::string path = dir.file("bad_utf8.gguf");
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.add_tensor({"bad\xff\xfe.weight", 0 /* f32 */, {4}});
+  w.add_tensor({"cut\xe2\x82.weight", 0 /* f32 */, {4}});
+  w.add_tensor({"blk.0.attn_q.weight", 0 /* f32 */, {4, 4}});
+  ASSERT_TRUE(w.write(path));
+  for (const char* command : {"tensors", "map"}) {
+    auto r = run_akview({command, path, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out);
+    EXPECT_TRUE(r.out == documented(doc)) << command;
+    const auto& rows = std::string(command) == "map" ? doc["tensors"] : doc;
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0]["name"], "bad\xef\xbf\xbd\xef\xbf\xbd.weight");
+    EXPECT_EQ(rows[2]["canonical"], "layers.0.attention.q.weight");
+  }
+}
+
+// Text tables print each odd name escaped (escape_for_terminal), never a raw control byte.
+TEST_F(StreamingJson, TextTablesEscapeEveryName) {
+  for (const char* command : {"tensors", "map"}) {
+    auto r = run_akview({command, path_});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (char c : r.out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << command << ": raw control byte";
+    EXPECT_NE(r.out.find("new\\x0aline.3"), std::string::npos) << command;
+    EXPECT_NE(r.out.find("ctl\\x01\\x1f.2"), std::string::npos) << command;
+    EXPECT_NE(r.out.find("del\\x7f.5"), std::string::npos) << command;
+    EXPECT_NE(r.out.find("bidi\\u{202e}.7"), std::string::npos) << command;
+  }
+  auto r = run_akview({"diff", path_, path_, "--no-values"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("tab\\x09bed.4"), std::string::npos);
+  EXPECT_NE(r.out.find(std::to_string(kTensors) + " paired, 0 only in A"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace akview::testing

@@ -1,0 +1,130 @@
+// JsonWriter: writes one JSON document to a FILE* as it is made, value by value, through a small
+// buffer, so a listing of a million tensors never holds its document (or one string per tensor).
+// The bytes are those of nlohmann::json::dump(2) with invalid UTF-8 replaced (print_json): two-space
+// indentation, members in the order given (callers give them in nlohmann's sorted key order, checked
+// in debug builds), doubles in nlohmann's shortest round-trip form ("16.0"), non-finite as null.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace akview {
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::FILE* out);
+  ~JsonWriter();   // flushes
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
+
+  void begin_object();
+  void end_object();
+  void begin_array();
+  void end_array();
+  // The member whose value comes next (inside an object).
+  void key(std::string_view k);
+
+  void value(std::string_view s);
+  void value(const char* s) { value(std::string_view(s)); }
+  void value(const std::string& s) { value(std::string_view(s)); }
+  void value(uint64_t v);
+  void value(int64_t v);
+  void value(uint32_t v) { value(static_cast<uint64_t>(v)); }
+  void value(int32_t v) { value(static_cast<int64_t>(v)); }
+  void value(uint8_t v) { value(static_cast<uint64_t>(v)); }
+  void value(unsigned long long v) { value(static_cast<uint64_t>(v)); }
+  void value(double v);   // null when not finite
+  void value(float v) = delete;   // say which: a float widened to double prints its double digits
+  void value(bool v);
+  void value(std::nullptr_t);
+  void value(const nlohmann::json& j);   // an embedded document, laid out at the current depth
+  template <typename T>
+  void value(const std::optional<T>& v) {
+    if (v) value(*v);
+    else value(nullptr);
+  }
+  template <typename T>
+  void value(const std::vector<T>& v) {
+    value(std::span<const T>(v));
+  }
+  template <typename T>
+  void value(std::span<const T> v) {
+    begin_array();
+    for (const T& e : v) value(e);
+    end_array();
+  }
+
+  // key(k) then value(v).
+  template <typename T>
+  void field(std::string_view k, const T& v) {
+    key(k);
+    value(v);
+  }
+  void field(std::string_view k, const char* v) {
+    key(k);
+    value(std::string_view(v));
+  }
+
+  // The newline that ends a document (print_json's), and the buffer handed to the FILE*.
+  void end_document();
+  void flush();
+
+ private:
+  struct Level {
+    char close;
+    uint64_t count = 0;
+#ifndef NDEBUG
+    std::string last_key;
+#endif
+  };
+  static constexpr size_t kIndent = 2;            // print_json's dump(2)
+  static constexpr size_t kBufferBytes = 1 << 16;
+
+  // Separator and indentation of the next array element or member (nothing after a key).
+  void before_value() {
+    if (after_key_) {
+      after_key_ = false;
+      return;
+    }
+    if (levels_.empty()) return;
+    const size_t spaces = levels_.size() * kIndent;
+    reserve(2 + spaces);
+    if (levels_.back().count++) buf_[len_++] = ',';
+    buf_[len_++] = '\n';
+    std::memset(buf_.get() + len_, ' ', spaces);
+    len_ += spaces;
+  }
+  void begin(char open, char close);
+  void end();
+  // Room for `n` more bytes in the buffer (flushing it when full).
+  void reserve(size_t n) {
+    if (len_ + n > kBufferBytes) flush();
+  }
+  void put(std::string_view s) {
+    reserve(s.size());
+    if (s.size() > kBufferBytes) return std::fwrite(s.data(), 1, s.size(), out_), void();
+    std::memcpy(buf_.get() + len_, s.data(), s.size());
+    len_ += s.size();
+  }
+  void put(char c) {
+    reserve(1);
+    buf_[len_++] = c;
+  }
+
+  std::FILE* out_;
+  std::vector<Level> levels_;
+  bool after_key_ = false;
+  std::unique_ptr<char[]> buf_;
+  size_t len_ = 0;
+};
+
+}  // namespace akview
