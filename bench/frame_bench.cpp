@@ -8,7 +8,6 @@
 // Targets: first frame <= 150 ms after the open; <= 30 ms per keystroke (scroll, filter character,
 // re-sort after the first); peak RSS <= 2 x header bytes + 64 MB.
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,14 +20,13 @@
 
 #include <fmt/format.h>
 
-#include "tests/writers/st_writer.hpp"
+#include "bench/fixtures.hpp"
 #include "ui/tui/app.hpp"
 #include "ui/tui/keys.hpp"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using akview::testing::StTensor;
 namespace tui = akview::tui;
 
 // A field of /proc/self/status in MB: "VmRSS" (all resident), "RssAnon" (heap), "RssFile" (mapped file pages).
@@ -154,33 +152,13 @@ int run(const std::string& path, int width, int height) {
   return 0;
 }
 
-std::vector<StTensor> million_tensors() {
-  std::vector<StTensor> out;
-  out.reserve(1'000'000);
-  for (int i = 0; i < 1'000'000; ++i)
-    out.emplace_back(fmt::format("layers.{}.experts.{}.w1", i / 1000, i % 1000), i % 2 ? "BF16" : "F32",
-                     std::vector<int64_t>{8, 8}, std::vector<uint8_t>{}, uint64_t{8} * 8 * (i % 2 ? 2 : 4));
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string root = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "akview_frame_bench").string();
   std::filesystem::create_directories(root);
   const std::string path = root + "/million.safetensors";
-  // The generator runs in a child so its memory never shows in this process's peak RSS.
-  if (!std::filesystem::exists(path)) {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      akview::testing::StWriteOptions sparse;
-      sparse.sparse = true;
-      _exit(akview::testing::write_safetensors(path, million_tensors(), sparse) ? 0 : 1);
-    }
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return 1;
-  }
+  if (!std::filesystem::exists(path) && !akview::bench::write_million_safetensors(path)) return 1;
   std::printf("TUI frame benchmark (App drawn off-screen; file in %s)\n", root.c_str());
   const int rc = run(path, 120, 40);
   if (!(argc > 2 && std::string(argv[2]) == "--keep")) std::filesystem::remove_all(root);
