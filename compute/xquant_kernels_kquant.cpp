@@ -133,9 +133,22 @@ inline __m512i idx_by(int first, int lanes_per) {
   for (int i = 0; i < 32; ++i) v[i] = static_cast<int16_t>(first + i / lanes_per);
   return _mm512_load_si512(v);
 }
+inline __m512i dword_idx(int c) {   // dword lanes 0-7 -> 2c, 8-15 -> 2c + 1
+  alignas(64) int32_t v[16];
+  for (int i = 0; i < 16; ++i) v[i] = 2 * c + i / 8;
+  return _mm512_load_si512(v);
+}
+// Constants of the kernels, built once per call.
 struct Idx {
   __m512i s16[4] = {idx_by(0, 8), idx_by(4, 8), idx_by(8, 8), idx_by(12, 8)};
   __m512i s32[4] = {idx_by(0, 16), idx_by(2, 16), idx_by(4, 16), idx_by(6, 16)};
+  __m512i d32[4] = {dword_idx(0), dword_idx(1), dword_idx(2), dword_idx(3)};
+  // iq4 values + 128 in every 128-bit lane (vpshufb table)
+  __m512i iq4 = _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)),
+                                                     _mm_set1_epi8(static_cast<char>(0x80))));
+  // word shifts 0 / 4 per 16 bytes: [q0-15 low nibbles, q0-15 high nibbles, q16-31 low, q16-31 high]
+  __m512i nib = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0, 4 * 0x0001000100010001ll,
+                                 4 * 0x0001000100010001ll, 0, 0);
 };
 // sum over sub-block pairs of scale * (codes . x): maddubs (u8 x s8 pair sums, no saturation for codes
 // below 64), then madd with the scales picked per word.
@@ -154,180 +167,124 @@ struct Acc {
   float sum() const { return simd::hsum512(p) - simd::hsum(m); }
 };
 
-void q2_k_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+// One super-block of one row into acc; p the block, b its index (x block b).
+using BlockFn = void (*)(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc);
+template <int kBytes, BlockFn kBlock>
+void rows_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
-  const XqInput& x = *a.x;
   const int64_t nb = v.n_cols / 256;
   const Idx idx;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     Acc acc;
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 84;
-      simd::prefetch_span(p + 8 * 84, 84);
-      const int8_t* xb = x.codes.data() + 256 * b;
-      const __m256i raw = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-      const __m512i sc = _mm512_castsi256_si512(_mm256_and_si256(raw, _mm256_set1_epi16(0xF)));
-      const __m256i M = _mm256_madd_epi16(_mm256_srli_epi16(raw, 4), load256(x.bsum16.data() + 16 * b));
-      __m512i P = _mm512_setzero_si512();
-      for (int n = 0; n < 2; ++n) {
-        const __m512i q = bcast256(p + 16 + 32 * n);
-        P = scaled_dot(bits_of(q, 0, 2, 3), xb + 128 * n, sc, idx.s16[2 * n], P);
-        P = scaled_dot(bits_of(q, 4, 6, 3), xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
-      }
-      acc.add(P, x.d[b] * load_f16(p + 80), M, x.d[b] * load_f16(p + 82));
+      simd::prefetch_span(row + (b + 8) * kBytes, kBytes);
+      kBlock(row + b * kBytes, *a.x, b, idx, acc);
     }
     y[r] = acc.sum();
   }
 }
 
-void q3_k_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const XqInput& x = *a.x;
-  const int64_t nb = v.n_cols / 256;
-  const Idx idx;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    Acc acc;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 110;
-      simd::prefetch_span(p + 8 * 110, 110);
-      const int8_t* xb = x.codes.data() + 256 * b;
-      // 16 6-bit scales: low 4 bits from bytes 0-7 (low nibbles, then high), top 2 bits from bytes 8-11.
-      const uint32_t w0 = load_u32(p + 96), w1 = load_u32(p + 100), w2 = load_u32(p + 104), m4 = 0x0f0f0f0f, m2 = 0x03030303;
-      const __m128i s8 = _mm_sub_epi8(_mm_set_epi32(static_cast<int>(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)),
-                                                    static_cast<int>(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
-                                                    static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)), static_cast<int>((w0 & m4) | ((w2 & m2) << 4))),
-                                      _mm_set1_epi8(32));
-      const __m256i s16 = _mm256_cvtepi8_epi16(s8);
-      const __m512i sc = _mm512_castsi256_si512(s16);
-      const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
-      const __m512i hm = bcast256(p);
-      __m512i P = _mm512_setzero_si512();
-      for (int n = 0; n < 2; ++n) {
-        const __m512i q = bcast256(p + 32 + 32 * n);
-        for (int jp = 0; jp < 2; ++jp) {
-          const __m512i hi = _mm512_slli_epi16(bits_of(hm, 4 * n + 2 * jp, 4 * n + 2 * jp + 1, 1), 2);
-          const __m512i c = _mm512_or_si512(bits_of(q, 4 * jp, 4 * jp + 2, 3), hi);
-          P = scaled_dot(c, xb + 128 * n + 64 * jp, sc, idx.s16[2 * n + jp], P);
-        }
-      }
-      P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 2)));   // zero point 4, in integers
-      acc.add(P, x.d[b] * load_f16(p + 108), _mm256_setzero_si256(), 0.0f);
-    }
-    y[r] = acc.sum();
+void q2_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
+  const int8_t* xb = x.codes.data() + 256 * b;
+  const __m256i raw = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m512i sc = _mm512_castsi256_si512(_mm256_and_si256(raw, _mm256_set1_epi16(0xF)));
+  const __m256i M = _mm256_madd_epi16(_mm256_srli_epi16(raw, 4), load256(x.bsum16.data() + 16 * b));
+  __m512i P = _mm512_setzero_si512();
+  for (int n = 0; n < 2; ++n) {
+    const __m512i q = bcast256(p + 16 + 32 * n);
+    P = scaled_dot(bits_of(q, 0, 2, 3), xb + 128 * n, sc, idx.s16[2 * n], P);
+    P = scaled_dot(bits_of(q, 4, 6, 3), xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
   }
+  acc.add(P, x.d[b] * load_f16(p + 80), M, x.d[b] * load_f16(p + 82));
+}
+
+void q3_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
+  const int8_t* xb = x.codes.data() + 256 * b;
+  // 16 6-bit scales: low 4 bits from bytes 0-7 (low nibbles, then high), top 2 bits from bytes 8-11.
+  const uint32_t w0 = load_u32(p + 96), w1 = load_u32(p + 100), w2 = load_u32(p + 104), m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const __m128i s8 = _mm_sub_epi8(_mm_set_epi32(static_cast<int>(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)),
+                                                static_cast<int>(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
+                                                static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)), static_cast<int>((w0 & m4) | ((w2 & m2) << 4))),
+                                  _mm_set1_epi8(32));
+  const __m256i s16 = _mm256_cvtepi8_epi16(s8);
+  const __m512i sc = _mm512_castsi256_si512(s16);
+  const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
+  const __m512i hm = bcast256(p);
+  __m512i P = _mm512_setzero_si512();
+  for (int n = 0; n < 2; ++n) {
+    const __m512i q = bcast256(p + 32 + 32 * n);
+    for (int jp = 0; jp < 2; ++jp) {
+      const __m512i hi = _mm512_slli_epi16(bits_of(hm, 4 * n + 2 * jp, 4 * n + 2 * jp + 1, 1), 2);
+      const __m512i c = _mm512_or_si512(bits_of(q, 4 * jp, 4 * jp + 2, 3), hi);
+      P = scaled_dot(c, xb + 128 * n + 64 * jp, sc, idx.s16[2 * n + jp], P);
+    }
+  }
+  P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 2)));   // zero point 4, in integers
+  acc.add(P, x.d[b] * load_f16(p + 108), _mm256_setzero_si256(), 0.0f);
 }
 
 template <bool kQ5>
-void q45_k_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
-  constexpr int kBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
-  const TensorView& v = *a.view;
-  const XqInput& x = *a.x;
-  const int64_t nb = v.n_cols / 256;
-  const Idx idx;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    Acc acc;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * kBytes;
-      simd::prefetch_span(p + 8 * kBytes, kBytes);
-      const int8_t* xb = x.codes.data() + 256 * b;
-      // scales 0-3 / mins 0-3: low 6 bits of bytes 0-3 / 4-7; scales 4-7 / mins 4-7: nibbles of
-      // bytes 8-11 plus the top 2 bits of bytes 0-3 / 4-7.
-      const uint32_t a0 = load_u32(p + 4), a1 = load_u32(p + 8), a2 = load_u32(p + 12), m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
-      const uint64_t scales = (a0 & m6) | (uint64_t{(a2 & m4) | (((a0 >> 6) & m2) << 4)} << 32);
-      const uint64_t mins = (a1 & m6) | (uint64_t{((a2 >> 4) & m4) | (((a1 >> 6) & m2) << 4)} << 32);
-      const __m512i sc = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(scales))));
-      const __m128i mn = _mm_cvtsi64_si128(static_cast<long long>(mins));
-      const __m256i M = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)), load256(x.bsum16.data() + 16 * b));
-      __m512i P = _mm512_setzero_si512();
-      [[maybe_unused]] const __m512i qh = kQ5 ? bcast256(p + 16) : _mm512_setzero_si512();
-      for (int c = 0; c < 4; ++c) {
-        __m512i codes = bits_of(bcast256(p + kQs + 32 * c), 0, 4, 0x0F);
-        if constexpr (kQ5) codes = _mm512_or_si512(codes, _mm512_slli_epi16(bits_of(qh, 2 * c, 2 * c + 1, 1), 4));
-        P = scaled_dot(codes, xb + 64 * c, sc, idx.s32[c], P);
-      }
-      acc.add(P, x.d[b] * load_f16(p), M, x.d[b] * load_f16(p + 2));
-    }
-    y[r] = acc.sum();
-  }
-}
-
-void q6_k_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const XqInput& x = *a.x;
-  const int64_t nb = v.n_cols / 256;
-  const Idx idx;
-  const __m512i m4 = _mm512_set1_epi8(0x0F);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    Acc acc;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 210;
-      simd::prefetch_span(p + 8 * 210, 210);
-      const int8_t* xb = x.codes.data() + 256 * b;
-      const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
-      const __m512i sc = _mm512_castsi256_si512(s16);
-      const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
-      __m512i P = _mm512_setzero_si512();
-      for (int n = 0; n < 2; ++n) {
-        const __m512i ql = load512(p + 64 * n), qh = bcast256(p + 128 + 32 * n);
-        const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(bits_of(qh, 0, 2, 3), 4));
-        const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_slli_epi16(bits_of(qh, 4, 6, 3), 4));
-        P = scaled_dot(lo, xb + 128 * n, sc, idx.s16[2 * n], P);
-        P = scaled_dot(hi, xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
-      }
-      P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 5)));   // zero point 32, in integers
-      acc.add(P, x.d[b] * load_f16(p + 208), _mm256_setzero_si256(), 0.0f);
-    }
-    y[r] = acc.sum();
-  }
-}
-
-void iq4_xs_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const XqInput& x = *a.x;
-  const int64_t nb = v.n_cols / 256;
-  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues));
-  const __m512i table = _mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(static_cast<char>(0x80))));   // value + 128
-  const __m512i nib = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0, 4 * 0x0001000100010001ll,
-                                       4 * 0x0001000100010001ll, 0, 0);
-  __m512i sel[4];
+void q45_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
+  constexpr int kQs = kQ5 ? 48 : 16;
+  const int8_t* xb = x.codes.data() + 256 * b;
+  // scales 0-3 / mins 0-3: low 6 bits of bytes 0-3 / 4-7; scales 4-7 / mins 4-7: nibbles of
+  // bytes 8-11 plus the top 2 bits of bytes 0-3 / 4-7.
+  const uint32_t a0 = load_u32(p + 4), a1 = load_u32(p + 8), a2 = load_u32(p + 12), m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const uint64_t scales = (a0 & m6) | (uint64_t{(a2 & m4) | (((a0 >> 6) & m2) << 4)} << 32);
+  const uint64_t mins = (a1 & m6) | (uint64_t{((a2 >> 4) & m4) | (((a1 >> 6) & m2) << 4)} << 32);
+  const __m512i sc = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(scales))));
+  const __m128i mn = _mm_cvtsi64_si128(static_cast<long long>(mins));
+  const __m256i M = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)), load256(x.bsum16.data() + 16 * b));
+  __m512i P = _mm512_setzero_si512();
+  [[maybe_unused]] const __m512i qh = kQ5 ? bcast256(p + 16) : _mm512_setzero_si512();
   for (int c = 0; c < 4; ++c) {
-    alignas(64) int32_t s[16];
-    for (int i = 0; i < 16; ++i) s[i] = 2 * c + i / 8;
-    sel[c] = _mm512_load_si512(s);
+    __m512i codes = bits_of(bcast256(p + kQs + 32 * c), 0, 4, 0x0F);
+    if constexpr (kQ5) codes = _mm512_or_si512(codes, _mm512_slli_epi16(bits_of(qh, 2 * c, 2 * c + 1, 1), 4));
+    P = scaled_dot(codes, xb + 64 * c, sc, idx.s32[c], P);
   }
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    Acc acc;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 136;
-      simd::prefetch_span(p + 8 * 136, 136);
-      const int8_t* xb = x.codes.data() + 256 * b;
-      const int32_t* s4 = x.sum4.data() + 64 * b;
-      // ls_ib - 32: low 4 bits from the nibbles of scales_l (even ib low, odd ib high), top 2 bits from scales_h.
-      const uint32_t L = load_u32(p + 4);
-      const __m128i lo = _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(L & 0x0f0f0f0f)), _mm_cvtsi32_si128(static_cast<int>((L >> 4) & 0x0f0f0f0f)));
-      const __m128i ls = _mm_sub_epi8(_mm_or_si128(lo, _mm_cvtsi64_si128(static_cast<long long>(_pdep_u64(load_u16(p + 2), 0x3030303030303030ull)))),
-                                      _mm_set1_epi8(32));
-      const __m512i ls32 = _mm512_castsi256_si512(_mm256_cvtepi8_epi32(ls));
-      __m512i P = _mm512_setzero_si512();
-      for (int c = 0; c < 4; ++c) {
-        const uint8_t* q = p + 8 + 32 * c;
-        const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
-        const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
-        const __m512i n4 = _mm512_and_si512(_mm512_srlv_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), nib), _mm512_set1_epi8(0x0F));
-        const __m512i codes = _mm512_shuffle_epi8(table, n4);
-        const __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(load512(s4 + 16 * c), 7));
-        const __m512i dot = _mm512_dpbusd_epi32(init, codes, load512(xb + 64 * c));
-        P = _mm512_add_epi32(P, _mm512_mullo_epi32(dot, _mm512_permutexvar_epi32(sel[c], ls32)));
-      }
-      acc.add(P, x.d[b] * load_f16(p), _mm256_setzero_si256(), 0.0f);
-    }
-    y[r] = acc.sum();
+  acc.add(P, x.d[b] * load_f16(p), M, x.d[b] * load_f16(p + 2));
+}
+
+void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  const int8_t* xb = x.codes.data() + 256 * b;
+  const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
+  const __m512i sc = _mm512_castsi256_si512(s16);
+  const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
+  __m512i P = _mm512_setzero_si512();
+  for (int n = 0; n < 2; ++n) {
+    const __m512i ql = load512(p + 64 * n), qh = bcast256(p + 128 + 32 * n);
+    const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(bits_of(qh, 0, 2, 3), 4));
+    const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_slli_epi16(bits_of(qh, 4, 6, 3), 4));
+    P = scaled_dot(lo, xb + 128 * n, sc, idx.s16[2 * n], P);
+    P = scaled_dot(hi, xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
   }
+  P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 5)));   // zero point 32, in integers
+  acc.add(P, x.d[b] * load_f16(p + 208), _mm256_setzero_si256(), 0.0f);
+}
+
+void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
+  const int8_t* xb = x.codes.data() + 256 * b;
+  const int32_t* s4 = x.sum4.data() + 64 * b;
+  // ls_ib - 32: low 4 bits from the nibbles of scales_l (even ib low, odd ib high), top 2 bits from scales_h.
+  const uint32_t L = load_u32(p + 4);
+  const __m128i lo = _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(L & 0x0f0f0f0f)), _mm_cvtsi32_si128(static_cast<int>((L >> 4) & 0x0f0f0f0f)));
+  const __m128i ls = _mm_sub_epi8(_mm_or_si128(lo, _mm_cvtsi64_si128(static_cast<long long>(_pdep_u64(load_u16(p + 2), 0x3030303030303030ull)))),
+                                  _mm_set1_epi8(32));
+  const __m512i ls32 = _mm512_castsi256_si512(_mm256_cvtepi8_epi32(ls));
+  __m512i P = _mm512_setzero_si512();
+  for (int c = 0; c < 4; ++c) {
+    const uint8_t* q = p + 8 + 32 * c;
+    const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
+    const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
+    const __m512i n4 = _mm512_and_si512(_mm512_srlv_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), idx.nib), _mm512_set1_epi8(0x0F));
+    const __m512i codes = _mm512_shuffle_epi8(idx.iq4, n4);
+    const __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(load512(s4 + 16 * c), 7));
+    const __m512i dot = _mm512_dpbusd_epi32(init, codes, load512(xb + 64 * c));
+    P = _mm512_add_epi32(P, _mm512_mullo_epi32(dot, _mm512_permutexvar_epi32(idx.d32[c], ls32)));
+  }
+  acc.add(P, x.d[b] * load_f16(p), _mm256_setzero_si256(), 0.0f);
 }
 #endif
 
@@ -337,12 +294,12 @@ void iq4_xs_vnni(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #define XQ_BEST(vnni, scalar) scalar, "scalar"
 #endif
 constexpr std::array kTable = {
-    XqKernelRow{TypeId::q2_k, ActQuant::q8_k, XQ_BEST(q2_k_vnni, (rows_scalar<84, unpack_q2_k>)), rows_scalar<84, unpack_q2_k>},
-    XqKernelRow{TypeId::q3_k, ActQuant::q8_k, XQ_BEST(q3_k_vnni, (rows_scalar<110, unpack_q3_k>)), rows_scalar<110, unpack_q3_k>},
-    XqKernelRow{TypeId::q4_k, ActQuant::q8_k, XQ_BEST(q45_k_vnni<false>, (rows_scalar<144, unpack_q45_k<false>>)), rows_scalar<144, unpack_q45_k<false>>},
-    XqKernelRow{TypeId::q5_k, ActQuant::q8_k, XQ_BEST(q45_k_vnni<true>, (rows_scalar<176, unpack_q45_k<true>>)), rows_scalar<176, unpack_q45_k<true>>},
-    XqKernelRow{TypeId::q6_k, ActQuant::q8_k, XQ_BEST(q6_k_vnni, (rows_scalar<210, unpack_q6_k>)), rows_scalar<210, unpack_q6_k>},
-    XqKernelRow{TypeId::iq4_xs, ActQuant::q8_k, XQ_BEST(iq4_xs_vnni, (rows_scalar<136, unpack_iq4_xs>)), rows_scalar<136, unpack_iq4_xs>},
+    XqKernelRow{TypeId::q2_k, ActQuant::q8_k, XQ_BEST((rows_vnni<84, q2_k_block>), (rows_scalar<84, unpack_q2_k>)), rows_scalar<84, unpack_q2_k>},
+    XqKernelRow{TypeId::q3_k, ActQuant::q8_k, XQ_BEST((rows_vnni<110, q3_k_block>), (rows_scalar<110, unpack_q3_k>)), rows_scalar<110, unpack_q3_k>},
+    XqKernelRow{TypeId::q4_k, ActQuant::q8_k, XQ_BEST((rows_vnni<144, q45_k_block<false>>), (rows_scalar<144, unpack_q45_k<false>>)), rows_scalar<144, unpack_q45_k<false>>},
+    XqKernelRow{TypeId::q5_k, ActQuant::q8_k, XQ_BEST((rows_vnni<176, q45_k_block<true>>), (rows_scalar<176, unpack_q45_k<true>>)), rows_scalar<176, unpack_q45_k<true>>},
+    XqKernelRow{TypeId::q6_k, ActQuant::q8_k, XQ_BEST((rows_vnni<210, q6_k_block>), (rows_scalar<210, unpack_q6_k>)), rows_scalar<210, unpack_q6_k>},
+    XqKernelRow{TypeId::iq4_xs, ActQuant::q8_k, XQ_BEST((rows_vnni<136, iq4_xs_block>), (rows_scalar<136, unpack_iq4_xs>)), rows_scalar<136, unpack_iq4_xs>},
 };
 #undef XQ_BEST
 

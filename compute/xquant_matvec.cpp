@@ -96,19 +96,7 @@ Status xquant_matvec(const TensorView& view, const float* x, float* y, bool port
   const XqArgs args{&view, &in};
   const XqRowsFn rows = portable ? kernel->portable : kernel->rows;
 
-  ThreadPool& p = shared_pool();
-  const int64_t by_bytes = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(view.row_bytes, 1)));
-  const int64_t by_balance = std::max<int64_t>(1, view.n_rows / (4 * p.threads()));
-  const int64_t rows_per_task = std::min(by_bytes, by_balance);
-  const int64_t n_tasks = (view.n_rows + rows_per_task - 1) / rows_per_task;
-  std::vector<Status> task_status(static_cast<size_t>(n_tasks));
-  p.parallel_for(n_tasks, [&](int64_t t) {
-    const int64_t r0 = t * rows_per_task, r1 = std::min(view.n_rows, r0 + rows_per_task);
-    task_status[t] = guard_reads([&] { rows(args, r0, r1, y); });
-  });
-  for (auto& s : task_status)
-    if (!s.ok()) return std::move(s).error();
-  return {};
+  return parallel_rows(view.n_rows, view.row_bytes, [&](int64_t r0, int64_t r1) { return guard_reads([&] { rows(args, r0, r1, y); }); });
 }
 
 }  // namespace akview::compute
