@@ -6,6 +6,11 @@
 // at best). cpu is also run on 1 thread, to show where decode is compute-bound.
 //   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...] [--cpu-only 1]
 // --cpu-only 1: only the cpu columns (1t in-cache, 1t, all threads), for A/B runs of kernel changes.
+// Then the comparison with llama.cpp (bench/llama_cpp_perf.hpp): per ggml type, the cpu backend
+// (exact, f32 x) and the x-quant path (x quantized as ggml does, compute/xquant.hpp) against
+// `test-backend-ops perf -o MUL_MAT` at the same shape, interleaved (akview, llama.cpp, akview, ...)
+// for --rounds rounds, medians of each; without AKVIEW_LLAMA_TEST_BACKEND_OPS it says so and prints
+// GB/s against the bandwidth probe only. --compare-only 1 skips the first table.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,9 +21,11 @@
 #include <vector>
 
 #include "bench/bandwidth.hpp"
+#include "bench/llama_cpp_perf.hpp"
 #include "compute/backend.hpp"
 #include "compute/backends.hpp"
 #include "compute/reference.hpp"
+#include "compute/xquant.hpp"
 #include "core/mapped_file.hpp"
 #include "tests/compute/synthetic.hpp"
 
@@ -130,15 +137,22 @@ TensorView view_of(const MappedFile& f, const BenchType& bt, const Placed& p) {
   return v;
 }
 
+std::string fmt_num(double v, const char* f) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
 struct Timing {
   bool ok = false;
   double median_s = 0, min_s = 0;
   std::string error;
 };
 
-Timing time_matvec(Backend& b, const TensorView& v, const float* x, float* y, int repeat) {
+template <class Fn>
+Timing time_fn(Fn&& matvec, int repeat) {
   Timing t;
-  Status s = b.matvec(v, x, y);   // warm-up: page faults, kernel compile
+  Status s = matvec();   // warm-up: page faults, kernel compile
   if (!s.ok()) {
     t.error = s.error().to_string();
     return t;
@@ -146,7 +160,7 @@ Timing time_matvec(Backend& b, const TensorView& v, const float* x, float* y, in
   std::vector<double> secs;
   for (int i = 0; i < repeat; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    (void)b.matvec(v, x, y);
+    (void)matvec();
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(secs.begin(), secs.end());
@@ -155,6 +169,85 @@ Timing time_matvec(Backend& b, const TensorView& v, const float* x, float* y, in
   t.median_s = secs[secs.size() / 2];
   return t;
 }
+Timing time_matvec(Backend& b, const TensorView& v, const float* x, float* y, int repeat) {
+  return time_fn([&] { return b.matvec(v, x, y); }, repeat);
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+double spread(std::vector<double> v) {   // (max - min) / median, in percent
+  if (v.size() < 2) return 0;
+  std::sort(v.begin(), v.end());
+  return 100 * (v.back() - v.front()) / v[v.size() / 2];
+}
+
+// The comparison with llama.cpp (see the header comment).
+void compare_with_llama(const MappedFile& file, const std::vector<Placed>& placed, const std::string& only, int repeat, int rounds,
+                        bench::BandwidthProbe& probe, int threads) {
+  const std::string llama = bench::llama_test_backend_ops();
+  std::printf("\nvs llama.cpp: n=1 %lldx%lld, %d threads, %d interleaved rounds, medians\n", static_cast<long long>(kRows),
+              static_cast<long long>(kCols), threads, rounds);
+  if (llama.empty())
+    std::printf("llama.cpp: not compared: set AKVIEW_LLAMA_TEST_BACKEND_OPS to a test-backend-ops binary (README.md: Benchmarks)\n");
+  else
+    std::printf("llama.cpp: %s perf -o MUL_MAT -b CPU (its own threads: hardware concurrency)\n", llama.c_str());
+  const auto x = testing::normal_vector(kCols, 1);
+  std::vector<float> y(kRows);
+  struct Row {
+    std::string label, ggml;
+    TensorView v;
+    std::vector<double> exact, xq, ll, bw;
+    double xq_rel = -1, exact_rel = -1;
+  };
+  std::vector<Row> rows;
+  for (size_t i = 0; i < kTypes.size(); ++i) {
+    const auto& bt = kTypes[i];
+    const std::string g = bench::ggml_type_name(bt.label);
+    if (g.empty() || (!only.empty() && only.find("," + bt.label + ",") == std::string::npos)) continue;
+    rows.push_back({bt.label, g, view_of(file, bt, placed[i]), {}, {}, {}, {}});
+  }
+  set_cpu_threads(threads);
+  for (int r = 0; r < rounds; ++r)
+    for (auto& row : rows) {
+      row.bw.push_back(probe.measure(threads, 3).median_gbps);
+      const Timing e = time_matvec(cpu_backend(), row.v, x.data(), y.data(), repeat);
+      if (e.ok) row.exact.push_back(e.median_s);
+      if (xquant_supports(row.v)) {
+        const Timing q = time_fn([&] { return xquant_matvec(row.v, x.data(), y.data()); }, repeat);
+        if (q.ok) row.xq.push_back(q.median_s);
+      }
+      if (!llama.empty())
+        if (auto s = bench::llama_mul_mat_seconds(llama, row.ggml, kRows, kCols)) row.ll.push_back(*s);
+    }
+  // Accuracy beside the speed: relative RMS error against the f64 reference, exact and x-quant.
+  for (auto& row : rows) {
+    std::vector<double> ref(kRows);
+    if (!reference_matvec(row.v, x.data(), ref.data()).ok()) continue;
+    auto rel = [&](const std::vector<float>& out) {
+      double num = 0, den = 0;
+      for (int64_t k = 0; k < kRows; ++k) num += (out[k] - ref[k]) * (out[k] - ref[k]), den += ref[k] * ref[k];
+      return den > 0 ? std::sqrt(num / den) : 0.0;
+    };
+    if (cpu_backend().matvec(row.v, x.data(), y.data()).ok()) row.exact_rel = rel(y);
+    if (xquant_supports(row.v) && xquant_matvec(row.v, x.data(), y.data()).ok()) row.xq_rel = rel(y);
+  }
+  std::printf("| type | MiB | bw GB/s | exact GB/s | x-quant GB/s | llama.cpp GB/s | exact / llama | x-quant / llama | x-quant / bw | spread exact/xq/llama %% | rel_rms exact | rel_rms x-quant |\n");
+  std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  for (const auto& row : rows) {
+    const double bytes = static_cast<double>(weight_bytes(row.v));
+    const double e = median(row.exact), q = median(row.xq), l = median(row.ll), bw = median(row.bw);
+    auto gb = [&](double s) { return s > 0 ? fmt_num(bytes / s / 1e9, "%.1f") : std::string("-"); };
+    auto ratio = [&](double ours, double theirs) { return ours > 0 && theirs > 0 ? fmt_num(theirs / ours, "%.2f") : std::string("-"); };
+    std::printf("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %.0f/%.0f/%.0f | %s | %s |\n", row.label.c_str(), bytes / (1 << 20), bw,
+                gb(e).c_str(), gb(q).c_str(), gb(l).c_str(), ratio(e, l).c_str(), ratio(q, l).c_str(),
+                q > 0 ? fmt_num(bytes / q / 1e9 / bw, "%.2f").c_str() : "-", spread(row.exact), spread(row.xq), spread(row.ll),
+                row.exact_rel >= 0 ? fmt_num(row.exact_rel, "%.1e").c_str() : "-", row.xq_rel >= 0 ? fmt_num(row.xq_rel, "%.1e").c_str() : "-");
+  }
+  std::fflush(stdout);
+}
 
 }  // namespace
 
@@ -162,12 +255,15 @@ int main(int argc, char** argv) {
   std::string data_path = "matvec_bench.data";
   int repeat = 9;
   std::string only;
-  bool cpu_only = false;
+  bool cpu_only = false, compare_only = false;
+  int rounds = 3;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--data")) data_path = argv[i + 1];
     if (!std::strcmp(argv[i], "--repeat")) repeat = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--types")) only = std::string(",") + argv[i + 1] + ",";
     if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--compare-only")) compare_only = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
   }
   bool reused = false;
   const auto placed = write_file(data_path, reused);
@@ -185,6 +281,10 @@ int main(int argc, char** argv) {
   const Availability ocl = opencl_backend().availability();
   std::printf("opencl: %s\n\n", ocl.available ? ocl.reason.c_str() : ("unavailable: " + ocl.reason).c_str());
 
+  if (compare_only) {
+    compare_with_llama(*file, placed, only, repeat, rounds, probe, threads);
+    return 0;
+  }
   const auto x = testing::normal_vector(kCols, 1);
   std::vector<float> y(kRows);
   // sgemv on an f32 matrix of the same shape: the cost of the dequantize-everything approach.
@@ -225,6 +325,7 @@ int main(int argc, char** argv) {
                 cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
     std::fflush(stdout);
   }
+  compare_with_llama(*file, placed, only, repeat, rounds, probe, threads);
   const auto bw_after = probe.measure(threads);
   std::printf("\nread bandwidth after: median %.1f GB/s, best %.1f GB/s\n", bw_after.median_gbps, bw_after.best_gbps);
   return 0;

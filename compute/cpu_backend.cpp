@@ -22,8 +22,6 @@ const CpuKernelRow* find_kernel(const TensorView& view) {
   return nullptr;
 }
 
-ThreadPool& pool() { return shared_pool(); }
-
 // decode_rows fallback: a tile of rows into a buffer reused by this thread.
 void decoded_rows(const TensorView& view, const float* x, int64_t r0, int64_t r1, float* y, Status& status) {
   thread_local std::vector<float> tile;
@@ -66,25 +64,14 @@ class CpuBackend final : public Backend {
     if (kernel && kernel->prepare) kernel->prepare(view, x, xperm);
     const CpuArgs args{&view, x, xsum16.data(), xperm.empty() ? x : xperm.data()};
 
-    ThreadPool& p = pool();
-    // Tasks of ~128 KiB of weights, but at least 4 tasks per thread for balance.
-    const int64_t by_bytes = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(view.row_bytes, 1)));
-    const int64_t by_balance = std::max<int64_t>(1, view.n_rows / (4 * p.threads()));
-    const int64_t rows_per_task = std::min(by_bytes, by_balance);
-    const int64_t n_tasks = (view.n_rows + rows_per_task - 1) / rows_per_task;
     // Each task guards its own reads on its own thread (a file that shrinks mid-run faults there);
     // the kernels only read the view and write y, so the guard may jump out of them.
-    std::vector<Status> task_status(static_cast<size_t>(n_tasks));
-    p.parallel_for(n_tasks, [&](int64_t t) {
-      const int64_t r0 = t * rows_per_task, r1 = std::min(view.n_rows, r0 + rows_per_task);
-      if (kernel)
-        task_status[t] = guard_reads([&] { kernel->rows(args, r0, r1, y); });
-      else
-        decoded_rows(view, x, r0, r1, y, task_status[t]);
+    return parallel_rows(view.n_rows, view.row_bytes, [&](int64_t r0, int64_t r1) -> Status {
+      if (kernel) return guard_reads([&] { kernel->rows(args, r0, r1, y); });
+      Status s;
+      decoded_rows(view, x, r0, r1, y, s);
+      return s;
     });
-    for (auto& s : task_status)
-      if (!s.ok()) return std::move(s).error();
-    return {};
   }
 };
 

@@ -13,11 +13,29 @@
 #include "compute/backend.hpp"
 #include "compute/devices.hpp"
 #include "compute/reference.hpp"
+#include "compute/xquant.hpp"
 
 namespace akview::compute {
 namespace {
 
 Error cancelled_error() { return make_error(ErrorCode::refused, "", kNoOffset, "cancelled"); }
+
+struct Timed {
+  double min_seconds = 0, median_seconds = 0;
+};
+// Runs fn `repeats` times (each preceded by next_step, which may cancel); min and median seconds.
+template <class Step, class Fn>
+Result<Timed> time_repeats(int repeats, Step&& next_step, Fn&& fn) {
+  std::vector<double> seconds;
+  for (int r = 0; r < repeats; ++r) {
+    if (!next_step()) return cancelled_error();
+    const auto t0 = std::chrono::steady_clock::now();
+    AKV_TRY(fn());
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(seconds.begin(), seconds.end());
+  return Timed{seconds.front(), seconds[seconds.size() / 2]};
+}
 
 }  // namespace
 
@@ -99,7 +117,8 @@ Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options,
   run.y.assign(static_cast<size_t>(std::max<int64_t>(view.n_rows, 0)), 0.0f);
 
   const int repeats = std::max(1, options.repeat);
-  const int steps = 1 + repeats + (options.compare_reference ? 1 : 0);
+  const bool xq = options.x_quant && xquant_supports(view);
+  const int steps = 1 + repeats + (xq ? 1 + repeats : 0) + (options.compare_reference ? 1 : 0);
   int step = 0;
   auto next_step = [&]() -> bool {
     if (callbacks.cancelled && callbacks.cancelled()) return false;
@@ -107,33 +126,49 @@ Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options,
     ++step;
     return true;
   };
+  auto gbps = [&](double s) { return s > 0 ? static_cast<double>(run.weight_bytes) / s / 1e9 : 0.0; };
 
   // Warm-up (first touch of the mapping, OpenCL kernel compile), then the timed runs.
   if (!next_step()) return cancelled_error();
   AKV_TRY(backend.matvec(view, run.x.data(), run.y.data()));
-  std::vector<double> seconds;
-  for (int r = 0; r < repeats; ++r) {
-    if (!next_step()) return cancelled_error();
-    const auto t0 = std::chrono::steady_clock::now();
-    AKV_TRY(backend.matvec(view, run.x.data(), run.y.data()));
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  std::sort(seconds.begin(), seconds.end());
+  auto timed = time_repeats(repeats, next_step, [&] { return backend.matvec(view, run.x.data(), run.y.data()); });
+  if (!timed) return std::move(timed).error();
   run.repeats = repeats;
-  run.min_seconds = seconds.front();
-  run.median_seconds = seconds[seconds.size() / 2];
-  auto gbps = [&](double s) { return s > 0 ? static_cast<double>(run.weight_bytes) / s / 1e9 : 0.0; };
+  run.min_seconds = timed->min_seconds;
+  run.median_seconds = timed->median_seconds;
   run.gbps_best = gbps(run.min_seconds);
   run.gbps_median = gbps(run.median_seconds);
+
+  if (options.x_quant) {
+    XQuantRun q;
+    if (xq) {
+      q.act = std::string(act_quant_name(*act_quant_for(view.type)));
+      q.variant = std::string(xquant_variant(view));
+      q.y.assign(run.y.size(), 0.0f);
+      if (!next_step()) return cancelled_error();
+      AKV_TRY(xquant_matvec(view, run.x.data(), q.y.data()));
+      auto t = time_repeats(repeats, next_step, [&] { return xquant_matvec(view, run.x.data(), q.y.data()); });
+      if (!t) return std::move(t).error();
+      q.min_seconds = t->min_seconds;
+      q.median_seconds = t->median_seconds;
+      q.gbps_best = gbps(q.min_seconds);
+      q.gbps_median = gbps(q.median_seconds);
+    } else {
+      q.note = run.type + ": no x-quant path (ggml quantizes x only for its block types)";
+    }
+    run.xquant = std::move(q);
+  }
 
   if (options.compare_reference) {
     if (!next_step()) return cancelled_error();
     std::vector<double> ref(run.y.size());
     Status s = reference_matvec(view, run.x.data(), ref.data());
-    if (s.ok())
+    if (s.ok()) {
       run.vs_reference = compare_outputs(run.y, ref);
-    else
+      if (run.xquant && !run.xquant->act.empty()) run.xquant->vs_reference = compare_outputs(run.xquant->y, ref);
+    } else {
       run.reference_error = s.error().to_string();
+    }
   }
   return run;
 }

@@ -38,11 +38,23 @@ struct RunOptions {
   InputSpec input;
   bool compare_reference = true;  // also run the f64 reference and fill vs_reference
   int opencl_device = -1;         // `--device N`: global OpenCL device index (devices.hpp); -1: automatic
+  bool x_quant = false;           // `--x-quant`: also run the ggml-equivalent path (xquant.hpp) and report it beside
 };
 
 struct NamedView {
   std::string name;
   TensorView view;
+};
+
+// The x-quant path's figures for one tensor (RunOptions::x_quant), beside the exact path's.
+struct XQuantRun {
+  std::string act;                // x's block type ("q8_K"); empty when the type has no x-quant path
+  std::string variant;            // kernel variant ("avx512-vnni", "scalar")
+  std::string note;               // why it did not run
+  double min_seconds = 0, median_seconds = 0;
+  double gbps_best = 0, gbps_median = 0;
+  std::optional<ErrorStats> vs_reference;   // its y against the f64 reference with the f32 x
+  std::vector<float> y;
 };
 
 struct TensorRun {
@@ -59,6 +71,7 @@ struct TensorRun {
   std::optional<ErrorStats> vs_reference;
   std::string reference_error;             // why vs_reference is absent (reference failed)
   std::optional<ErrorStats> vs_second;     // filled by compare_with_second
+  std::optional<XQuantRun> xquant;         // filled when RunOptions::x_quant
   std::vector<float> x, y;
 };
 

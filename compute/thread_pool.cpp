@@ -1,6 +1,7 @@
 // The cpu backend's persistent thread pool (see thread_pool.hpp).
 #include "compute/thread_pool.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -93,6 +94,22 @@ int default_thread_count() {
   }
   unsigned hc = std::thread::hardware_concurrency();
   return hc == 0 ? 1 : static_cast<int>(hc);
+}
+
+Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Status(int64_t, int64_t)>& task) {
+  ThreadPool& p = shared_pool();
+  const int64_t by_bytes = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(row_bytes, 1)));
+  const int64_t by_balance = std::max<int64_t>(1, n_rows / (4 * p.threads()));
+  const int64_t rows_per_task = std::min(by_bytes, by_balance);
+  const int64_t n_tasks = (n_rows + rows_per_task - 1) / rows_per_task;
+  std::vector<Status> status(static_cast<size_t>(n_tasks));
+  p.parallel_for(n_tasks, [&](int64_t t) {
+    const int64_t r0 = t * rows_per_task;
+    status[t] = task(r0, std::min(n_rows, r0 + rows_per_task));
+  });
+  for (auto& s : status)
+    if (!s.ok()) return std::move(s).error();
+  return {};
 }
 
 }  // namespace akview::compute

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/result.hpp"
+
 namespace akview::compute {
 
 class ThreadPool {
@@ -44,6 +46,10 @@ class ThreadPool {
 ThreadPool& shared_pool();
 // Rebuilds the shared pool with `threads` threads (0: default). Not while a matvec runs.
 void set_shared_pool_threads(int threads);
+
+// Runs task(r0, r1) over [0, n_rows) on the shared pool in tasks of ~128 KiB of weights (rows of
+// row_bytes), at least 4 tasks per thread for balance; returns the first failing task's Status.
+Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Status(int64_t, int64_t)>& task);
 
 // Threads for compute: AKVIEW_THREADS if set, else the hardware concurrency.
 int default_thread_count();

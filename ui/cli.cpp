@@ -262,6 +262,8 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32");
          c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model");
          c->add_option("--repeat", o.run.options.repeat, "timed repeats (after one warm-up)")->check(CLI::Range(1, 100000));
+         c->add_flag("--x-quant", o.run.options.x_quant,
+                     "also run the ggml-equivalent path (x quantized to q8_0/q8_1/q8_K, integer dots) and show its error beside");
          add_json(c, o);
          add_csv(c, o);
        },

@@ -131,6 +131,41 @@ TEST(Runner, RunsTimesAndComparesWithProgress) {
   EXPECT_EQ(compare_with_second(*run, wrong_shape.view).error().code, ErrorCode::bad_shape);
 }
 
+// --x-quant: the ggml-equivalent path runs beside the exact one, with its own timing and error; its
+// activation quantization costs accuracy the exact path does not have; a type without the path says why.
+TEST(Runner, XQuantRunsBesideTheExactPath) {
+  auto t = testing::make_block_tensor(TypeId::q4_k, 48, 4, 5);
+  RunOptions opt;
+  opt.backend = "cpu";
+  opt.repeat = 3;
+  opt.x_quant = true;
+  int steps = 0;
+  RunCallbacks cb;
+  cb.on_progress = [&](const RunProgress& p) { steps = p.steps; };
+  auto run = run_tensor({"w", t.view}, opt, cb);
+  ASSERT_TRUE(run.ok()) << run.error().to_string();
+  EXPECT_EQ(steps, 1 + 3 + 1 + 3 + 1);
+  ASSERT_TRUE(run->xquant.has_value());
+  const XQuantRun& q = *run->xquant;
+  EXPECT_EQ(q.act, "q8_K");
+  EXPECT_FALSE(q.variant.empty());
+  EXPECT_GT(q.min_seconds, 0);
+  EXPECT_GE(q.median_seconds, q.min_seconds);
+  ASSERT_TRUE(q.vs_reference.has_value() && run->vs_reference.has_value());
+  EXPECT_GT(q.vs_reference->rel_rms, 10 * run->vs_reference->rel_rms);   // 8-bit x is visibly less exact
+  EXPECT_LT(q.vs_reference->rel_rms, 0.05);                               // but still the same product
+  EXPECT_NE(q.y, run->y);
+
+  auto f = testing::make_block_tensor(TypeId::f16, 8, 64, 6);
+  auto plain = run_tensor({"f", f.view}, opt);
+  ASSERT_TRUE(plain.ok());
+  ASSERT_TRUE(plain->xquant.has_value());
+  EXPECT_TRUE(plain->xquant->act.empty());
+  EXPECT_NE(plain->xquant->note.find("no x-quant path"), std::string::npos);
+  opt.x_quant = false;
+  EXPECT_FALSE(run_tensor({"w", t.view}, opt)->xquant.has_value());
+}
+
 TEST(Runner, CancelStopsAList) {
   auto a = testing::make_block_tensor(TypeId::q4_0, 8, 2, 1), b = testing::make_block_tensor(TypeId::f16, 8, 64, 2);
   std::vector<NamedView> list{{"a", a.view}, {"b", b.view}};

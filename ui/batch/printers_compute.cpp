@@ -1,4 +1,6 @@
 // Rendering of compute runs (time, GB/s, error against the reference and --ref) and devices.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "ui/batch/printers.hpp"
@@ -17,6 +19,21 @@ std::string error_cells(const std::optional<compute::ErrorStats>& e) {
   return fmt::format("{:>10.3g} {:>10.3g} {:>10.7f}", e->max_abs, e->rel_rms, e->cosine);
 }
 
+nlohmann::json xquant_json(const compute::XQuantRun& q) {
+  if (q.act.empty()) return {{"act", nullptr}, {"note", q.note}};
+  return {{"act", q.act}, {"variant", q.variant}, {"min_seconds", q.min_seconds}, {"median_seconds", q.median_seconds},
+          {"gbps_best", q.gbps_best}, {"gbps_median", q.gbps_median}, {"vs_reference", error_json(q.vs_reference)}};
+}
+
+bool any_xquant(const RunTableReport& r) {
+  return std::any_of(r.runs.begin(), r.runs.end(), [](const compute::TensorRun& t) { return t.xquant.has_value(); });
+}
+
+std::string error_csv(const std::optional<compute::ErrorStats>& e) {
+  if (!e) return ",,,";
+  return fmt::format("{:.9g},{:.9g},{:.9g},{:.9g}", e->max_abs, e->rel_rms, e->cosine, e->nmse);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const RunTableReport& r) {
@@ -28,6 +45,7 @@ nlohmann::json to_json(const RunTableReport& r) {
                         {"vs_reference", error_json(t.vs_reference)}, {"vs_ref_model", error_json(t.vs_second)}};
     if (!t.note.empty()) j["note"] = t.note;
     if (!t.reference_error.empty()) j["reference_error"] = t.reference_error;
+    if (t.xquant) j["x_quant"] = xquant_json(*t.xquant);
     runs.push_back(std::move(j));
   }
   nlohmann::json failures = nlohmann::json::array();
@@ -40,13 +58,18 @@ nlohmann::json to_json(const RunTableReport& r) {
 void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format) {
   if (format == OutputFormat::json) return print_json(out, to_json(r));
   if (format == OutputFormat::csv) {
-    fmt::print(out, "name,type,backend,rows,cols,median_seconds,gbps_median,max_abs,rel_rms,cosine,nmse\n");
+    // The x-quant columns appear only when the run asked for that path.
+    const bool xq = any_xquant(r);
+    fmt::print(out, "name,type,backend,rows,cols,median_seconds,gbps_median,max_abs,rel_rms,cosine,nmse{}\n",
+               xq ? ",xq_act,xq_median_seconds,xq_gbps_median,xq_max_abs,xq_rel_rms,xq_cosine,xq_nmse" : "");
     for (const auto& t : r.runs) {
-      const auto& e = t.vs_reference;
-      fmt::print(out, "{},{},{},{},{},{:.9g},{:.6g},{},{},{},{}\n", csv_field(t.name), t.type, t.backend, t.n_rows, t.n_cols,
-                 t.median_seconds, t.gbps_median, e ? fmt::format("{:.9g}", e->max_abs) : "",
-                 e ? fmt::format("{:.9g}", e->rel_rms) : "", e ? fmt::format("{:.9g}", e->cosine) : "",
-                 e ? fmt::format("{:.9g}", e->nmse) : "");
+      std::string tail;
+      if (xq && t.xquant && !t.xquant->act.empty())
+        tail = fmt::format(",{},{:.9g},{:.6g},{}", t.xquant->act, t.xquant->median_seconds, t.xquant->gbps_median, error_csv(t.xquant->vs_reference));
+      else if (xq)
+        tail = ",,,,,,,";
+      fmt::print(out, "{},{},{},{},{},{:.9g},{:.6g},{}{}\n", csv_field(t.name), t.type, t.backend, t.n_rows, t.n_cols, t.median_seconds,
+                 t.gbps_median, error_csv(t.vs_reference), tail);
     }
     return;
   }
@@ -60,6 +83,10 @@ void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format) {
                t.backend, fmt::format("{}x{}", t.n_rows, t.n_cols), t.median_seconds * 1e3, t.gbps_median,
                error_cells(t.vs_reference), r.ref_path.empty() ? "" : "  " + error_cells(t.vs_second));
     if (!t.note.empty()) fmt::print(out, "  note: {}\n", escape_for_terminal(t.note));
+    if (t.xquant && t.xquant->act.empty()) fmt::print(out, "  x-quant: {}\n", escape_for_terminal(t.xquant->note));
+    if (t.xquant && !t.xquant->act.empty())
+      fmt::print(out, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}\n", "  x-quant, x as " + t.xquant->act, w, t.type,
+                 "int8", "", t.xquant->median_seconds * 1e3, t.xquant->gbps_median, error_cells(t.xquant->vs_reference));
   }
   for (const auto& f : r.failures) fmt::print(out, "failed: {}: {}\n", escape_for_terminal(f.name), escape_for_terminal(f.error.to_string()));
   for (const auto& m : r.ref_missing) fmt::print(out, "not in --ref model: {}\n", escape_for_terminal(m));

@@ -1,0 +1,155 @@
+// x-quant kernels for ggml's 32-element blocks against q8_0 / q8_1 x (FORMATS.md §2.7, §6):
+//   q4_0 [d][qs 16]  q4_1 [d][m][qs 16]  q5_0 [d][qh 4][qs 16]  q5_1 [d][m][qh 4][qs 16]
+//   q8_0 [d][qs 32]  iq4_nl [d][qs 16]
+// Per block the integer sum of (weight code) * (x code) is exact in int32; the weight code is
+// unsigned c with a zero point z (q4_0: 8, q5_0: 16, q8_0 stored as c = q + 128, iq4_nl as
+// c = value + 128), so sum((c - z) x) = sum(c x) - z sum(x), with sum(x) from XqInput::sum4. Then
+// y += (d_w d_x) * isum (+ m_w * s_x for q4_1 / q5_1), in f32.
+#include <array>
+#include <cstring>
+
+#include "compute/cpu_simd.hpp"
+#include "compute/xquant_kernels.hpp"
+#include "core/decode/iq_grids.hpp"
+
+namespace akview::compute {
+namespace {
+using simd::load_f16;
+using simd::load_u32;
+
+// One 32-element block's unsigned codes and its layout.
+struct Legacy {
+  int bytes, qs, qh, m;   // block size; offsets of qs, qh (-1: none), m (-1: none)
+  int zero;               // zero point subtracted from the code
+};
+constexpr Legacy kQ4_0{18, 2, -1, -1, 8}, kQ4_1{20, 4, -1, 2, 0}, kQ5_0{22, 6, 2, -1, 16}, kQ5_1{24, 8, 4, 2, 0},
+    kQ8_0{34, 2, -1, -1, 128}, kIq4nl{18, 2, -1, -1, 128};
+
+template <const Legacy& L, bool kIq4>
+void codes_scalar(const uint8_t* p, uint8_t* c) {
+  if constexpr (L.bytes == 34) {
+    for (int j = 0; j < 32; ++j) c[j] = static_cast<uint8_t>(p[L.qs + j] ^ 0x80);
+    return;
+  }
+  const uint32_t qh = L.qh >= 0 ? load_u32(p + L.qh) : 0;
+  for (int j = 0; j < 16; ++j) {
+    uint8_t lo = p[L.qs + j] & 0x0F, hi = p[L.qs + j] >> 4;
+    if constexpr (kIq4) {
+      lo = static_cast<uint8_t>(decode::iq::kIq4nlValues[lo] + 128);
+      hi = static_cast<uint8_t>(decode::iq::kIq4nlValues[hi] + 128);
+    }
+    c[j] = static_cast<uint8_t>(lo | (((qh >> j) & 1) << 4));
+    c[j + 16] = static_cast<uint8_t>(hi | (((qh >> (j + 16)) & 1) << 4));
+  }
+}
+
+// Block b of a row: (d_w d_x) * sum((c - z) x) (+ m_w s_x).
+template <const Legacy& L, bool kIq4>
+float block_scalar(const uint8_t* row, const XqInput& x, int64_t b) {
+  const uint8_t* p = row + b * L.bytes;
+  uint8_t c[32];
+  codes_scalar<L, kIq4>(p, c);
+  const int8_t* xc = x.codes.data() + 32 * b;
+  int32_t isum = 0, xsum = 0;
+  for (int j = 0; j < 32; ++j) {
+    isum += c[j] * xc[j];
+    xsum += xc[j];
+  }
+  isum -= L.zero * xsum;
+  float t = load_f16(p) * x.d[b] * static_cast<float>(isum);
+  if constexpr (L.m >= 0) t += load_f16(p + L.m) * x.s[b];
+  return t;
+}
+
+template <const Legacy& L, bool kIq4 = false>
+void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    float acc = 0;
+    for (int64_t b = 0; b < nb; ++b) acc += block_scalar<L, kIq4>(row, *a.x, b);
+    y[r] = acc;
+  }
+}
+
+#if AKVIEW_XQ_VNNI512
+// Two consecutive blocks' 64 unsigned codes, in x order.
+template <const Legacy& L, bool kIq4>
+__m512i codes_pair(const uint8_t* p) {
+  if constexpr (L.bytes == 34) {
+    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.qs))),
+                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.bytes + L.qs)), 1);
+    return _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
+  } else {
+    // [qs_b qs_b qs_b1 qs_b1], the second copy of each shifted right by 4: low then high nibbles.
+    const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.qs)));
+    const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.bytes + L.qs)));
+    const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1);
+    const __m512i counts = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0, 4 * 0x0001000100010001ll,
+                                            4 * 0x0001000100010001ll, 0, 0);
+    __m512i c = _mm512_and_si512(_mm512_srlv_epi16(both, counts), _mm512_set1_epi8(0x0F));
+    if constexpr (kIq4) {
+      const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues));
+      c = _mm512_shuffle_epi8(_mm512_broadcast_i32x4(_mm_xor_si128(t, _mm_set1_epi8(static_cast<char>(0x80)))), c);
+    }
+    if constexpr (L.qh >= 0) {
+      const uint64_t mask = load_u32(p + L.qh) | (uint64_t{load_u32(p + L.bytes + L.qh)} << 32);
+      c = _mm512_or_si512(c, _mm512_maskz_mov_epi8(mask, _mm512_set1_epi8(0x10)));
+    }
+    return c;
+  }
+}
+
+constexpr int log2_of(int z) { return z == 8 ? 3 : z == 16 ? 4 : 7; }
+
+template <const Legacy& L, bool kIq4 = false>
+void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const XqInput& x = *a.x;
+  const int64_t nb = v.n_cols / 32, pairs = nb / 2;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    float mins = 0;
+    for (int64_t k = 0; k < pairs; ++k) {
+      const uint8_t* p = row + 2 * k * L.bytes;
+      simd::prefetch_span(p + 1024, 2 * L.bytes);
+      const __m512i c = codes_pair<L, kIq4>(p);
+      const __m512i xc = _mm512_loadu_si512(x.codes.data() + 64 * k);
+      __m512i init = _mm512_setzero_si512();
+      if constexpr (L.zero != 0)
+        init = _mm512_sub_epi32(init, _mm512_slli_epi32(_mm512_loadu_si512(x.sum4.data() + 16 * k), log2_of(L.zero)));
+      const __m512i isum = _mm512_dpbusd_epi32(init, c, xc);
+      const float s0 = load_f16(p) * x.d[2 * k], s1 = load_f16(p + L.bytes) * x.d[2 * k + 1];
+      const __m512 sv = _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1);
+      if (k & 1)
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc1);
+      else
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc0);
+      if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[2 * k] + load_f16(p + L.bytes + L.m) * x.s[2 * k + 1];
+    }
+    float acc = simd::hsum512(_mm512_add_ps(acc0, acc1)) + mins;
+    if (nb & 1) acc += block_scalar<L, kIq4>(row, x, nb - 1);   // a last odd block
+    y[r] = acc;
+  }
+}
+#endif
+
+#if AKVIEW_XQ_VNNI512
+#define XQ_BEST(L, ...) rows_vnni512<L __VA_OPT__(,) __VA_ARGS__>, "avx512-vnni", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>
+#else
+#define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>
+#endif
+constexpr std::array kTable = {
+    XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0)},  XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1)},
+    XqKernelRow{TypeId::q5_0, ActQuant::q8_0, XQ_BEST(kQ5_0)},  XqKernelRow{TypeId::q5_1, ActQuant::q8_1, XQ_BEST(kQ5_1)},
+    XqKernelRow{TypeId::q8_0, ActQuant::q8_0, XQ_BEST(kQ8_0)},  XqKernelRow{TypeId::iq4_nl, ActQuant::q8_0, XQ_BEST(kIq4nl, true)},
+};
+#undef XQ_BEST
+
+}  // namespace
+
+std::span<const XqKernelRow> xq_kernels_legacy() { return kTable; }
+
+}  // namespace akview::compute

@@ -1,0 +1,102 @@
+// The x-quant matvec driver (xquant.hpp): quantize x once, then the type's integer kernel over row
+// ranges on the shared thread pool, each task guarding its own reads like the cpu backend.
+#include <algorithm>
+#include <cstring>
+
+#include "compute/cpu_simd.hpp"
+#include "compute/thread_pool.hpp"
+#include "compute/xquant.hpp"
+#include "compute/xquant_kernels.hpp"
+#include "core/decode/decode.hpp"
+#include "core/fault_guard.hpp"
+
+namespace akview::compute {
+namespace {
+
+const XqKernelRow* find_xq_kernel(TypeId type) {
+  for (auto table : {xq_kernels_legacy(), xq_kernels_kquant()})
+    for (const auto& row : table)
+      if (row.type == type) return &row;
+  return nullptr;
+}
+
+int64_t block_of(ActQuant q) { return q == ActQuant::q8_k ? 256 : 32; }
+
+}  // namespace
+
+std::optional<ActQuant> act_quant_for(TypeId type) {
+  if (const XqKernelRow* k = find_xq_kernel(type)) return k->act;
+  return std::nullopt;
+}
+
+std::string_view act_quant_name(ActQuant q) {
+  constexpr std::string_view kNames[] = {"q8_0", "q8_1", "q8_K"};
+  return kNames[static_cast<int>(q)];
+}
+
+XqInput make_xq_input(ActQuant kind, const float* x, int64_t n) {
+  XqInput in;
+  in.kind = kind;
+  in.codes.resize(static_cast<size_t>(n));
+  const int64_t nb = n / block_of(kind);
+  in.d.resize(static_cast<size_t>(nb));
+  if (kind == ActQuant::q8_k) {
+    std::vector<BlockQ8K> blocks(static_cast<size_t>(nb));
+    quantize_q8_k(x, n, blocks.data());
+    in.bsum16.resize(static_cast<size_t>(n / 16));
+    for (int64_t b = 0; b < nb; ++b) {
+      std::memcpy(in.codes.data() + 256 * b, blocks[b].qs, 256);
+      std::memcpy(in.bsum16.data() + 16 * b, blocks[b].bsums, 32);
+      in.d[b] = blocks[b].d;
+    }
+  } else if (kind == ActQuant::q8_1) {
+    std::vector<BlockQ8_1> blocks(static_cast<size_t>(nb));
+    quantize_q8_1(x, n, blocks.data());
+    in.s.resize(static_cast<size_t>(nb));
+    for (int64_t b = 0; b < nb; ++b) {
+      std::memcpy(in.codes.data() + 32 * b, blocks[b].qs, 32);
+      in.d[b] = simd::f16_to_f32(blocks[b].d);
+      in.s[b] = simd::f16_to_f32(blocks[b].s);
+    }
+  } else {
+    std::vector<BlockQ8_0> blocks(static_cast<size_t>(nb));
+    quantize_q8_0(x, n, blocks.data());
+    for (int64_t b = 0; b < nb; ++b) {
+      std::memcpy(in.codes.data() + 32 * b, blocks[b].qs, 32);
+      in.d[b] = simd::f16_to_f32(blocks[b].d);
+    }
+  }
+  in.sum4.resize(static_cast<size_t>(n / 4));
+  for (size_t k = 0; k < in.sum4.size(); ++k)
+    in.sum4[k] = in.codes[4 * k] + in.codes[4 * k + 1] + in.codes[4 * k + 2] + in.codes[4 * k + 3];
+  if (in.bsum16.empty()) {
+    in.bsum16.resize(static_cast<size_t>(n / 16));
+    for (size_t k = 0; k < in.bsum16.size(); ++k)
+      in.bsum16[k] = static_cast<int16_t>(in.sum4[4 * k] + in.sum4[4 * k + 1] + in.sum4[4 * k + 2] + in.sum4[4 * k + 3]);
+  }
+  return in;
+}
+
+bool xquant_supports(const TensorView& view) { return find_xq_kernel(view.type) != nullptr; }
+
+std::string_view xquant_variant(const TensorView& view) {
+  const XqKernelRow* k = find_xq_kernel(view.type);
+  return k ? k->variant : "";
+}
+
+Status xquant_matvec(const TensorView& view, const float* x, float* y, bool portable) {
+  const XqKernelRow* kernel = find_xq_kernel(view.type);
+  if (!kernel)
+    return make_error(ErrorCode::unsupported, "", kNoOffset,
+                      std::string(type_info(view.type).name) + ": no x-quant kernel (ggml quantizes x only for block types)");
+  AKV_TRY(validate_view(view));
+  AKV_TRY(check_view_mapped(view));
+  if (view.n_rows == 0) return {};
+  const XqInput in = make_xq_input(kernel->act, x, view.n_cols);
+  const XqArgs args{&view, &in};
+  const XqRowsFn rows = portable ? kernel->portable : kernel->rows;
+
+  return parallel_rows(view.n_rows, view.row_bytes, [&](int64_t r0, int64_t r1) { return guard_reads([&] { rows(args, r0, r1, y); }); });
+}
+
+}  // namespace akview::compute

@@ -1,0 +1,259 @@
+// The x-quant path (compute/xquant.hpp):
+//  * its q8_0 / q8_1 / q8_K blocks equal ggml's, byte for byte, on every oracle x and on edge
+//    inputs (ties, zero blocks, a positive or negative extreme); the expected blocks are written
+//    here from FORMATS.md §6, not by calling compute's quantizer;
+//  * its y, SIMD and scalar kernels alike, is within the bound of the arithmetic it claims of
+//    y_q = sum_j w_j * xq_j taken in f64, w from the oracle's own dequantization:
+//      |y - y_q| <= (n_blocks + 16) * 2^-24 * sum_j (|w_j| + mu_j) |xq_j|    (xquant.hpp)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <set>
+#include <vector>
+
+#include "compute/xquant.hpp"
+#include "oracle_cases.hpp"
+#include "tests/writers/quantize.hpp"
+
+namespace akview::compute {
+namespace {
+
+// --- expected blocks, from FORMATS.md §6 ---------------------------------------------------
+
+// round half to even / half away from zero, by hand
+float round_even(float v) {
+  const float f = std::floor(v), diff = v - f;
+  if (diff > 0.5f) return f + 1;
+  if (diff < 0.5f) return f;
+  return std::fmod(f, 2.0f) == 0 ? f : f + 1;
+}
+float round_away(float v) { return v < 0 ? -std::floor(-v + 0.5f) : std::floor(v + 0.5f); }
+
+float half_to_float(uint16_t h) {   // binary16 -> float, by its definition
+  const int e = (h >> 10) & 31, m = h & 1023;
+  const float mag = e == 0 ? std::ldexp(static_cast<float>(m), -24) : std::ldexp(1.0f + m / 1024.0f, e - 15);
+  return (h & 0x8000) ? -mag : mag;
+}
+
+#if defined(__AVX__)
+constexpr bool kX86Avx = true;   // ggml's AVX path: multiplier 127/amax, ties to even
+#else
+constexpr bool kX86Avx = false;  // ggml's reference: multiplier 1/d, half away from zero
+#endif
+
+// q8_0 and q8_1 (s appended when with_s): f16 d, 32 codes.
+std::vector<uint8_t> expect_q8_32(const std::vector<float>& x, bool with_s) {
+  std::vector<uint8_t> out;
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    float amax = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[32 * b + j]));
+    const float d = amax / 127.0f;
+    const float mult = kX86Avx ? (amax == 0 ? 0.0f : 127.0f / amax) : (d == 0 ? 0.0f : 1.0f / d);
+    int8_t q[32];
+    int sum = 0;
+    for (int j = 0; j < 32; ++j) {
+      const float v = x[32 * b + j] * mult;
+      q[j] = static_cast<int8_t>(std::max(-128.0f, std::min(127.0f, kX86Avx ? round_even(v) : round_away(v))));
+      sum += q[j];
+    }
+    const uint16_t dh = testing::f32_to_f16(d), sh = testing::f32_to_f16(d * static_cast<float>(sum));
+    out.push_back(dh & 0xFF), out.push_back(dh >> 8);
+    if (with_s) out.push_back(sh & 0xFF), out.push_back(sh >> 8);
+    for (int8_t v : q) out.push_back(static_cast<uint8_t>(v));
+  }
+  return out;
+}
+
+// q8_K: f32 d, 256 codes, 16 int16 sums.
+std::vector<uint8_t> expect_q8_k(const std::vector<float>& x) {
+  std::vector<uint8_t> out;
+  for (size_t b = 0; b < x.size() / 256; ++b) {
+    const float* v = x.data() + 256 * b;
+    float amax = 0, max = 0;
+    for (int j = 0; j < 256; ++j)
+      if (std::fabs(v[j]) > amax) amax = std::fabs(v[j]), max = v[j];
+    float d = 0;
+    int8_t q[256] = {};
+    int16_t bs[16] = {};
+    if (amax != 0) {
+      const float iscale = -127.0f / max;
+      for (int j = 0; j < 256; ++j) q[j] = static_cast<int8_t>(std::min(127.0f, round_even(iscale * v[j])));
+      for (int j = 0; j < 256; ++j) bs[j / 16] = static_cast<int16_t>(bs[j / 16] + q[j]);
+      d = 1 / iscale;
+    }
+    const size_t at = out.size();
+    out.resize(at + 292);
+    std::memcpy(out.data() + at, &d, 4);
+    std::memcpy(out.data() + at + 4, q, 256);
+    std::memcpy(out.data() + at + 260, bs, 32);
+  }
+  return out;
+}
+
+template <class Block, class Fn>
+std::vector<uint8_t> ours(const std::vector<float>& x, size_t per, Fn quantize) {
+  std::vector<Block> blocks(x.size() / per);
+  quantize(x.data(), static_cast<int64_t>(x.size()), blocks.data());
+  std::vector<uint8_t> bytes(blocks.size() * sizeof(Block));
+  std::memcpy(bytes.data(), blocks.data(), bytes.size());
+  return bytes;
+}
+
+// First differing block, or -1.
+long first_diff(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b, size_t block_bytes) {
+  if (a.size() != b.size()) return 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return static_cast<long>(i / block_bytes);
+  return -1;
+}
+
+void expect_blocks_equal(const std::vector<float>& x, const std::string& what) {
+  const auto q80 = ours<BlockQ8_0>(x, 32, quantize_q8_0), e80 = expect_q8_32(x, false);
+  EXPECT_EQ(first_diff(q80, e80, 34), -1) << what << ": q8_0 block differs";
+  const auto q81 = ours<BlockQ8_1>(x, 32, quantize_q8_1), e81 = expect_q8_32(x, true);
+  EXPECT_EQ(first_diff(q81, e81, 36), -1) << what << ": q8_1 block differs";
+  if (x.size() % 256 == 0) {
+    const auto q8k = ours<BlockQ8K>(x, 256, quantize_q8_k), e8k = expect_q8_k(x);
+    EXPECT_EQ(first_diff(q8k, e8k, 292), -1) << what << ": q8_K block differs";
+  }
+}
+
+const std::vector<testing::OracleCase>& cases() {
+  static const auto all = testing::load_matvec_cases();
+  return all;
+}
+
+TEST(XQuantBlocks, EqualGgmlOnEveryOracleInput) {
+  std::set<std::vector<float>> seen;
+  for (const auto& c : cases())
+    if (c.error.empty() && !c.x.empty() && c.x.size() % 32 == 0 && seen.insert(c.x).second) expect_blocks_equal(c.x, c.label);
+  EXPECT_GE(seen.size(), 1u);
+}
+
+TEST(XQuantBlocks, EqualGgmlOnEdgeInputs) {
+  std::vector<float> x(1024, 0.0f);   // q8_0 block 0 and q8_K block 3 all zero
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j) - 15.5f;             // a ramp
+  x[64] = 127.0f;                                                                      // amax 127: multiplier 1, so
+  for (int j = 1; j < 32; ++j) x[64 + j] = static_cast<float>(j) - 16.5f;             // every code is a tie
+  for (int j = 0; j < 32; ++j) x[96 + j] = -1e-3f * static_cast<float>(j + 1);       // all negative
+  for (int j = 0; j < 32; ++j) x[128 + j] = 1e-6f * static_cast<float>(j);           // tiny: d subnormal in f16
+  for (int j = 256; j < 512; ++j) x[j] = std::sin(static_cast<float>(j)) * 2.5f;
+  x[300] = 3.0f, x[301] = -3.0f;                                                       // q8_K: equal |max|, the first wins
+  x[512] = -127.0f;                                                                    // q8_K iscale 1: ties again
+  for (int j = 513; j < 768; ++j) x[j] = static_cast<float>(j % 100) - 49.5f;
+  expect_blocks_equal(x, "edge inputs");
+  // The sign rule of q8_K: d has the opposite sign of the largest-magnitude x.
+  BlockQ8K k[4];
+  quantize_q8_k(x.data(), 1024, k);
+  EXPECT_EQ(k[0].d, -1.0f);   // x[64] = +127
+  EXPECT_LT(k[1].d, 0.0f);   // x[300] = +3 comes first
+  EXPECT_EQ(k[1].qs[300 - 256], -127);
+  EXPECT_EQ(k[2].d, 1.0f);
+  EXPECT_EQ(k[2].qs[1], -36);   // x = 13 - 49.5 = -36.5: half to even, not away
+  EXPECT_EQ(k[3].d, 0.0f);
+}
+
+// --- y within the bound of the integer arithmetic ----------------------------------------------
+
+struct BoundRule {
+  TypeId type;
+  int block;          // weight block elements
+  int min_offset;     // f16 offset of the per-block min / dmin; -1 none
+  double mu_factor;   // mu_j = mu_factor * |that value|
+};
+constexpr BoundRule kRules[] = {
+    {TypeId::q4_0, 32, -1, 0},  {TypeId::q5_0, 32, -1, 0},  {TypeId::q8_0, 32, -1, 0},   {TypeId::iq4_nl, 32, -1, 0},
+    {TypeId::q4_1, 32, 2, 2.002}, {TypeId::q5_1, 32, 2, 2.002}, {TypeId::q2_k, 256, 82, 30}, {TypeId::q3_k, 256, -1, 0},
+    {TypeId::q4_k, 256, 2, 126}, {TypeId::q5_k, 256, 2, 126}, {TypeId::q6_k, 256, -1, 0},   {TypeId::iq4_xs, 256, -1, 0},
+};
+
+// xq_j (dequantized x codes) and, for q8_1, the per-block correction s - d * sum(qs).
+struct DequantX {
+  std::vector<double> xq, s_minus;
+};
+DequantX dequant_expected(ActQuant kind, const std::vector<float>& x) {
+  DequantX out;
+  out.xq.resize(x.size());
+  if (kind == ActQuant::q8_k) {
+    const auto bytes = expect_q8_k(x);
+    for (size_t b = 0; b < x.size() / 256; ++b) {
+      float d;
+      std::memcpy(&d, bytes.data() + 292 * b, 4);
+      for (int j = 0; j < 256; ++j) out.xq[256 * b + j] = static_cast<double>(d) * static_cast<int8_t>(bytes[292 * b + 4 + j]);
+    }
+    return out;
+  }
+  const bool with_s = kind == ActQuant::q8_1;
+  const size_t bb = with_s ? 36 : 34;
+  const auto bytes = expect_q8_32(x, with_s);
+  for (size_t b = 0; b < x.size() / 32; ++b) {
+    const uint8_t* p = bytes.data() + bb * b;
+    const double d = half_to_float(static_cast<uint16_t>(p[0] | p[1] << 8));
+    double sum = 0;
+    for (int j = 0; j < 32; ++j) sum += out.xq[32 * b + j] = d * static_cast<int8_t>(p[bb - 32 + j]);
+    if (with_s) out.s_minus.push_back(half_to_float(static_cast<uint16_t>(p[2] | p[3] << 8)) - sum);
+  }
+  return out;
+}
+
+TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
+  std::map<TypeId, int> ran;
+  for (const auto& c : cases()) {
+    if (!c.error.empty()) continue;
+    const BoundRule* rule = nullptr;
+    for (const auto& r : kRules)
+      if (r.type == c.view.type) rule = &r;
+    const auto kind = act_quant_for(c.view.type);
+    ASSERT_EQ(rule != nullptr, kind.has_value()) << c.label << ": the x-quant table and this test disagree on the type";
+    if (!rule) continue;
+    const DequantX xq = dequant_expected(*kind, c.x);
+    const int64_t rows = c.view.n_rows, cols = c.view.n_cols, nb = cols / rule->block;
+    const uint64_t block_bytes = c.view.row_bytes / static_cast<uint64_t>(nb);
+    for (bool portable : {false, true}) {
+      std::vector<float> y(static_cast<size_t>(rows), -1.0f);
+      Status s = xquant_matvec(c.view, c.x.data(), y.data(), portable);
+      ASSERT_TRUE(s.ok()) << c.label << ": " << s.error().to_string();
+      int bad = 0;
+      for (int64_t r = 0; r < rows; ++r) {
+        double yq = 0, t = 0;
+        for (int64_t j = 0; j < cols; ++j) {
+          const double w = c.deq[r * cols + j];
+          double mu = 0;
+          if (rule->min_offset >= 0) {
+            const uint8_t* blk = c.view.data.data() + r * c.view.row_bytes + (j / rule->block) * block_bytes;
+            mu = rule->mu_factor * std::fabs(half_to_float(static_cast<uint16_t>(blk[rule->min_offset] | blk[rule->min_offset + 1] << 8)));
+          }
+          yq += w * xq.xq[j];
+          t += (std::fabs(w) + mu) * std::fabs(xq.xq[j]);
+        }
+        if (*kind == ActQuant::q8_1)   // ggml uses the stored s for the m * sum(x) term
+          for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = c.view.data.data() + r * c.view.row_bytes + b * block_bytes;
+            yq += half_to_float(static_cast<uint16_t>(blk[2] | blk[3] << 8)) * xq.s_minus[b];
+          }
+        const double bound = static_cast<double>(nb + 16) * std::ldexp(1.0, -24) * t;
+        const double err = std::fabs(y[r] - yq);
+        if (!(err <= bound) && bad++ < 3)
+          ADD_FAILURE() << c.label << (portable ? " (scalar)" : " (" + std::string(xquant_variant(c.view)) + ")") << " row " << r
+                        << ": y=" << y[r] << " y_q=" << yq << " |err|=" << err << " bound=" << bound;
+      }
+    }
+    ++ran[c.view.type];
+  }
+  // Every type with an x-quant kernel has at least one oracle tensor.
+  for (const auto& r : kRules) EXPECT_GT(ran[r.type], 0) << type_info(r.type).name << ": no oracle tensor ran";
+}
+
+TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
+  for (const auto& c : cases()) {
+    if (!c.error.empty() || act_quant_for(c.view.type)) continue;
+    std::vector<float> y(static_cast<size_t>(c.view.n_rows));
+    EXPECT_FALSE(xquant_matvec(c.view, c.x.data(), y.data()).ok()) << c.label;
+    EXPECT_FALSE(xquant_supports(c.view)) << c.label;
+  }
+}
+
+}  // namespace
+}  // namespace akview::compute
