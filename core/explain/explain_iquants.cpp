@@ -30,6 +30,19 @@ void lattice_steps(BlockSteps& s, const Lattice& l, const std::vector<double>& i
   s.add("grid values", fmt::format("{}[index]: {} magnitudes per index, element order", grid_name, per_index), grid);
 }
 
+// IQ2_XS / IQ2_S: scales[ib] at `offset` holds two 4-bit scales, one per 16-element half.
+void half_scales_step(BlockSteps& s, size_t offset, float d, float& db0, float& db1) {
+  const int ib = s.g();
+  const uint8_t sc = s.b()[offset + ib];
+  db0 = d * (0.5f + static_cast<float>(sc & 0xF)) * 0.25f;
+  db1 = d * (0.5f + static_cast<float>(sc >> 4)) * 0.25f;
+  s.add(fmt::format("scales of sub-block {}", ib),
+        fmt::format("scales[{}] {} = 0x{:02x}: elements 0-15 use the low nibble {}, 16-31 the high nibble {}; "
+                    "db = d * (0.5 + s) * 0.25 = {}, {}",
+                    ib, s.at(offset + ib), sc, sc & 0xF, sc >> 4, num(db0), num(db1)),
+        {static_cast<double>(sc & 0xF), static_cast<double>(sc >> 4), db0, db1});
+}
+
 void signs_step(BlockSteps& s, const Lattice& l, std::string how) {
   s.add("signs", std::move(how), std::vector<double>(l.sign, l.sign + 32));
 }
@@ -42,7 +55,7 @@ void explain_iq2_xxs(BlockSteps& s, float* y) {
   const int ib = s.g();
   const float d = s.f16("d (super-block scale)", 0);
   const size_t q = 2 + 8 * static_cast<size_t>(ib);
-  s.raw("grid indices", q, 4, "one byte per 8 elements: an entry of the 256-point iq2xxs grid");
+  s.raw("qs", q, 4, "4 grid indices, one byte per 8 elements: entries of the 256-point iq2xxs grid");
   const uint32_t aux1 = s.u32("signs and scale", q + 4, "4 x 7-bit sign indices (bits 0..27), 4-bit scale (bits 28..31)");
   const uint32_t scale = aux1 >> 28;
   const float db = d * (0.5f + static_cast<float>(scale)) * 0.25f;
@@ -75,14 +88,8 @@ void explain_iq2_xxs(BlockSteps& s, float* y) {
 void explain_iq2_xs(BlockSteps& s, float* y) {
   const int ib = s.g();
   const float d = s.f16("d (super-block scale)", 0);
-  const uint8_t sc = s.b()[66 + ib];
-  const float db0 = d * (0.5f + static_cast<float>(sc & 0xF)) * 0.25f;
-  const float db1 = d * (0.5f + static_cast<float>(sc >> 4)) * 0.25f;
-  s.add(fmt::format("scales of sub-block {}", ib),
-        fmt::format("scales[{}] {} = 0x{:02x}: elements 0-15 use the low nibble {}, 16-31 the high nibble {}; "
-                    "db = d * (0.5 + s) * 0.25 = {}, {}",
-                    ib, s.at(66 + ib), sc, sc & 0xF, sc >> 4, num(db0), num(db1)),
-        {static_cast<double>(sc & 0xF), static_cast<double>(sc >> 4), db0, db1});
+  float db0, db1;
+  half_scales_step(s, 66, d, db0, db1);
   const size_t q = 2 + 8 * static_cast<size_t>(ib);
   s.raw("qs", q, 8, "4 LE u16: grid index (low 9 bits) | sign index << 9");
   Lattice l{};
@@ -110,13 +117,8 @@ void explain_iq2_s(BlockSteps& s, float* y) {
   const int ib = s.g();
   const uint8_t* b = s.b();
   const float d = s.f16("d (super-block scale)", 0);
-  const uint8_t sc = b[74 + ib];
-  const float db0 = d * (0.5f + static_cast<float>(sc & 0xF)) * 0.25f;
-  const float db1 = d * (0.5f + static_cast<float>(sc >> 4)) * 0.25f;
-  s.add(fmt::format("scales of sub-block {}", ib),
-        fmt::format("scales[{}] {} = 0x{:02x}: elements 0-15 use {}, 16-31 use {}; db = d * (0.5 + s) * 0.25 = {}, {}", ib,
-                    s.at(74 + ib), sc, sc & 0xF, sc >> 4, num(db0), num(db1)),
-        {static_cast<double>(sc & 0xF), static_cast<double>(sc >> 4), db0, db1});
+  float db0, db1;
+  half_scales_step(s, 74, d, db0, db1);
   s.raw("qs", 2 + 4 * static_cast<size_t>(ib), 4, "low 8 bits of the 4 grid indices");
   s.raw("qh", 66 + static_cast<size_t>(ib), 1, "bits 2i..2i+1: bits 8-9 of grid index i");
   s.raw("signs", 34 + 4 * static_cast<size_t>(ib), 4, "one sign byte per 8 elements");
@@ -143,7 +145,7 @@ void explain_iq3_xxs(BlockSteps& s, float* y) {
   const uint8_t* b = s.b();
   const float d = s.f16("d (super-block scale)", 0);
   const size_t qs = 2 + 8 * static_cast<size_t>(ib);
-  s.raw("grid indices", qs, 8, "one byte per 4 elements: an entry of the 256-point iq3xxs grid");
+  s.raw("qs", qs, 8, "8 grid indices, one byte per 4 elements: entries of the 256-point iq3xxs grid");
   const uint32_t aux = s.u32("signs and scale", 66 + 4 * static_cast<size_t>(ib), "4 x 7-bit sign indices, 4-bit scale in bits 28..31");
   const uint32_t scale = aux >> 28;
   const float db = d * (0.5f + static_cast<float>(scale)) * 0.5f;

@@ -25,49 +25,38 @@ void add_fifth_bits(BlockSteps& s, size_t qh_offset, int* q) {
 
 }  // namespace
 
-void explain_q4_0(BlockSteps& s, float* y) {
+namespace {
+
+// Q4_0, Q4_1, Q5_0, Q5_1: +0 f16 d [| +2 f16 m] [| u32 qh] | qs[16]. The _0 types centre the codes
+// (y = (q - 2^(bits-1)) * d), the _1 types add the offset m (y = q * d + m).
+template <bool kFiveBit, bool kHasMin>
+void nibble_block(BlockSteps& s, float* y) {
   const float d = s.f16("d", 0);
+  const float m = kHasMin ? s.f16("m", 2) : 0.0f;
+  const size_t qh = kHasMin ? 4 : 2, qs = qh + (kFiveBit ? 4 : 0);
   int q[32];
-  nibbles(s.b() + 2, q);
-  s.raw("qs", 2, 16, "32 codes, 4 bits each");
-  s.codes("codes (4-bit, 0..15)", kNibbleOrder, q);
-  for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k] - 8) * d;
-  s.formula("y = (q - 8) * d", fmt::format("({} - 8) * {} = {}", q[s.j()], num(d), num(y[s.j()])));
+  nibbles(s.b() + qs, q);
+  s.raw("qs", qs, 16, kFiveBit ? "low 4 bits of the 32 codes" : "32 codes, 4 bits each");
+  if constexpr (kFiveBit) add_fifth_bits(s, qh, q);
+  s.codes(kFiveBit ? "codes (5-bit, 0..31)" : "codes (4-bit, 0..15)",
+          std::string(kNibbleOrder) + (kFiveBit ? ", plus 16 * bit k of qh" : ""), q);
+  const int j = s.j();
+  if constexpr (kHasMin) {
+    for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k]) * d + m;
+    s.formula("y = q * d + m", fmt::format("{} * {} + {} = {}", q[j], num(d), num(m), num(y[j])));
+  } else {
+    constexpr int kCentre = kFiveBit ? 16 : 8;
+    for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k] - kCentre) * d;
+    s.formula(fmt::format("y = (q - {}) * d", kCentre), fmt::format("({} - {}) * {} = {}", q[j], kCentre, num(d), num(y[j])));
+  }
 }
 
-void explain_q4_1(BlockSteps& s, float* y) {
-  const float d = s.f16("d", 0);
-  const float m = s.f16("m", 2);
-  int q[32];
-  nibbles(s.b() + 4, q);
-  s.raw("qs", 4, 16, "32 codes, 4 bits each");
-  s.codes("codes (4-bit, 0..15)", kNibbleOrder, q);
-  for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k]) * d + m;
-  s.formula("y = q * d + m", fmt::format("{} * {} + {} = {}", q[s.j()], num(d), num(m), num(y[s.j()])));
-}
+}  // namespace
 
-void explain_q5_0(BlockSteps& s, float* y) {
-  const float d = s.f16("d", 0);
-  int q[32];
-  nibbles(s.b() + 6, q);
-  s.raw("qs", 6, 16, "low 4 bits of the 32 codes");
-  add_fifth_bits(s, 2, q);
-  s.codes("codes (5-bit, 0..31)", std::string(kNibbleOrder) + ", plus 16 * bit k of qh", q);
-  for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k] - 16) * d;
-  s.formula("y = (q - 16) * d", fmt::format("({} - 16) * {} = {}", q[s.j()], num(d), num(y[s.j()])));
-}
-
-void explain_q5_1(BlockSteps& s, float* y) {
-  const float d = s.f16("d", 0);
-  const float m = s.f16("m", 2);
-  int q[32];
-  nibbles(s.b() + 8, q);
-  s.raw("qs", 8, 16, "low 4 bits of the 32 codes");
-  add_fifth_bits(s, 4, q);
-  s.codes("codes (5-bit, 0..31)", std::string(kNibbleOrder) + ", plus 16 * bit k of qh", q);
-  for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k]) * d + m;
-  s.formula("y = q * d + m", fmt::format("{} * {} + {} = {}", q[s.j()], num(d), num(m), num(y[s.j()])));
-}
+void explain_q4_0(BlockSteps& s, float* y) { nibble_block<false, false>(s, y); }
+void explain_q4_1(BlockSteps& s, float* y) { nibble_block<false, true>(s, y); }
+void explain_q5_0(BlockSteps& s, float* y) { nibble_block<true, false>(s, y); }
+void explain_q5_1(BlockSteps& s, float* y) { nibble_block<true, true>(s, y); }
 
 namespace {
 void q8_common(BlockSteps& s, size_t qs_offset, float d, float* y) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -32,6 +34,13 @@ struct ExplainQuery {
 Result<ExplainReport> make_explain_report(const Model& model, const ExplainQuery& query);
 
 nlohmann::json to_json(const ExplainReport& r);
+// Words of `text` wrapped into lines of at most `width` bytes (a longer word stands alone).
+std::vector<std::string> wrap_words(std::string_view text, size_t width);
+// A step's values on one line: "1 2 3 … (256 values)" after `max` numbers.
+std::string step_values_line(const std::vector<double>& values, size_t max = 32);
+// The family paragraph of an explanation as a step (label "family: ...", the paragraph and the
+// tensor's bits per weight as its formula): the last step of the JSON, the last section of the text.
+ExplainStep family_step(const GroupExplanation& e);
 void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format);
 
 }  // namespace akview

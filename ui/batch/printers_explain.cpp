@@ -22,40 +22,39 @@ std::string value_text(double v) {
   return static_cast<double>(f) == v ? fmt::format("{}", f) : fmt::format("{}", v);
 }
 
-// "1 2 3 … (256 values)": at most `max` numbers on one line.
-std::string value_line(const std::vector<double>& values, size_t max = 32) {
+}  // namespace
+
+std::string step_values_line(const std::vector<double>& values, size_t max) {
   std::string s;
   for (size_t i = 0; i < values.size() && i < max; ++i) s += fmt::format("{}{}", i ? " " : "", value_text(values[i]));
   if (values.size() > max) s += fmt::format(" … ({} values)", values.size());
   return s;
 }
 
-// Words wrapped at `width` columns, each line indented by `indent`.
-std::string wrap(std::string_view text, size_t width, std::string_view indent) {
-  std::string out, line;
+std::vector<std::string> wrap_words(std::string_view text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t end = text.find(' ', pos);
     if (end == std::string_view::npos) end = text.size();
     const std::string_view word = text.substr(pos, end - pos);
     if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += fmt::format("{}{}\n", indent, line);
+      lines.push_back(std::move(line));
       line.clear();
     }
     if (!line.empty()) line += ' ';
     line += word;
     pos = end + 1;
   }
-  if (!line.empty()) out += fmt::format("{}{}\n", indent, line);
-  return out;
+  if (!line.empty()) lines.push_back(std::move(line));
+  return lines;
 }
 
 ExplainStep family_step(const GroupExplanation& e) {
   return {fmt::format("family: {}", e.family ? e.family->title : "unknown"),
           fmt::format("{} This tensor: {}.", e.family ? e.family->paragraph : "", e.bits_per_weight), {}};
 }
-
-}  // namespace
 
 nlohmann::json to_json(const ExplainReport& r) {
   const GroupExplanation& e = r.explanation;
@@ -93,8 +92,8 @@ void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format) 
   int n = 0;
   for (const auto& s : e.steps) {
     fmt::print(out, "{:>2}. {}\n", ++n, escape_for_terminal(s.label));
-    fmt::print(out, "{}", wrap(escape_for_terminal(s.formula), 100, "    "));
-    if (!s.values.empty()) fmt::print(out, "    = {}\n", value_line(s.values));
+    for (const auto& line : wrap_words(escape_for_terminal(s.formula), 96)) fmt::print(out, "    {}\n", line);
+    if (!s.values.empty()) fmt::print(out, "    = {}\n", step_values_line(s.values));
   }
   std::vector<double> values(e.values.begin(), e.values.end());
   fmt::print(out, "values (columns {}..{}):\n", e.group_col, e.group_col + e.group_n - 1);
@@ -107,7 +106,8 @@ void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format) 
     fmt::print(out, "  [{:>4}] {}\n", e.group_col + static_cast<int64_t>(i), line);
   }
   const ExplainStep family = family_step(e);
-  fmt::print(out, "{}:\n{}", family.label, wrap(family.formula, 100, "  "));
+  fmt::print(out, "{}:\n", family.label);
+  for (const auto& line : wrap_words(family.formula, 98)) fmt::print(out, "  {}\n", line);
 }
 
 }  // namespace akview
