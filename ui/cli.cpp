@@ -17,6 +17,7 @@
 #include "core/catalog.hpp"
 #include "core/formats/format.hpp"
 #include "ui/batch/commands.hpp"
+#include "ui/batch/explain_report.hpp"
 #include "ui/batch/printers.hpp"
 #include "ui/tui/app.hpp"
 #include "ui/tui/terminal.hpp"
@@ -30,6 +31,8 @@ struct CliOptions {
   std::vector<std::string> names;    // tensor names or metadata key
   std::string path_b;                // diff: the reference model
   std::string rows;                  // --rows A:B
+  std::string tensor;                // explain: the tensor
+  int64_t row = 0, col = 0;          // explain: the element
   std::string out;                   // --out FILE
   bool no_values = false;            // diff: names, shapes and types only
   RunQuery run;                      // run: selection and options
@@ -110,6 +113,15 @@ int run_groups(CliOptions& o) {
   auto r = groups_stream(*model, GroupsQuery{o.names.front(), o.rows});
   if (!r) return report_error(r.error());
   if (Status s = print_groups(stdout, r->report, r->groups, o.format()); !s) return report_error(s.error());
+  return kExitOk;
+}
+
+int run_explain(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  auto r = make_explain_report(*model, ExplainQuery{o.tensor, o.row, o.col});
+  if (!r) return report_error(r.error());
+  print_explain(stdout, *r, o.format());
   return kExitOk;
 }
 
@@ -229,6 +241,15 @@ const std::vector<CommandRow>& command_table() {
          add_csv(c, o);
        },
        run_groups},
+      {"explain", "one group dequantized step by step: bytes, codes, scales, formula, values",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensor", o.tensor, "native or canonical tensor name")->required();
+         c->add_option("row", o.row, "row of the element (rows = all but the innermost dimension)")->required();
+         c->add_option("col", o.col, "column of the element (the innermost dimension)")->required();
+         add_json(c, o);
+       },
+       run_explain},
       {"stats", "value statistics and histograms (all tensors, or those named)",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/decode/decode.hpp"
+#include "core/decode/group_cols.hpp"
 #include "core/fault_guard.hpp"
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
@@ -318,6 +319,12 @@ float affine_param(TypeId type, std::span<const uint8_t> bytes, size_t index) {
 
 bool has_groups(TypeId type) { return find_spec(type) != nullptr; }
 
+uint32_t group_cols(const TensorView& view) {
+  const GroupSpec* spec = find_spec(view.type);
+  if (spec == nullptr) return 0;
+  return spec->extract == nullptr ? view.group_size : spec->group_elems;
+}
+
 Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_begin, int64_t row_end) {
   const GroupSpec* spec = find_spec(v.type);
   if (spec == nullptr)
@@ -328,7 +335,7 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
     return make_error(ErrorCode::out_of_bounds, "", kNoOffset,
                       fmt::format("row range [{}, {}) is outside [0, {})", row_begin, row_end, v.n_rows));
   const bool composite = spec->extract == nullptr;
-  const uint32_t group_elems = composite ? v.group_size : spec->group_elems;
+  const uint32_t group_elems = group_cols(v);
   const uint32_t levels = composite && spec->levels_total == 0 ? (1u << v.bits) : spec->levels_total;
   const size_t n_cols = static_cast<size_t>(v.n_cols);
   const size_t groups_per_row = n_cols / group_elems;

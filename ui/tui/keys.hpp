@@ -32,7 +32,7 @@ enum Key : int32_t {
 
 // Where a binding applies. Dispatch tries the innermost context first: a prompt, then the open
 // detail, then the pane or list in front, then `nav` (any scrolling view), then `global`.
-enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, mapping, prompt };
+enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, mapping, groups, prompt };
 
 enum class Action : uint8_t {
   quit, help, next_pane, prev_pane, pane_1, pane_2, pane_3, pane_4, pane_5, pane_6, pane_7,
