@@ -40,6 +40,14 @@ std::string compact(std::span<const uint8_t> file, uint64_t begin, uint64_t end)
   return shorten(out, 96);
 }
 
+// The label of a run of JSON punctuation: its non-blank characters ("{", ",", "}").
+std::string syntax_label(std::span<const uint8_t> file, uint64_t begin, uint64_t end) {
+  std::string out;
+  for (uint64_t i = begin; i < end && out.size() < 8; ++i)
+    if (file[i] != ' ' && file[i] != '\n' && file[i] != '\r' && file[i] != '\t') out += static_cast<char>(file[i]);
+  return out;
+}
+
 }  // namespace
 
 Status walk_json_members(std::span<const uint8_t> file, std::string_view path, uint64_t begin, uint64_t end,
@@ -54,7 +62,8 @@ Status walk_json_members(std::span<const uint8_t> file, std::string_view path, u
     if (!reader.next(tok)) return reader.error();
     if (tok.kind == JsonKind::object_end || tok.kind == JsonKind::array_end) {
       const uint64_t close_end = tok.offset + 1;
-      if (close_end > cursor) w.emit(depth, cursor, close_end - cursor, RegionKind::json_syntax, "", "");
+      if (close_end > cursor)
+        w.emit(depth, cursor, close_end - cursor, RegionKind::json_syntax, syntax_label(file, cursor, close_end), "");
       cursor = close_end;
       break;
     }
@@ -65,7 +74,8 @@ Status walk_json_members(std::span<const uint8_t> file, std::string_view path, u
     const JsonKind value_kind = tok.kind;
     if (!reader.skip_value(tok)) return reader.error();
     const uint64_t member_end = reader.file_offset();
-    if (member_at > cursor) w.emit(depth, cursor, member_at - cursor, RegionKind::json_syntax, "", "");
+    if (member_at > cursor)
+      w.emit(depth, cursor, member_at - cursor, RegionKind::json_syntax, syntax_label(file, cursor, member_at), "");
     const RegionKind kind = is_object && depth <= 1 && label == kMetadataKey ? RegionKind::metadata : RegionKind::entry;
     w.emit(depth, member_at, member_end - member_at, kind, shorten(label, 200), compact(file, value_at, member_end));
     const bool container = value_kind == JsonKind::object_begin || value_kind == JsonKind::array_begin;
