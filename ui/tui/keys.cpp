@@ -60,6 +60,9 @@ const std::vector<KeyBinding>& bindings() {
       {{'n'}, C::mapping, search_next, "next match"},
       {{'N'}, C::mapping, search_prev, "previous match"},
       {{'c'}, C::mapping, toggle_canonical, "sort by native or canonical name"},
+      {{kKeyEnter}, C::layout, open, "on a tensor info or entry: its data; on tensor data: its block's fields"},
+      {{'o'}, C::layout, goto_offset, "go to a hex offset"},
+      {{'f'}, C::layout, next_file, "the model's next file"},
       {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
@@ -111,7 +114,8 @@ std::string key_label(int32_t key) {
 
 std::string_view context_title(Context context) {
   static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
-                                                 "Tensor detail", "Header", "Mapping", "Prompts (filter, search)"};
+                                                 "Tensor detail", "Header", "Mapping", "Prompts (filter, search)",
+                                                 "Layout"};
   return kTitles[static_cast<size_t>(context)];
 }
 
