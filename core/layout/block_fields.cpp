@@ -10,6 +10,7 @@
 
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
+#include "core/fault_guard.hpp"
 
 namespace akview {
 namespace {
@@ -224,6 +225,7 @@ Result<std::span<const uint8_t>> file_bytes(const Model& model, uint32_t file, u
   auto b = model.files[file].map.range(offset, size);
   if (b.size() != size)
     return make_error(ErrorCode::out_of_bounds, model.files[file].path, offset, "block lies outside the file");
+  AKV_TRY(check_mapped_range(b));   // the file may have shrunk since it was opened
   return b;
 }
 

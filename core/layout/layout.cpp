@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fault_guard.hpp"
 #include "core/layout/layout_walkers.hpp"
 
 namespace akview {
@@ -72,6 +73,8 @@ LayoutFormat detect_layout_format(const Model& model, uint32_t file_index) {
 }
 
 Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& sink) {
+  // A file cut short since it was opened is an error naming it, not a SIGBUS (core/fault_guard.hpp).
+  AKV_TRY(check_mapped_range(model.files[file_index].map.bytes()));
   RegionWriter writer(sink);
   return kLayouts[static_cast<size_t>(detect_layout_format(model, file_index))].walk(model, file_index, writer);
 }

@@ -60,12 +60,6 @@ const OpcodeRow* find_opcode(uint8_t byte) {
   return nullptr;
 }
 
-uint64_t load_le(std::span<const uint8_t> b, uint64_t at, int n) {
-  uint64_t v = 0;
-  for (int i = n; i-- > 0;) v = (v << 8) | b[at + i];
-  return v;
-}
-
 struct Op {
   const OpcodeRow* row = nullptr;
   uint64_t size = 0;   // opcode byte + argument
@@ -112,9 +106,11 @@ Result<Op> read_op(std::span<const uint8_t> file, std::string_view path, uint64_
       AKV_TRY(need(1 + n));
       op.size = 2 + n;
       if (op.row->arg == Arg::long_u8) {
-        op.value = n <= 8 ? fmt::format("{}", static_cast<int64_t>(load_le(file, arg + 1, static_cast<int>(n)) << (64 - 8 * n)) >> (64 - 8 * n))
-                          : fmt::format("{}-byte integer", n);
+        // Two's complement, little-endian: sign-extend from the top byte.
+        const int shift = 64 - 8 * static_cast<int>(n);
         if (n == 0) op.value = "0";
+        else if (n <= 8) op.value = fmt::format("{}", static_cast<int64_t>(load_le(file, arg + 1, static_cast<int>(n)) << shift) >> shift);
+        else op.value = fmt::format("{}-byte integer", n);
       } else {
         op.value = text(arg + 1, n);
       }

@@ -21,12 +21,6 @@ constexpr uint64_t kLocatorBytes = 20;
 constexpr uint32_t kEocdSig = 0x06054b50, kLocatorSig = 0x07064b50, kZip64EocdSig = 0x06064b50,
                    kDescriptorSig = 0x08074b50;
 
-uint64_t le(std::span<const uint8_t> b, uint64_t at, int n) {
-  uint64_t v = 0;
-  for (int i = n; i-- > 0;) v = (v << 8) | b[at + i];
-  return v;
-}
-
 // The storage whose first byte is at `offset` in `file`, or kNone.
 uint32_t storage_at(const Model& model, uint32_t file, uint64_t offset) {
   for (uint32_t s = 0; s < model.torch_storages.size(); ++s)
@@ -55,10 +49,6 @@ bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionW
   return emit_spans(w, depth, st.offset, st.offset + st.nbytes, std::move(spans), cb);
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 class ZipWalker {
  public:
   ZipWalker(const Model& model, uint32_t file_index, RegionWriter& w)
@@ -81,7 +71,8 @@ class ZipWalker {
     }
     const auto n = static_cast<uint32_t>(entries_.size());
     spans.push_back(Span{cd_begin, cd_end - cd_begin, n});
-    if (zip64_eocd_ != kNoOffset) spans.push_back(Span{zip64_eocd_, 12 + le(bytes_, zip64_eocd_ + 4, 8), n + 1});
+    if (zip64_eocd_ != kNoOffset)   // its size field does not count the 12 bytes before it
+      spans.push_back(Span{zip64_eocd_, std::min<uint64_t>(load_le(bytes_, zip64_eocd_ + 4, 8), locator_ - zip64_eocd_ - 12) + 12, n + 1});
     if (locator_ != kNoOffset) spans.push_back(Span{locator_, kLocatorBytes, n + 2});
     spans.push_back(Span{eocd_, bytes_.size() - eocd_, n + 3});
     SpanCallbacks cb;
@@ -97,21 +88,21 @@ class ZipWalker {
     const uint64_t last = bytes_.size() - kEocdBytes;
     const uint64_t first = last > 0xffff ? last - 0xffff : 0;
     for (uint64_t at = last + 1; at-- > first;)
-      if (le(bytes_, at, 4) == kEocdSig && at + kEocdBytes + le(bytes_, at + 20, 2) == bytes_.size()) {
+      if (load_le(bytes_, at, 4) == kEocdSig && at + kEocdBytes + load_le(bytes_, at + 20, 2) == bytes_.size()) {
         eocd_ = at;
         break;
       }
-    if (eocd_ == kNoOffset || eocd_ < kLocatorBytes || le(bytes_, eocd_ - kLocatorBytes, 4) != kLocatorSig) return;
+    if (eocd_ == kNoOffset || eocd_ < kLocatorBytes || load_le(bytes_, eocd_ - kLocatorBytes, 4) != kLocatorSig) return;
     locator_ = eocd_ - kLocatorBytes;
-    const uint64_t rec = le(bytes_, locator_ + 8, 8);
-    if (rec + 12 <= locator_ && le(bytes_, rec, 4) == kZip64EocdSig) zip64_eocd_ = rec;
+    const uint64_t rec = load_le(bytes_, locator_ + 8, 8);
+    if (rec + 12 <= locator_ && load_le(bytes_, rec, 4) == kZip64EocdSig) zip64_eocd_ = rec;
   }
 
   // A data descriptor after the data (general purpose flag bit 3): 16 bytes, or 24 with ZIP64 sizes.
   uint64_t descriptor_bytes(const ZipEntry& e) const {
     const uint64_t at = e.data_offset + e.compressed_size;
-    if (!(le(bytes_, e.local_header + 6, 2) & 8) || at + 16 > bytes_.size() || le(bytes_, at, 4) != kDescriptorSig) return 0;
-    if (le(bytes_, at + 8, 4) == (e.compressed_size & 0xffffffff) && le(bytes_, at + 12, 4) == (e.size & 0xffffffff)) return 16;
+    if (!(load_le(bytes_, e.local_header + 6, 2) & 8) || at + 16 > bytes_.size() || load_le(bytes_, at, 4) != kDescriptorSig) return 0;
+    if (load_le(bytes_, at + 8, 4) == (e.compressed_size & 0xffffffff) && load_le(bytes_, at + 12, 4) == (e.size & 0xffffffff)) return 16;
     return at + 24 <= bytes_.size() ? 24 : 0;
   }
 
@@ -133,7 +124,7 @@ class ZipWalker {
     if (id == n) {
       for (const ZipEntry& e : entries_) {
         const uint64_t at = e.directory_offset;
-        const uint64_t size = kCentralFixedBytes + le(bytes_, at + 28, 2) + le(bytes_, at + 30, 2) + le(bytes_, at + 32, 2);
+        const uint64_t size = kCentralFixedBytes + load_le(bytes_, at + 28, 2) + load_le(bytes_, at + 30, 2) + load_le(bytes_, at + 32, 2);
         if (!w_.emit(depth, at, size, RegionKind::directory_entry, shorten(e.name, 200),
                      fmt::format("local header at {:#x}", e.local_header)))
           return false;
@@ -143,7 +134,7 @@ class ZipWalker {
     if (id > n) return true;
     const ZipEntry& e = entries_[id];
     const uint64_t lh = e.local_header;
-    const uint64_t name_len = le(bytes_, lh + 26, 2), extra_len = le(bytes_, lh + 28, 2);
+    const uint64_t name_len = load_le(bytes_, lh + 26, 2), extra_len = load_le(bytes_, lh + 28, 2);
     w_.emit(depth, lh, kLocalFixedBytes, RegionKind::header, "local header", fmt::format("method {}", e.method));
     w_.emit(depth, lh + kLocalFixedBytes, name_len, RegionKind::name, "name", shorten(e.name, 200));
     if (extra_len) w_.emit(depth, lh + kLocalFixedBytes + name_len, extra_len, RegionKind::padding, "extra field", fmt::format("{} bytes", extra_len));
@@ -155,7 +146,7 @@ class ZipWalker {
       w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::storage, fmt::format("storage {}", model_.torch_storages[s].key),
               storage_value(model_, s));
       if (!emit_storage_tensors(model_, s, sub, w_)) return false;
-    } else if (ends_with(e.name, ".pkl") && e.method == 0) {
+    } else if (e.name.ends_with(".pkl") && e.method == 0) {
       w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::pickle, "pickle", fmt::format("{} bytes", e.compressed_size));
       if (Status st = walk_pickle_opcodes(bytes_, f_.path, e.data_offset, e.data_offset + e.compressed_size, sub, w_); !st) {
         status_ = st;
@@ -211,7 +202,7 @@ Status walk_pytorch_legacy(const Model& model, uint32_t file_index, RegionWriter
   };
   cb.children = [&](uint32_t s, uint8_t depth) {
     const TorchStorage& st = model.torch_storages[s];
-    const uint64_t count = le(bytes, st.offset - 8, 8);
+    const uint64_t count = load_le(bytes, st.offset - 8, 8);
     w.emit(depth, st.offset - 8, 8, RegionKind::count, "element count", fmt::format("{}", count));
     if (st.nbytes == 0) return !w.stopped();
     w.emit(depth, st.offset, st.nbytes, RegionKind::record_data, "bytes", fmt::format("{} bytes", st.nbytes));

@@ -37,6 +37,13 @@ Result<uint64_t> pickle_end(std::span<const uint8_t> file, std::string_view path
 Status walk_pickle_opcodes(std::span<const uint8_t> file, std::string_view path, uint64_t begin, uint64_t end,
                            uint8_t depth, RegionWriter& writer);
 
+// A little-endian unsigned integer of `n` <= 8 bytes at `at` (the caller checked the bounds).
+inline uint64_t load_le(std::span<const uint8_t> b, uint64_t at, int n) {
+  uint64_t v = 0;
+  for (int i = n; i-- > 0;) v = (v << 8) | b[at + i];
+  return v;
+}
+
 // Text shortened for a region value: control bytes kept (the printers escape them), at most
 // `max_bytes` bytes, never cutting a UTF-8 sequence, "..." when shortened.
 std::string shorten(std::string_view text, size_t max_bytes = 96);

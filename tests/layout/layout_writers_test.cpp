@@ -1,9 +1,12 @@
 // Layout of writer-built files with the awkward parts real files have: alignment padding after
 // every tensor, trailing bytes no tensor claims (a gap), a header with leading whitespace, and a
 // split set; plus the span sweep itself on gaps, overlaps and empty spans.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
+#include "core/layout/block_fields.hpp"
 #include "core/layout/region_writer.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/layout/layout_check.hpp"
@@ -143,6 +146,23 @@ TEST(LayoutWriters, SplitGgufPartsEachTileThemselves) {
     tensors += at_depth(regions, RegionKind::tensor).size();
   }
   EXPECT_EQ(tensors, 3u);
+}
+
+// A file cut short after it was opened is an error naming it (truncated), never a SIGBUS.
+TEST(LayoutWriters, AFileThatShrankIsAnError) {
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/shrinks.gguf";
+  ASSERT_TRUE(odd_sized_tensors(32).write(path));
+  auto model = open_model(path);
+  ASSERT_TRUE(model.ok());
+  std::filesystem::resize_file(path, 40);
+  Status s = walk_layout(*model, 0, [](const Region&) { return true; });
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code, ErrorCode::truncated);
+  EXPECT_EQ(s.error().file, path);
+  auto block = describe_block(*model, 0, 0);
+  ASSERT_FALSE(block.ok());
+  EXPECT_EQ(block.error().code, ErrorCode::truncated);
 }
 
 // The sweep on its own: a gap, an overlap that cuts two spans, and an empty span.

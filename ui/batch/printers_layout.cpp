@@ -9,9 +9,29 @@
 namespace akview {
 namespace {
 
-nlohmann::json region_json(const Region& r) {
-  return {{"offset", r.offset}, {"size", r.size}, {"depth", r.depth}, {"kind", region_kind_name(r.kind)},
-          {"label", r.label}, {"value", r.value}};
+// A JSON string: quoted directly when it needs no escaping (the common case: a million regions
+// must not build a million JSON objects), else through the JSON writer (escapes, invalid UTF-8).
+void append_json_string(std::string& out, std::string_view s) {
+  bool plain = true;
+  for (unsigned char c : s) plain = plain && c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  if (plain) {
+    out += '"';
+    out += s;
+    out += '"';
+  } else {
+    out += dump_json(nlohmann::json(std::string(s)), -1);
+  }
+}
+
+// One region as `{"offset":..,"size":..,"depth":..,"kind":"..","label":"..","value":".."}`.
+std::string region_json(const Region& r) {
+  std::string line = fmt::format("{{\"offset\":{},\"size\":{},\"depth\":{},\"kind\":\"{}\",\"label\":", r.offset,
+                                 r.size, r.depth, region_kind_name(r.kind));
+  append_json_string(line, r.label);
+  line += ",\"value\":";
+  append_json_string(line, r.value);
+  line += '}';
+  return line;
 }
 
 // `{"file": .., "size": .., "regions": [` one region per line `]` (the closing brace is the caller's).
@@ -20,7 +40,7 @@ Status print_file_json(std::FILE* out, const Model& model, uint32_t file) {
   fmt::print(out, "{{\"file\": {}, \"size\": {}, \"regions\": [", dump_json(f.path, -1), f.map.size());
   bool first = true;
   Status s = walk_layout(model, file, [&](const Region& r) {
-    fmt::print(out, "{}\n  {}", first ? "" : ",", dump_json(region_json(r), -1));
+    fmt::print(out, "{}\n  {}", first ? "" : ",", region_json(r));
     first = false;
     return true;
   });
