@@ -11,6 +11,7 @@
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
 #include "core/fault_guard.hpp"
+#include "core/sha256.hpp"
 
 namespace akview {
 namespace {
@@ -127,17 +128,6 @@ constexpr F kElementFields[] = {
     {"value", 0, 8, D::element, R::value, "one element"}, {"value", 0, 16, D::element, R::value, "one element"},
 };
 
-std::string hex_of(std::span<const uint8_t> b) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(b.size() * 2);
-  for (uint8_t c : b) {
-    s += kHex[c >> 4];
-    s += kHex[c & 15];
-  }
-  return s;
-}
-
 template <typename Fn>
 std::string join_n(size_t n, Fn&& item) {
   std::string s;
@@ -251,7 +241,7 @@ Result<BlockReport> describe_group(const Model& model, const Tensor& t, uint64_t
     for (uint64_t k = 0; k < q.bits; ++k) v |= uint64_t{((*words)[(bit + k) / 8] >> ((bit + k) % 8)) & 1u} << k;
     return fmt::format("{}", v & mask);
   });
-  r.fields.push_back(FieldReport{"words", at, r.block_bytes, hex_of(*words), std::move(codes),
+  r.fields.push_back(FieldReport{"words", at, r.block_bytes, to_hex(*words), std::move(codes),
                                  fmt::format("{} {}-bit codes packed little-endian in u32 words", q.group_size, q.bits),
                                  R::codes, t.file});
   auto add_companion = [&](uint32_t index, std::string name, R role, std::string meaning) -> Status {
@@ -265,7 +255,7 @@ Result<BlockReport> describe_group(const Model& model, const Tensor& t, uint64_t
     if (c.type == TypeId::u8 && (t.type == TypeId::mlx_mxfp4 || t.type == TypeId::ollama_mxfp4 || t.type == TypeId::mlx_mxfp8 ||
                                  t.type == TypeId::ollama_mxfp8))
       value = fmt::format("{} (E8M0 2^{})", fp::e8m0_to_f32((*b)[0]), static_cast<int>((*b)[0]) - 127);
-    r.fields.push_back(FieldReport{std::move(name), c_at, elem, hex_of(*b), std::move(value),
+    r.fields.push_back(FieldReport{std::move(name), c_at, elem, to_hex(*b), std::move(value),
                                    fmt::format("{} ({}, row of {})", meaning, type_info(c.type).name, c.name), role, c.file});
     return {};
   };
@@ -310,7 +300,7 @@ Result<BlockReport> describe_block(const Model& model, uint32_t tensor_index, ui
   if (!bytes) return bytes.error();
   for (const BlockField& f : fields) {
     const auto b = bytes->subspan(f.offset, f.size);
-    r.fields.push_back(FieldReport{std::string(f.name), at + f.offset, f.size, hex_of(b), field_value(f.decode, b, t.type),
+    r.fields.push_back(FieldReport{std::string(f.name), at + f.offset, f.size, to_hex(b), field_value(f.decode, b, t.type),
                                    std::string(f.meaning), f.role, t.file});
   }
   return r;
