@@ -34,6 +34,7 @@ struct CliOptions {
   std::string tensor;                // explain: the tensor
   int64_t row = 0, col = 0;          // explain: the element
   std::string out;                   // --out FILE
+  uint64_t block = 0;                // layout: --block N
   bool no_values = false;            // diff: names, shapes and types only
   RunQuery run;                      // run: selection and options
   std::string x = "seed:0";          // run: --x
@@ -122,6 +123,22 @@ int run_explain(CliOptions& o) {
   auto r = make_explain_report(*model, ExplainQuery{o.tensor, o.row, o.col});
   if (!r) return report_error(r.error());
   print_explain(stdout, *r, o.format());
+  return kExitOk;
+}
+
+int run_layout(CliOptions& o) {
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  if (!o.names.empty()) {
+    auto r = make_block_report(*model, o.names.front(), o.block);
+    if (!r) return report_error(r.error());
+    print_block(stdout, *r, *model, o.format());
+    return kExitOk;
+  }
+  if (Status s = print_layout(stdout, *model, layout_files(*model, o.path), o.format()); !s) {
+    std::fflush(stdout);
+    return report_error(s.error());
+  }
   return kExitOk;
 }
 
@@ -250,6 +267,14 @@ const std::vector<CommandRow>& command_table() {
          add_json(c, o);
        },
        run_explain},
+      {"layout", "the file as annotated byte regions; with TENSOR one block's fields [--block N]",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("tensor", o.names, "native or canonical tensor name: its blocks")->expected(0, 1);
+         c->add_option("--block", o.block, "the block (or composite group) to describe (default 0)");
+         add_json(c, o);
+       },
+       run_layout},
       {"stats", "value statistics and histograms (all tensors, or those named)",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/layout/block_fields.hpp"
 #include "core/model.hpp"
 #include "core/natural_order.hpp"   // natural_less, used by the tensor table
 #include "core/names/name_map.hpp"
@@ -91,6 +92,11 @@ Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vec
                                               const StatsOptions& options = {});
 
 MapReport make_map_report(const Model& model);
+
+// `layout`: the files to lay out for `path` (the one file it names, else every file of the model),
+// and block `block` of a tensor by native or canonical name.
+std::vector<uint32_t> layout_files(const Model& model, const std::string& path);
+Result<BlockReport> make_block_report(const Model& model, const std::string& tensor, uint64_t block);
 
 DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptions& options);
 

@@ -11,6 +11,9 @@
 
 #include "core/catalog.hpp"
 #include "ui/batch/json_writer.hpp"
+#include "core/layout/block_fields.hpp"
+#include "core/model.hpp"
+#include "core/result.hpp"
 #include "ui/batch/reports.hpp"
 
 namespace akview {
@@ -62,6 +65,11 @@ Status print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format)
 // parameters, main type, files; an entry that failed to open shows its error instead.
 void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, OutputFormat format);
 nlohmann::json to_json(const CatalogEntry& e);
+
+// Streams the regions of `files` of `model` (core/layout) as text or JSON; fails like walk_layout.
+Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32_t>& files, OutputFormat format);
+void print_block(std::FILE* out, const BlockReport& r, const Model& model, OutputFormat format);
+nlohmann::json to_json(const BlockReport& r);
 
 void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format);
 void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat format);

@@ -60,6 +60,9 @@ const std::vector<KeyBinding>& bindings() {
       {{'n'}, C::mapping, search_next, "next match"},
       {{'N'}, C::mapping, search_prev, "previous match"},
       {{'c'}, C::mapping, toggle_canonical, "sort by native or canonical name"},
+      {{kKeyEnter}, C::layout, open, "on a tensor info or entry: its data; on tensor data: its block's fields"},
+      {{'o'}, C::layout, goto_offset, "go to a hex offset"},
+      {{'f'}, C::layout, next_file, "the model's next file"},
       {{kKeyEnter}, C::groups, open, "step through the group under the cursor: bytes, codes, scales, formula, values"},
       {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
@@ -112,7 +115,8 @@ std::string key_label(int32_t key) {
 
 std::string_view context_title(Context context) {
   static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
-                                                 "Tensor detail", "Header", "Mapping", "Groups", "Prompts (filter, search)"};
+                                                 "Tensor detail", "Header", "Layout", "Groups", "Mapping",
+                                                 "Prompts (filter, search)"};
   return kTitles[static_cast<size_t>(context)];
 }
 

@@ -4,6 +4,7 @@
 #include "ui/tui/groups_pane.hpp"
 #include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
+#include "ui/tui/layout_pane.hpp"
 #include "ui/tui/mapping_pane.hpp"
 #include "ui/tui/tensors_pane.hpp"
 
@@ -13,7 +14,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
     : session_(std::move(session)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
   panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
   panes_.push_back(std::make_unique<HeaderPane>(session_));
-  panes_.push_back(std::make_unique<NotBuiltPane>("Layout", "the annotated byte layout comes with `akview layout`"));
+  panes_.push_back(std::make_unique<LayoutPane>(session_));
   panes_.push_back(std::make_unique<GroupsPane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<MappingPane>(session_));
   panes_.push_back(std::make_unique<NotBuiltPane>("Compute", "use `akview run PATH --layer N` meanwhile"));

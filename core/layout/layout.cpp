@@ -1,0 +1,111 @@
+// walk_layout: a table of containers (detect by content, walk), and the helpers the walkers share.
+#include "core/layout/layout.hpp"
+
+#include <array>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/fault_guard.hpp"
+#include "core/layout/layout_walkers.hpp"
+
+namespace akview {
+namespace {
+
+bool starts_with(std::span<const uint8_t> b, std::string_view magic) {
+  return b.size() >= magic.size() && std::memcmp(b.data(), magic.data(), magic.size()) == 0;
+}
+
+// A SafeTensors file: a u64 length that fits the file, then a '{' after optional JSON whitespace.
+bool looks_safetensors(std::span<const uint8_t> b) {
+  if (b.size() < 9) return false;
+  uint64_t n = 0;
+  std::memcpy(&n, b.data(), 8);
+  if (n > b.size() - 8) return false;
+  for (uint64_t i = 8; i < 8 + n; ++i) {
+    if (b[i] == '{') return true;
+    if (b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t') return false;
+  }
+  return false;
+}
+
+bool looks_json(std::span<const uint8_t> b) {
+  for (uint8_t c : b) {
+    if (c == '{' || c == '[') return true;
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return false;
+  }
+  return false;
+}
+
+Status walk_opaque(const Model& model, uint32_t file_index, RegionWriter& writer) {
+  const SourceFile& f = model.files[file_index];
+  if (f.map.size() > 0)
+    writer.emit(0, 0, f.map.size(), RegionKind::text, f.role, fmt::format("{} bytes akview does not lay out", f.map.size()));
+  return {};
+}
+
+struct LayoutRow {
+  LayoutFormat format;
+  std::string_view name;
+  Status (*walk)(const Model&, uint32_t, RegionWriter&);
+};
+constexpr std::array kLayouts = {
+    LayoutRow{LayoutFormat::gguf, "gguf", layout::walk_gguf},
+    LayoutRow{LayoutFormat::safetensors, "safetensors", layout::walk_safetensors},
+    LayoutRow{LayoutFormat::json, "json", layout::walk_json_file},
+    LayoutRow{LayoutFormat::pytorch_zip, "pytorch-zip", layout::walk_pytorch_zip},
+    LayoutRow{LayoutFormat::pytorch_legacy, "pytorch-legacy", layout::walk_pytorch_legacy},
+    LayoutRow{LayoutFormat::opaque, "opaque", walk_opaque},
+};
+
+}  // namespace
+
+std::string_view layout_format_name(LayoutFormat format) { return kLayouts[static_cast<size_t>(format)].name; }
+
+LayoutFormat detect_layout_format(const Model& model, uint32_t file_index) {
+  const auto bytes = model.files[file_index].map.bytes();
+  if (starts_with(bytes, "GGUF")) return LayoutFormat::gguf;
+  if (starts_with(bytes, "PK\x03\x04") && model.format == "pytorch-zip") return LayoutFormat::pytorch_zip;
+  if (model.format == "pytorch-legacy") return LayoutFormat::pytorch_legacy;
+  if (looks_safetensors(bytes)) return LayoutFormat::safetensors;
+  if (looks_json(bytes)) return LayoutFormat::json;
+  return LayoutFormat::opaque;
+}
+
+Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& sink) {
+  // A file cut short since it was opened is an error naming it, not a SIGBUS (core/fault_guard.hpp).
+  AKV_TRY(check_mapped_range(model.files[file_index].map.bytes()));
+  RegionWriter writer(sink);
+  return kLayouts[static_cast<size_t>(detect_layout_format(model, file_index))].walk(model, file_index, writer);
+}
+
+namespace layout {
+
+Region describe_tensor(const Model& model, uint32_t tensor_index) {
+  const Tensor& t = model.tensors[tensor_index];
+  Region r;
+  r.kind = (t.flags & kTensorCompanion) ? RegionKind::companion : RegionKind::tensor;
+  r.label = std::string(t.name);
+  const auto shape = model.shape(t);
+  r.value = fmt::format("{} [{}] {} bytes", type_info(t.type).name, fmt::join(shape, ", "), t.nbytes);
+  return r;
+}
+
+std::vector<Span> tensor_spans(const Model& model, uint32_t file_index) {
+  std::vector<Span> spans;
+  for (uint32_t i = 0; i < model.tensors.size(); ++i) {
+    const Tensor& t = model.tensors[i];
+    if (t.file == file_index) spans.push_back(Span{t.offset, t.nbytes, i});
+  }
+  return spans;
+}
+
+std::string shorten(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;   // not inside a UTF-8 sequence
+  return std::string(text.substr(0, cut)) + "...";
+}
+
+}  // namespace layout
+}  // namespace akview

@@ -1,0 +1,374 @@
+// The Layout pane (layout_pane.hpp).
+#include "ui/tui/layout_pane.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "core/layout/layout.hpp"
+
+namespace akview::tui {
+namespace {
+
+// More regions than this are not kept (a header of millions of tensors): the tree says so.
+constexpr size_t kMaxRegions = 2'000'000;
+constexpr int kTreeBesideFrom = 70;   // narrower panes put the hex view below the tree
+
+// The colour of a region kind in the tree and the hex view (one row per RegionKind).
+constexpr std::array<Role, static_cast<size_t>(RegionKind::count_)> kKindRoles = {
+    Role::key,         // header
+    Role::key,         // magic
+    Role::number,      // version
+    Role::number,      // count
+    Role::number,      // length
+    Role::string,      // json
+    Role::muted,       // json_syntax
+    Role::string,      // entry
+    Role::key,         // metadata
+    Role::string,      // kv
+    Role::key,         // key
+    Role::type_other,  // value_type
+    Role::string,      // value
+    Role::string,      // array
+    Role::string,      // elements
+    Role::key,         // tensor_infos
+    Role::key,         // tensor_info
+    Role::key,         // name
+    Role::number,      // dims
+    Role::type_other,  // type
+    Role::number,      // offset
+    Role::muted,       // padding
+    Role::type_float,  // data
+    Role::type_quant,  // tensor
+    Role::type_float,  // companion
+    Role::type_quant,  // storage
+    Role::key,         // record
+    Role::string,      // record_data
+    Role::key,         // central_directory
+    Role::key,         // directory_entry
+    Role::key,         // end_record
+    Role::string,      // pickle
+    Role::key,         // opcode
+    Role::string,      // text
+    Role::error,       // gap
+    Role::error,       // overlap
+};
+Role kind_role(RegionKind k) { return kKindRoles[static_cast<size_t>(k)]; }
+
+// The colour of a block field by what it holds.
+Role field_role(FieldRole r) {
+  static constexpr Role kRoles[] = {Role::type_float, Role::string, Role::key, Role::type_quant,
+                                    Role::warn,       Role::spark,  Role::muted, Role::number};
+  return kRoles[static_cast<size_t>(r)];
+}
+
+bool is_data(RegionKind k) { return k == RegionKind::tensor || k == RegionKind::companion; }
+
+}  // namespace
+
+LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
+LayoutPane::~LayoutPane() { *alive_ = false; }
+
+void LayoutPane::before_frame(PaneHost& host) {
+  if (!loaded_ && !loading_) load(host);
+}
+
+void LayoutPane::load(PaneHost& host) {
+  loading_ = true;
+  Job job;
+  job.label = "layout";
+  job.run = [s = session_, file = file_, alive = alive_, this](JobContext& ctx) {
+    auto regions = std::make_shared<std::vector<Region>>();
+    bool truncated = false;
+    Status st = walk_layout(s->model, file, [&](const Region& r) {
+      if (ctx.cancelled()) return false;
+      if (regions->size() >= kMaxRegions) {
+        truncated = true;
+        return false;
+      }
+      regions->push_back(r);
+      return true;
+    });
+    std::string error = st.ok() ? std::string() : st.error().to_string();
+    ctx.post([alive, regions, truncated, error, this] {
+      if (!*alive) return;
+      regions_ = std::move(*regions);
+      truncated_ = truncated;
+      error_ = error;
+      loading_ = false;
+      loaded_ = true;
+      select(0);
+    });
+  };
+  job.on_cancel = [alive = alive_, this] {
+    if (!*alive) return;
+    loading_ = false;
+    loaded_ = true;
+    error_ = "cancelled (R reloads)";
+  };
+  host.worker().submit(std::move(job));
+}
+
+void LayoutPane::select(int64_t row) {
+  cursor_.pos = row;
+  cursor_.clamp(static_cast<int64_t>(regions_.size()), page_);
+  children_.clear();
+  if (regions_.empty()) return;
+  const size_t at = static_cast<size_t>(cursor_.pos);
+  const Region& sel = regions_[at];
+  for (size_t i = at + 1; i < regions_.size() && regions_[i].depth > sel.depth; ++i)
+    if (regions_[i].depth == sel.depth + 1) children_.push_back(i);
+  const uint64_t row_bytes = static_cast<uint64_t>(bytes_per_row_);
+  hex_top_ = sel.offset / row_bytes * row_bytes;
+}
+
+bool LayoutPane::go_to_offset(uint64_t offset) {
+  int64_t best = -1;
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    const Region& r = regions_[i];
+    if (r.offset > offset) break;
+    if (offset < r.offset + r.size) best = static_cast<int64_t>(i);   // later rows are deeper
+  }
+  if (best < 0) return false;
+  select(best);
+  const uint64_t row_bytes = static_cast<uint64_t>(bytes_per_row_);
+  hex_top_ = offset / row_bytes * row_bytes;
+  return true;
+}
+
+void LayoutPane::open_block(uint32_t tensor, uint64_t block, PaneHost* host) {
+  auto r = describe_block(session_->model, tensor, block);
+  if (!r) {
+    if (host) host->flash(r.error().message);
+    return;
+  }
+  block_ = std::move(*r);
+  block_tensor_ = tensor;
+}
+
+bool LayoutPane::enter(PaneHost& host) {
+  if (regions_.empty()) return false;
+  // The selection, or the nearest region above it in the tree that names a tensor (Enter on a
+  // tensor info's name length works like Enter on the info).
+  size_t at = static_cast<size_t>(cursor_.pos);
+  const Tensor* t = session_->model.find(regions_[at].label);
+  for (size_t i = at, depth = regions_[at].depth; !t && i-- > 0 && depth > 0;) {
+    if (regions_[i].depth >= depth) continue;
+    depth = regions_[i].depth;
+    at = i;
+    t = session_->model.find(regions_[i].label);
+  }
+  if (!t) return false;
+  const Region& sel = regions_[at];
+  if (is_data(sel.kind)) {
+    open_block(static_cast<uint32_t>(t - session_->model.tensors.data()), 0, &host);
+    return true;
+  }
+  // A tensor info or header entry: jump to the tensor's data.
+  for (size_t i = 0; i < regions_.size(); ++i)
+    if (is_data(regions_[i].kind) && regions_[i].label == sel.label) {
+      select(static_cast<int64_t>(i));
+      return true;
+    }
+  host.flash("its data is in another file (f: next file)");
+  return true;
+}
+
+bool LayoutPane::act(Action action, PaneHost& host) {
+  if (block_) {
+    const uint64_t n = block_->n_blocks, b = block_->block;
+    uint64_t next = b;
+    switch (action) {
+      case Action::back: block_.reset(); return true;
+      case Action::up: next = b > 0 ? b - 1 : 0; break;
+      case Action::down: next = b + 1 < n ? b + 1 : b; break;
+      case Action::page_up: next = b > 16 ? b - 16 : 0; break;
+      case Action::page_down: next = std::min(n - 1, b + 16); break;
+      case Action::home: next = 0; break;
+      case Action::end: next = n - 1; break;
+      default: return false;
+    }
+    if (next != b) open_block(block_tensor_, next, &host);
+    return true;
+  }
+  switch (action) {
+    case Action::open: return enter(host);
+    case Action::next_file:
+      if (session_->model.files.size() < 2) return true;
+      file_ = (file_ + 1) % static_cast<uint32_t>(session_->model.files.size());
+      regions_.clear();
+      loaded_ = false;
+      cursor_ = {};
+      return true;
+    case Action::goto_offset:
+      host.prompt("offset 0x", "", [this, &host](const std::string& text, PromptEvent event) {
+        if (event != PromptEvent::accept) return;
+        std::string_view t = text;
+        if (t.starts_with("0x") || t.starts_with("0X")) t.remove_prefix(2);
+        uint64_t offset = 0;
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), offset, 16);
+        if (ec != std::errc() || end != t.data() + t.size() || t.empty()) host.flash("not a hex offset");
+        else if (!go_to_offset(offset)) host.flash(fmt::format("0x{:x} is past the end of the file", offset));
+      });
+      return true;
+    default: break;
+  }
+  if (cursor_.act(action, static_cast<int64_t>(regions_.size()), page_)) {
+    select(cursor_.pos);
+    return true;
+  }
+  return false;
+}
+
+void LayoutPane::click(int x, int y, PaneHost& host) {
+  if (y >= 1 && y - 1 < page_) select(cursor_.top + y - 1);
+}
+
+void LayoutPane::wheel(int rows) {
+  cursor_.scroll(rows, static_cast<int64_t>(regions_.size()), page_);
+  select(cursor_.pos);
+}
+
+std::string LayoutPane::position() const {
+  if (regions_.empty()) return {};
+  return fmt::format("region {}/{}", cursor_.pos + 1, regions_.size());
+}
+
+std::string LayoutPane::state() const {
+  std::string s = fmt::format("file {}/{}", file_ + 1, session_->model.files.size());
+  if (truncated_) s += fmt::format(" · first {} regions", regions_.size());
+  if (block_) s += fmt::format(" · block {}/{}", block_->block, block_->n_blocks);
+  return s;
+}
+
+std::string LayoutPane::hints() const {
+  return block_ ? "↑↓ block  Esc close" : "Enter data/block  o offset  f file";
+}
+
+Role LayoutPane::byte_role(uint64_t offset) const {
+  if (regions_.empty()) return Role::muted;
+  const Region& sel = regions_[static_cast<size_t>(cursor_.pos)];
+  if (offset < sel.offset || offset >= sel.offset + sel.size) return Role::muted;
+  if (children_.empty()) return Role::selected;
+  // Children are in file order: the last one starting at or before `offset`.
+  auto it = std::upper_bound(children_.begin(), children_.end(), offset,
+                             [&](uint64_t o, size_t i) { return o < regions_[i].offset; });
+  if (it == children_.begin()) return Role::selected;
+  const Region& child = regions_[*(it - 1)];
+  return offset < child.offset + child.size ? kind_role(child.kind) : Role::selected;
+}
+
+void LayoutPane::draw(Canvas& c, const Rect& area) {
+  c.fill(area, Role::normal);
+  const SourceFile& f = session_->model.files[file_];
+  const std::string head = fmt::format("{} ({}, {} bytes)", f.path, layout_format_name(detect_layout_format(session_->model, file_)),
+                                       f.map.size());
+  c.text(area.x, area.y, head, Role::header, area.w);
+  const Rect body{area.x, area.y + 1, area.w, area.h - 1};
+  if (body.h <= 0) return;
+  if (!loaded_) {
+    c.text(body.x, body.y, "reading the layout...", Role::muted, body.w);
+    return;
+  }
+  if (!error_.empty()) c.text(body.x, body.y + body.h - 1, error_, Role::error, body.w);
+  Rect tree = body, right = body;
+  if (body.w >= kTreeBesideFrom) {
+    tree.w = body.w * 45 / 100;
+    right.x = body.x + tree.w + 1;
+    right.w = body.w - tree.w - 1;
+    for (int y = body.y; y < body.y + body.h; ++y) c.put(body.x + tree.w, y, U'│', Role::border);
+  } else {
+    tree.h = std::max(1, body.h / 2);
+    right.y = body.y + tree.h;
+    right.h = body.h - tree.h;
+  }
+  int bpr = 4;
+  while (bpr * 2 * 4 + 9 <= right.w && bpr < 16) bpr *= 2;
+  if (bpr != bytes_per_row_) {
+    bytes_per_row_ = bpr;
+    hex_top_ = hex_top_ / static_cast<uint64_t>(bpr) * static_cast<uint64_t>(bpr);
+  }
+  draw_tree(c, tree);
+  if (block_) draw_block(c, right);
+  else draw_hex(c, right);
+}
+
+void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
+  page_ = std::max(1, a.h);
+  cursor_.clamp(static_cast<int64_t>(regions_.size()), page_);
+  const bool offsets = a.w >= 40;
+  for (int row = 0; row < a.h; ++row) {
+    const int64_t i = cursor_.top + row;
+    if (i >= static_cast<int64_t>(regions_.size())) break;
+    const Region& r = regions_[static_cast<size_t>(i)];
+    const int y = a.y + row;
+    int x = a.x;
+    if (offsets) x += c.text(x, y, fmt::format("{:08x} ", r.offset), Role::muted, a.w);
+    const int indent = std::min<int>(2 * r.depth, std::max(0, a.x + a.w - x - 8));
+    x += indent;
+    const std::string name = r.label.empty() ? std::string(region_kind_name(r.kind)) : r.label;
+    x += c.text(x, y, name, kind_role(r.kind), a.x + a.w - x);
+    if (!r.value.empty() && x + 2 < a.x + a.w) c.text(x + 1, y, r.value, Role::muted, a.x + a.w - x - 1);
+    if (i == cursor_.pos) c.restyle(a.x, y, a.w, Role::selected);
+  }
+}
+
+void LayoutPane::draw_hex(Canvas& c, const Rect& a) {
+  const auto bytes = session_->model.files[file_].map.bytes();
+  const uint64_t bpr = static_cast<uint64_t>(bytes_per_row_);
+  for (int row = 0; row < a.h; ++row) {
+    const uint64_t at = hex_top_ + static_cast<uint64_t>(row) * bpr;
+    if (at >= bytes.size()) break;
+    const int y = a.y + row;
+    c.text(a.x, y, fmt::format("{:08x}", at), Role::muted, a.w);
+    for (uint64_t k = 0; k < bpr && at + k < bytes.size(); ++k) {
+      const uint8_t b = bytes[at + k];
+      const Role role = byte_role(at + k);
+      const int hx = a.x + 9 + static_cast<int>(3 * k);
+      const int ax = a.x + 9 + static_cast<int>(3 * bpr) + static_cast<int>(k);
+      if (hx + 2 <= a.x + a.w) c.text(hx, y, fmt::format("{:02x}", b), role, 2);
+      if (ax < a.x + a.w) c.put(ax, y, b >= 0x20 && b < 0x7f ? static_cast<char32_t>(b) : U'.', role);
+    }
+  }
+}
+
+void LayoutPane::draw_block(Canvas& c, const Rect& a) {
+  const BlockReport& b = *block_;
+  int y = a.y;
+  const int bottom = a.y + a.h;
+  auto line = [&](const std::string& text, Role role) {
+    if (y < bottom) c.text(a.x, y++, text, role, a.w);
+  };
+  line(fmt::format("{} {} block {}/{}: {} elements in {} bytes", b.name, b.type, b.block, b.n_blocks, b.block_elems,
+                   b.block_bytes),
+       Role::header);
+  for (const FieldReport& f : b.fields) {
+    if (y >= bottom) break;
+    int x = a.x + c.text(a.x, y, fmt::format("{:<8}", f.name), field_role(f.role), a.w);
+    x += c.text(x, y, fmt::format(" @{:#x} {}B ", f.offset, f.size), Role::muted, a.x + a.w - x);
+    c.text(x, y, f.value.empty() ? f.meaning : f.value, Role::normal, a.x + a.w - x);
+    ++y;
+  }
+  // The block's bytes, each coloured by its field (fields of other files are listed above only).
+  const uint64_t bpr = static_cast<uint64_t>(bytes_per_row_);
+  const auto bytes = session_->model.files[b.file].map.bytes();
+  const uint64_t begin = b.fields.empty() ? 0 : b.fields.front().offset;
+  uint64_t end = begin;
+  for (const FieldReport& f : b.fields)
+    if (f.file == b.file && f.offset == end) end += f.size;
+  for (uint64_t at = begin / bpr * bpr; at < end && y < bottom; at += bpr, ++y) {
+    c.text(a.x, y, fmt::format("{:08x}", at), Role::muted, a.w);
+    for (uint64_t k = 0; k < bpr && at + k < bytes.size(); ++k) {
+      const uint64_t o = at + k;
+      Role role = Role::muted;
+      for (const FieldReport& f : b.fields)
+        if (f.file == b.file && o >= f.offset && o < f.offset + f.size) role = field_role(f.role);
+      const int hx = a.x + 9 + static_cast<int>(3 * k);
+      if (hx + 2 <= a.x + a.w) c.text(hx, y, fmt::format("{:02x}", bytes[o]), role, 2);
+    }
+  }
+}
+
+}  // namespace akview::tui
