@@ -60,6 +60,15 @@ const std::vector<KeyBinding>& bindings() {
       {{'n'}, C::mapping, search_next, "next match"},
       {{'N'}, C::mapping, search_prev, "previous match"},
       {{'c'}, C::mapping, toggle_canonical, "sort by native or canonical name"},
+      {{'r', kKeyEnter}, C::compute, run, "run the selection on the backend (Esc cancels)"},
+      {{'s'}, C::compute, scope, "select: the Tensors pane's tensor, its whole layer, or the filter"},
+      {{'\\'}, C::compute, filter, "filter by regex (selects the filter)"},
+      {{'b'}, C::compute, backend_next, "next backend (each OpenCL device by name)"},
+      {{'B'}, C::compute, backend_prev, "previous backend"},
+      {{'i'}, C::compute, input, "input: seeded, ones, or a raw f32 file (prompts for its path)"},
+      {{'+'}, C::compute, repeats_up, "more timed repeats"},
+      {{'-'}, C::compute, repeats_down, "fewer timed repeats"},
+      {{'x'}, C::compute, clear, "clear the results"},
       {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
@@ -111,7 +120,7 @@ std::string key_label(int32_t key) {
 
 std::string_view context_title(Context context) {
   static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
-                                                 "Tensor detail", "Header", "Mapping", "Prompts (filter, search)"};
+                                                 "Tensor detail", "Header", "Mapping", "Compute", "Prompts (filter, search)"};
   return kTitles[static_cast<size_t>(context)];
 }
 

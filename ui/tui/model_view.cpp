@@ -1,6 +1,7 @@
 // One opened model on screen (model_view.hpp).
 #include "ui/tui/model_view.hpp"
 
+#include "ui/tui/compute_pane.hpp"
 #include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
 #include "ui/tui/mapping_pane.hpp"
@@ -15,7 +16,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
   panes_.push_back(std::make_unique<NotBuiltPane>("Layout", "the annotated byte layout comes with `akview layout`"));
   panes_.push_back(std::make_unique<NotBuiltPane>("Groups", "use `akview groups PATH TENSOR` meanwhile"));
   panes_.push_back(std::make_unique<MappingPane>(session_));
-  panes_.push_back(std::make_unique<NotBuiltPane>("Compute", "use `akview run PATH --layer N` meanwhile"));
+  panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<HelpPane>());
   if (!start_jobs) return;
   Job names;

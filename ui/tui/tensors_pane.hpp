@@ -42,6 +42,7 @@ class TensorsPane : public Pane {
   TensorTable& table() { return table_; }
   int64_t cursor_row() const { return cursor_.pos; }
   bool detail_open() const { return detail_open_; }
+  uint32_t selected_tensor() const;   // kNone on a layer row or an empty table (the Compute pane's tensor)
 
  private:
   struct Layout {
@@ -52,7 +53,6 @@ class TensorsPane : public Pane {
   int column_width(Column c, const Layout& l) const;
   void draw_row(Canvas& c, int x, int y, const Layout& l, uint32_t row);
   void draw_detail(Canvas& c, const Rect& area);
-  uint32_t selected_tensor() const;   // kNone on a layer row or an empty table
   void keep_selection(uint32_t tensor);
   void open_filter(PaneHost& host);
   void open_search(PaneHost& host);
