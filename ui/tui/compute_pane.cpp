@@ -13,7 +13,6 @@ namespace akview::tui {
 namespace {
 
 constexpr int kRepeatSteps[] = {1, 3, 10, 30, 100, 300, 1000};
-constexpr std::string_view kScopeNames[] = {"tensor", "layer", "filter"};
 constexpr std::string_view kDash = "—";
 
 std::vector<ComputePane::Choice> default_choices() {
@@ -313,7 +312,7 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
                       : input_.kind == compute::InputKind::file ? "file " + input_.path
                                                                 : fmt::format("seed:{}", input_.seed);
   const std::string items[] = {
-      fmt::format("{} {}", kScopeNames[static_cast<int>(scope_)], selection_label()),
+      scope_ == Scope::tensor ? "tensor " + selection_label() : selection_label(),
       "on " + c.label + (c.available ? "" : " (unavailable)"),
       "input " + input,
       fmt::format("×{}", repeats()),
