@@ -91,6 +91,26 @@ TEST_P(Goldens, DemoHeaderMappingHelp) {
   quit(term);
 }
 
+// Compute: the selected tensor run on the reference backend (timings drawn as "—" in test mode),
+// then every matrix with 1000 repeats, cancelled with Esc while it runs.
+TEST_P(Goldens, DemoComputeRunAndCancel) {
+  Terminal term;
+  start(term, "demo/llama-demo-q4km.gguf", AKVIEW_DEMO_DIR);
+  term.press("6");
+  for (int i = 0; i < 12 && term.screen().find_row("on reference") == -1; ++i) term.press("b");
+  ASSERT_NE(term.screen().find_row("on reference"), -1) << term.screen().text();
+  term.press("r");
+  shoot(term, "demo_compute");
+  term.press("s");
+  term.press("s");
+  for (int i = 0; i < 6; ++i) term.press("+");
+  term.send_key("r");
+  ASSERT_TRUE(term.wait_for_text("running", std::chrono::seconds(10))) << term.screen().text();
+  term.press("Esc");
+  shoot(term, "demo_compute_cancelled");
+  quit(term);
+}
+
 TEST_P(Goldens, MlxFolderWithCompanions) {
   Terminal term;
   start(term, "demo/llama-demo-mlx-4bit", AKVIEW_DEMO_DIR);

@@ -8,7 +8,8 @@ namespace akview::tui {
 HelpPane::HelpPane() {
   // Contexts in the order a user meets them; each binding once, under its context.
   for (Context ctx : {Context::global, Context::nav, Context::model_list, Context::tensors, Context::detail,
-                      Context::header, Context::layout, Context::groups, Context::mapping, Context::prompt}) {
+                      Context::header, Context::layout, Context::groups, Context::mapping, Context::compute,
+                      Context::prompt}) {
     lines_.push_back({"", std::string(context_title(ctx)), true});
     for (const KeyBinding& b : key_table()) {
       if (b.context != ctx) continue;

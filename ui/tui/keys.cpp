@@ -64,6 +64,15 @@ const std::vector<KeyBinding>& bindings() {
       {{'o'}, C::layout, goto_offset, "go to a hex offset"},
       {{'f'}, C::layout, next_file, "the model's next file"},
       {{kKeyEnter}, C::groups, open, "step through the group under the cursor: bytes, codes, scales, formula, values"},
+      {{'r', kKeyEnter}, C::compute, run, "run the selection on the backend (Esc cancels)"},
+      {{'s'}, C::compute, scope, "select: the Tensors pane's tensor, its whole layer, or the filter"},
+      {{'\\'}, C::compute, filter, "filter by regex (selects the filter)"},
+      {{'b'}, C::compute, backend_next, "next backend (each OpenCL device by name)"},
+      {{'B'}, C::compute, backend_prev, "previous backend"},
+      {{'i'}, C::compute, input, "input: seeded, ones, or a raw f32 file (prompts for its path)"},
+      {{'+'}, C::compute, repeats_up, "more timed repeats"},
+      {{'-'}, C::compute, repeats_down, "fewer timed repeats"},
+      {{'x'}, C::compute, clear, "clear the results"},
       {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
@@ -115,7 +124,7 @@ std::string key_label(int32_t key) {
 
 std::string_view context_title(Context context) {
   static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
-                                                 "Tensor detail", "Header", "Layout", "Groups", "Mapping",
+                                                 "Tensor detail", "Header", "Layout", "Groups", "Mapping", "Compute",
                                                  "Prompts (filter, search)"};
   return kTitles[static_cast<size_t>(context)];
 }

@@ -2,6 +2,7 @@
 #include "ui/tui/model_view.hpp"
 
 #include "ui/tui/groups_pane.hpp"
+#include "ui/tui/compute_pane.hpp"
 #include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
 #include "ui/tui/layout_pane.hpp"
@@ -17,7 +18,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
   panes_.push_back(std::make_unique<LayoutPane>(session_));
   panes_.push_back(std::make_unique<GroupsPane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<MappingPane>(session_));
-  panes_.push_back(std::make_unique<NotBuiltPane>("Compute", "use `akview run PATH --layer N` meanwhile"));
+  panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<HelpPane>());
   if (!start_jobs) return;
   Job names;

@@ -42,7 +42,7 @@ class TensorsPane : public Pane {
   TensorTable& table() { return table_; }
   int64_t cursor_row() const { return cursor_.pos; }
   bool detail_open() const { return detail_open_; }
-  uint32_t selected_tensor() const;   // kNone on a layer row or an empty table (the Groups pane follows it)
+  uint32_t selected_tensor() const;   // kNone on a layer row or an empty table (the Groups and Compute panes follow it)
 
  private:
   struct Layout {

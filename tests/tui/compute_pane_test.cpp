@@ -1,0 +1,190 @@
+// The Compute pane drawn off-screen: runs on the reference and cpu backends put their rows side by
+// side with the error against the f64 reference, the layer and filter selections pick what
+// `akview run --layer/--filter` picks, timings are masked for goldens, and a cancelled run leaves a
+// "cancelled" row and no partial results.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "core/formats/format.hpp"
+#include "core/names/name_map.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/tui/pane_test_util.hpp"
+#include "tests/writers/gguf_writer.hpp"
+#include "ui/tui/compute_pane.hpp"
+
+namespace akview::testing {
+namespace {
+
+using tui::Action;
+using tui::ComputePane;
+
+constexpr uint32_t kF32 = 0;
+
+std::vector<uint8_t> f32_data(int64_t n, float scale) {
+  std::vector<uint8_t> out(static_cast<size_t>(n) * 4);
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = scale * std::sin(0.37f * static_cast<float>(i) + 0.1f);
+    std::memcpy(out.data() + i * 4, &v, 4);
+  }
+  return out;
+}
+
+// Two llama layers of f32 matrices (cols × rows) and a norm vector.
+GgufWriter small_model(int64_t cols, int64_t rows) {
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.set("llama.block_count", gguf_u32(2));
+  for (int layer : {0, 1})
+    for (const char* proj : {"attn_q", "attn_k"}) {
+      GgufTensorSpec t("blk." + std::to_string(layer) + "." + proj + ".weight", kF32, {cols, rows});
+      t.data = f32_data(cols * rows, 0.5f + static_cast<float>(layer));
+      w.add_tensor(t);
+    }
+  GgufTensorSpec norm("output_norm.weight", kF32, {cols});
+  norm.data = f32_data(cols, 1.0f);
+  w.add_tensor(norm);
+  return w;
+}
+
+class ComputePaneTest : public ::testing::Test {
+ protected:
+  void open(int64_t cols, int64_t rows) {
+    const std::string path = dir_.file("small.gguf");
+    ASSERT_TRUE(small_model(cols, rows).write(path));
+    auto model = open_model(path);
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    session_ = tui::make_session(std::move(*model));
+    tui::attach_names(*session_, std::make_shared<NameMap>(build_name_map(session_->model)));
+    pane_ = std::make_unique<ComputePane>(session_, [this] { return selected_; });
+    pane_->set_mask_timings(false);
+    draw(120, 40);   // the first frame asks the worker for the backends
+    pump();
+  }
+  uint32_t index_of(std::string_view name) const {
+    for (uint32_t i = 0; i < session_->model.tensors.size(); ++i)
+      if (session_->model.tensors[i].name == name) return i;
+    return kNone;
+  }
+  // Applies the worker's results until it is idle.
+  void pump() {
+    for (int spins = 0; spins < 60000; ++spins) {
+      for (auto& apply : host_.worker().take_posted()) apply();
+      if (host_.worker().busy() == 0) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    FAIL() << "the worker never went idle";
+  }
+  void run_on(std::string_view backend) {
+    ASSERT_TRUE(pane_->select_backend(backend)) << backend;
+    ASSERT_TRUE(pane_->act(Action::run, host_));
+    pump();
+  }
+  tui::Canvas draw(int w, int h) { return draw_pane(*pane_, host_, w, h); }
+
+  TempDir dir_;
+  FakeHost host_;
+  std::shared_ptr<tui::ModelSession> session_;
+  std::unique_ptr<ComputePane> pane_;
+  uint32_t selected_ = kNone;
+};
+
+TEST_F(ComputePaneTest, ReferenceAndCpuRowsSitSideBySide) {
+  open(64, 32);
+  selected_ = index_of("blk.0.attn_q.weight");
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 1u);
+  const ComputePane::Row& ref = pane_->rows()[0];
+  EXPECT_EQ(ref.tensor, "blk.0.attn_q.weight");
+  EXPECT_EQ(ref.backend, "reference");
+  ASSERT_EQ(ref.state, ComputePane::Row::State::done) << ref.note;
+  ASSERT_TRUE(ref.error.has_value());
+  EXPECT_LT(ref.error->rel_rms, 1e-6);
+  EXPECT_GT(ref.error->cosine, 0.999999);
+  EXPECT_GT(ref.seconds, 0);
+  EXPECT_GT(ref.gbps, 0);
+
+  // Another tensor, then the first one again on cpu: its row lands beside the reference row.
+  selected_ = index_of("blk.1.attn_k.weight");
+  run_on("reference");
+  selected_ = index_of("blk.0.attn_q.weight");
+  run_on("cpu");
+  ASSERT_EQ(pane_->rows().size(), 3u);
+  EXPECT_EQ(pane_->rows()[1].tensor, "blk.0.attn_q.weight");
+  EXPECT_EQ(pane_->rows()[1].backend, "cpu");
+  EXPECT_EQ(pane_->rows()[2].tensor, "blk.1.attn_k.weight");
+  ASSERT_TRUE(pane_->rows()[1].error.has_value()) << pane_->rows()[1].note;
+  EXPECT_LT(pane_->rows()[1].error->rel_rms, 1e-5);
+
+  auto c = draw(120, 40);
+  int row = -1;   // the table row (the settings line above names the tensor too)
+  for (int y = 0; y < c.height() && row == -1; ++y)
+    if (c.row_text(y).starts_with("blk.0.attn_q.weight ") && c.row_text(y).find(" cpu ") != std::string::npos) row = y;
+  ASSERT_NE(row, -1) << screen_text(c);
+  EXPECT_EQ(find_row(c, {"—"}), -1) << "timings are drawn outside test mode";
+  EXPECT_NE(find_row(c, {"tensor", "backend", "time", "GB/s", "max abs", "rel rms", "cosine"}), -1) << screen_text(c);
+  pane_->set_mask_timings(true);
+  c = draw(120, 40);
+  EXPECT_NE(c.row_text(row).find("—"), std::string::npos) << c.row_text(row);
+  EXPECT_EQ(c.row_text(row).find(" ms"), std::string::npos) << c.row_text(row);
+  // 40 columns keep the tensor, the backend and the relative error.
+  c = draw(40, 12);
+  EXPECT_NE(find_row(c, {"tensor", "backend", "rel rms"}), -1) << screen_text(c);
+}
+
+TEST_F(ComputePaneTest, LayerAndFilterSelectWhatRunSelects) {
+  open(32, 16);
+  selected_ = index_of("blk.1.attn_q.weight");
+  ASSERT_TRUE(pane_->act(Action::scope, host_));   // tensor -> layer
+  EXPECT_EQ(pane_->selection_label(), "layer 1");
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 2u);
+  for (const auto& r : pane_->rows()) EXPECT_TRUE(r.tensor.starts_with("blk.1.")) << r.tensor;
+
+  ASSERT_TRUE(pane_->act(Action::filter, host_));
+  host_.type("attn_k");
+  host_.accept();
+  EXPECT_EQ(pane_->selection_label(), "filter attn_k");
+  run_on("reference");
+  EXPECT_EQ(pane_->rows().size(), 3u);   // blk.1.attn_k replaced, blk.0.attn_k added; no norm vector
+
+  ASSERT_TRUE(pane_->act(Action::clear, host_));
+  EXPECT_TRUE(pane_->rows().empty());
+  selected_ = kNone;
+  ASSERT_TRUE(pane_->act(Action::scope, host_));   // filter -> tensor
+  ASSERT_TRUE(pane_->act(Action::run, host_));
+  EXPECT_FALSE(pane_->running());
+  ASSERT_FALSE(host_.flashes.empty());
+  EXPECT_NE(host_.flashes.back().find("no tensor selected"), std::string::npos);
+}
+
+TEST_F(ComputePaneTest, CancelLeavesACancelledRowAndNoPartialResults) {
+  open(512, 512);
+  ASSERT_TRUE(pane_->act(Action::scope, host_));
+  ASSERT_TRUE(pane_->act(Action::scope, host_));   // filter, empty: every matrix
+  for (int i = 0; i < 10; ++i) pane_->act(Action::repeats_up, host_);
+  EXPECT_EQ(pane_->repeats(), 1000);
+  ASSERT_TRUE(pane_->select_backend("reference"));
+  ASSERT_TRUE(pane_->act(Action::run, host_));
+  EXPECT_TRUE(pane_->running());
+  auto c = draw(80, 24);
+  EXPECT_NE(find_row(c, {"running"}), -1) << screen_text(c);
+  EXPECT_TRUE(host_.worker().cancel_all());
+  pump();
+  EXPECT_FALSE(pane_->running());
+  ASSERT_EQ(pane_->rows().size(), 1u);
+  EXPECT_EQ(pane_->rows()[0].state, ComputePane::Row::State::cancelled);
+  EXPECT_EQ(pane_->rows()[0].tensor, "every matrix");
+  c = draw(80, 24);
+  EXPECT_NE(find_row(c, {"every matrix", "reference", "cancelled"}), -1) << screen_text(c);
+  // A new run afterwards works and keeps the cancelled row.
+  for (int i = 0; i < 10; ++i) pane_->act(Action::repeats_down, host_);
+  run_on("reference");
+  EXPECT_EQ(pane_->rows().size(), 5u);
+}
+
+}  // namespace
+}  // namespace akview::testing

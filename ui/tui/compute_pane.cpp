@@ -1,0 +1,405 @@
+// The Compute pane (compute_pane.hpp).
+#include "ui/tui/compute_pane.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "compute/devices.hpp"
+#include "ui/batch/commands.hpp"
+
+namespace akview::tui {
+namespace {
+
+constexpr int kRepeatSteps[] = {1, 3, 10, 30, 100, 300, 1000};
+constexpr std::string_view kDash = "—";
+
+std::vector<ComputePane::Choice> default_choices() {
+  std::vector<ComputePane::Choice> out;
+  for (const char* name : {"reference", "cpu", "blas", "opencl"}) {
+    ComputePane::Choice c;
+    c.label = c.backend = name;
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string time_text(double s) {
+  if (s < 1e-3) return fmt::format("{:.1f} µs", s * 1e6);
+  if (s < 1) return fmt::format("{:.2f} ms", s * 1e3);
+  return fmt::format("{:.2f} s", s);
+}
+
+// The table's columns; the tensor name takes what the others leave. Narrow panes drop the columns
+// with the highest `drop` first.
+struct Column {
+  std::string_view title;
+  int width, drop;
+  std::string (*cell)(const ComputePane::Row&, bool masked);
+};
+std::string error_cell(const ComputePane::Row& r, double compute::ErrorStats::*field, const char* format) {
+  return r.error ? fmt::format(fmt::runtime(format), (*r.error).*field) : std::string(kDash);
+}
+const Column kColumns[] = {
+    {"backend", 12, 0, [](const ComputePane::Row& r, bool) { return r.backend; }},
+    {"time", 10, 3, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : time_text(r.seconds); }},
+    {"GB/s", 8, 4, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
+    {"max abs", 10, 5, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
+    {"rms", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
+    {"rel rms", 10, 1, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rel_rms, "{:.3g}"); }},
+    {"cosine", 10, 2, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::cosine, "{:.7f}"); }},
+};
+constexpr int kTensorMin = 12;
+
+std::vector<const Column*> columns_for(int w) {
+  std::vector<const Column*> shown;
+  for (const Column& c : kColumns) shown.push_back(&c);
+  auto used = [&] {
+    int sum = kTensorMin;
+    for (const Column* c : shown) sum += c->width;
+    return sum;
+  };
+  while (!shown.empty() && used() > w) {
+    auto worst = std::max_element(shown.begin(), shown.end(), [](const Column* a, const Column* b) { return a->drop < b->drop; });
+    shown.erase(worst);
+  }
+  return shown;
+}
+
+}  // namespace
+
+ComputePane::ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected)
+    : session_(std::move(session)), selected_(std::move(selected)), choices_(default_choices()) {
+  mask_timings_ = std::getenv("AKVIEW_TEST_SYNC") != nullptr;   // goldens show no clock
+}
+
+ComputePane::~ComputePane() = default;
+
+int ComputePane::repeats() const { return kRepeatSteps[repeats_step_]; }
+
+bool ComputePane::select_backend(std::string_view label) {
+  for (size_t i = 0; i < choices_.size(); ++i)
+    if (choices_[i].label == label) {
+      choice_ = i;
+      return true;
+    }
+  return false;
+}
+
+std::string ComputePane::selection_label() const {
+  const uint32_t t = selected_ ? selected_() : kNone;
+  switch (scope_) {
+    case Scope::tensor:
+      return t < session_->model.tensors.size() ? std::string(session_->model.tensors[t].name) : "(no tensor selected)";
+    case Scope::layer: {
+      const NameMapEntry* e = t != kNone ? session_->entry(t) : nullptr;
+      return e && e->layer >= 0 ? fmt::format("layer {}", e->layer) : "(the selected tensor is in no layer)";
+    }
+    case Scope::filter: return filter_.empty() ? "every matrix" : "filter " + filter_;
+  }
+  return {};
+}
+
+// The OpenCL devices are listed on the worker (loading the ICD can take a while); until then the
+// opencl choice runs on the automatic device.
+void ComputePane::list_backends(PaneHost& host) {
+  if (listing_ || listed_) return;
+  listing_ = true;
+  std::weak_ptr<bool> alive = alive_;
+  host.worker().submit(Job{"listing backends",
+                           [this, alive](JobContext& ctx) {
+                             compute::DevicesReport report = compute::list_devices();
+                             ctx.post([this, alive, report = std::move(report)] {
+                               if (alive.expired()) return;
+                               listing_ = false;
+                               listed_ = true;
+                               const std::string was = choices_[choice_].label;
+                               std::vector<Choice> next;
+                               for (const auto& b : report.backends) {
+                                 if (b.name != "opencl") {
+                                   next.push_back({b.name, b.name, -1, b.available, b.available ? "" : b.reason});
+                                   continue;
+                                 }
+                                 bool any = false;
+                                 for (const auto& p : report.opencl_platforms)
+                                   for (const auto& d : p.devices) {
+                                     next.push_back({"opencl:" + d.name, "opencl", d.index, b.available, b.reason});
+                                     any = true;
+                                   }
+                                 if (!any) next.push_back({"opencl", "opencl", -1, false, report.opencl_error});
+                               }
+                               if (next.empty()) return;
+                               choices_ = std::move(next);
+                               choice_ = 0;
+                               if (!select_backend(was)) select_backend("cpu");
+                             });
+                           },
+                           [this, alive] {
+                             if (!alive.expired()) listing_ = false;
+                           }});
+}
+
+void ComputePane::before_frame(PaneHost& host) {
+  list_backends(host);
+  if (running_) progress_ = host.worker().progress();
+}
+
+bool ComputePane::start_run(PaneHost& host) {
+  if (running_) {
+    host.flash("a run is under way: Esc cancels it");
+    return true;
+  }
+  RunQuery query;
+  const uint32_t t = selected_ ? selected_() : kNone;
+  switch (scope_) {
+    case Scope::tensor:
+      if (t >= session_->model.tensors.size()) {
+        host.flash("no tensor selected: pick one in the Tensors pane (1)");
+        return true;
+      }
+      query.tensors.push_back(std::string(session_->model.tensors[t].name));
+      break;
+    case Scope::layer: {
+      const NameMapEntry* e = t != kNone ? session_->entry(t) : nullptr;
+      if (!e || e->layer < 0) {
+        host.flash("the selected tensor is in no layer");
+        return true;
+      }
+      query.layer = e->layer;
+      break;
+    }
+    case Scope::filter: query.filter = filter_; break;
+  }
+  const Choice& c = choices_[choice_];
+  query.options.backend = c.backend;
+  query.options.opencl_device = c.device;
+  query.options.repeat = repeats();
+  query.options.input = input_;
+  const uint64_t id = next_id_++;
+  running_ = id;
+  progress_ = 0;
+  done_->store(0);
+  count_->store(0);
+  last_.clear();
+  std::weak_ptr<bool> alive = alive_;
+  const std::string label = c.label, selection = selection_label();
+  host.worker().submit(Job{
+      "compute " + label,
+      [this, alive, id, label, selection, query = std::move(query), session = session_, done = done_,
+       count = count_](JobContext& ctx) {
+        compute::RunCallbacks callbacks;
+        callbacks.cancelled = [&ctx] { return ctx.cancelled(); };
+        callbacks.on_progress = [&ctx, done, count](const compute::RunProgress& p) {
+          done->store(p.tensor_index);
+          count->store(p.tensor_count);
+          const double steps = std::max(1, p.steps);
+          ctx.progress((static_cast<double>(p.tensor_index) + p.step / steps) / static_cast<double>(std::max<size_t>(1, p.tensor_count)));
+        };
+        Result<RunTableReport> report = make_run_report(session->model, nullptr, query, callbacks);
+        if (ctx.cancelled() && report) report->cancelled = true;
+        ctx.post([this, alive, id, label, selection, report = std::move(report)]() mutable {
+          if (!alive.expired()) finish(id, label, selection, std::move(report));
+        });
+      },
+      [this, alive, id, label, selection] {
+        if (!alive.expired()) finish(id, label, selection, make_error(ErrorCode::refused, "", kNoOffset, "cancelled"));
+      }});
+  return true;
+}
+
+// Rows of one tensor stay together: a run on another backend goes after the tensor's last row, a
+// run on the same backend replaces its row.
+void ComputePane::put_row(Row row) {
+  int64_t last = -1;
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    if (rows_[i].tensor != row.tensor) continue;
+    if (rows_[i].backend == row.backend) {
+      rows_[i] = std::move(row);
+      return;
+    }
+    last = static_cast<int64_t>(i);
+  }
+  if (last < 0) rows_.push_back(std::move(row));
+  else rows_.insert(rows_.begin() + last + 1, std::move(row));
+}
+
+void ComputePane::finish(uint64_t id, const std::string& label, const std::string& selection, Result<RunTableReport> report) {
+  if (running_ != id) return;   // already finished (the job's result, then the worker's on_cancel)
+  running_ = 0;
+  const bool cancelled = !report ? report.error().message == "cancelled" : report->cancelled;
+  if (cancelled) {
+    // A cancelled run keeps none of its partial rows: one row says what was stopped.
+    Row row;
+    row.tensor = selection;
+    row.backend = label;
+    row.state = Row::State::cancelled;
+    row.note = "cancelled";
+    put_row(std::move(row));
+    last_ = "cancelled";
+    return;
+  }
+  if (!report) {
+    put_row(Row{selection, label, Row::State::failed, 0, 0, std::nullopt, report.error().to_string()});
+    last_ = "failed";
+    return;
+  }
+  for (const compute::TensorRun& run : report->runs) {
+    Row row;
+    row.tensor = run.name;
+    row.backend = label == run.backend || label.starts_with(run.backend + ":") ? label : run.backend;
+    row.seconds = run.min_seconds;
+    row.gbps = run.gbps_best;
+    row.error = run.vs_reference;
+    row.note = !run.note.empty() ? run.note : run.reference_error;
+    put_row(std::move(row));
+  }
+  for (const compute::RunFailure& f : report->failures)
+    put_row(Row{f.name, label, Row::State::failed, 0, 0, std::nullopt, f.error.to_string()});
+  last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s", report->failures.size());
+}
+
+void ComputePane::start_filter(PaneHost& host) {
+  host.prompt("\\", filter_, [this](const std::string& text, PromptEvent event) {
+    if (event != PromptEvent::accept) return;
+    filter_ = text;
+    scope_ = Scope::filter;
+  });
+}
+
+void ComputePane::choose_input(PaneHost& host) {
+  switch (input_.kind) {
+    case compute::InputKind::seeded_normal: input_.kind = compute::InputKind::ones; return;
+    case compute::InputKind::file: input_.kind = compute::InputKind::seeded_normal; return;
+    case compute::InputKind::ones: break;
+  }
+  host.prompt("input file (raw f32): ", input_.path, [this](const std::string& text, PromptEvent event) {
+    if (event != PromptEvent::accept) return;
+    if (text.empty()) {
+      input_.kind = compute::InputKind::seeded_normal;
+      return;
+    }
+    input_.kind = compute::InputKind::file;
+    input_.path = text;
+  });
+}
+
+bool ComputePane::act(Action action, PaneHost& host) {
+  const size_t n = choices_.size();
+  switch (action) {
+    case Action::run: return start_run(host);
+    case Action::scope: scope_ = static_cast<Scope>((static_cast<int>(scope_) + 1) % 3); return true;
+    case Action::filter: start_filter(host); return true;
+    case Action::backend_next: choice_ = (choice_ + 1) % n; return true;
+    case Action::backend_prev: choice_ = (choice_ + n - 1) % n; return true;
+    case Action::input: choose_input(host); return true;
+    case Action::repeats_up: repeats_step_ = std::min(repeats_step_ + 1, std::size(kRepeatSteps) - 1); return true;
+    case Action::repeats_down: repeats_step_ = repeats_step_ > 0 ? repeats_step_ - 1 : 0; return true;
+    case Action::clear:
+      rows_.clear();
+      cursor_ = {};
+      return true;
+    default: return cursor_.act(action, static_cast<int64_t>(rows_.size()), page_);
+  }
+}
+
+void ComputePane::draw(Canvas& canvas, const Rect& area) {
+  canvas.fill(area, Role::normal);
+  if (area.w <= 0 || area.h <= 0) return;
+  // The settings, flowed over as many lines as the width needs.
+  const Choice& c = choices_[choice_];
+  std::string input = input_.kind == compute::InputKind::ones   ? "ones"
+                      : input_.kind == compute::InputKind::file ? "file " + input_.path
+                                                                : fmt::format("seed:{}", input_.seed);
+  const std::string items[] = {
+      scope_ == Scope::tensor ? "tensor " + selection_label() : selection_label(),
+      "on " + c.label + (c.available ? "" : " (unavailable)"),
+      "input " + input,
+      fmt::format("×{}", repeats()),
+  };
+  int y = area.y, x = area.x;
+  for (const std::string& item : items) {
+    const int w = display_width(item);
+    if (x > area.x && x + 3 + w > area.x + area.w) {
+      ++y;
+      x = area.x;
+    }
+    if (x > area.x) x += canvas.text(x, y, " · ", Role::muted, area.x + area.w - x);
+    x += canvas.text(x, y, item, Role::key, area.x + area.w - x);
+  }
+  if (++y >= area.y + area.h) return;
+  // The run line: a progress bar while running, else the last outcome.
+  if (running_) {
+    const size_t count = count_->load(), done = done_->load();
+    const std::string text = fmt::format("running {}/{} ", std::min(done + 1, std::max<size_t>(count, 1)), std::max<size_t>(count, 1));
+    int bx = area.x + canvas.text(area.x, y, text, Role::normal, area.w);
+    const int bar = std::max(0, std::min(20, area.x + area.w - bx - 12));
+    const int fill = static_cast<int>(std::clamp(progress_, 0.0, 1.0) * bar);
+    for (int i = 0; i < bar; ++i) canvas.put(bx + i, y, i < fill ? U'█' : U'░', i < fill ? Role::progress : Role::muted);
+    bx += bar;
+    canvas.text(bx, y, fmt::format(" {:3.0f}% Esc", 100 * std::clamp(progress_, 0.0, 1.0)), Role::muted, area.x + area.w - bx);
+  } else if (!last_.empty()) {
+    canvas.text(area.x, y, "last run: " + last_, last_ == "cancelled" ? Role::warn : Role::muted, area.w);
+  } else {
+    canvas.text(area.x, y, "r runs · s selection · b backend · i input · +/- repeats", Role::muted, area.w);
+  }
+  if (++y >= area.y + area.h) return;
+  // The results table.
+  const std::vector<const Column*> cols = columns_for(area.w);
+  int rest = area.w;
+  for (const Column* col : cols) rest -= col->width;
+  const int tensor_w = std::max(1, rest);
+  canvas.fill(area.x, y, area.w, Role::header);
+  canvas.text(area.x, y, "tensor", Role::header, tensor_w - 1);
+  int cx = area.x + tensor_w;
+  for (const Column* col : cols) {
+    canvas.text(cx, y, col->title, Role::header, col->width - 1);
+    cx += col->width;
+  }
+  page_ = std::max(1, area.y + area.h - y - 1);
+  rows_y_ = y + 1 - area.y;
+  if (rows_.empty()) {
+    if (y + 1 < area.y + area.h) canvas.text(area.x, y + 1, "(no results yet)", Role::muted, area.w);
+    return;
+  }
+  cursor_.clamp(static_cast<int64_t>(rows_.size()), page_);
+  for (int k = 0; k < page_; ++k) {
+    const int64_t i = cursor_.top + k;
+    if (i >= static_cast<int64_t>(rows_.size())) break;
+    const Row& r = rows_[static_cast<size_t>(i)];
+    const int ry = y + 1 + k;
+    canvas.text(area.x, ry, r.tensor, r.state == Row::State::done ? Role::normal : Role::warn, tensor_w - 1);
+    cx = area.x + tensor_w;
+    for (const Column* col : cols) {
+      if (r.state != Row::State::done && col != &kColumns[0]) {   // a failure or cancel: its note fills the rest
+        canvas.text(cx, ry, r.note, r.state == Row::State::failed ? Role::error : Role::warn, area.x + area.w - cx);
+        break;
+      }
+      canvas.text(cx, ry, col->cell(r, mask_timings_), col == &kColumns[0] ? Role::type_other : Role::number, col->width - 1);
+      cx += col->width;
+    }
+    if (i == cursor_.pos) canvas.restyle(area.x, ry, area.w, Role::selected);
+  }
+}
+
+void ComputePane::click(int /*x*/, int y, PaneHost& /*host*/) {
+  if (y < rows_y_ || y >= rows_y_ + page_) return;   // the settings, the run line, the column header
+  const int64_t row = cursor_.top + y - rows_y_;
+  if (row < static_cast<int64_t>(rows_.size())) cursor_.pos = row;
+}
+
+void ComputePane::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(rows_.size()), page_); }
+
+std::string ComputePane::position() const {
+  if (rows_.empty()) return {};
+  return fmt::format("row {}/{}", cursor_.pos + 1, rows_.size());
+}
+
+std::string ComputePane::state() const {
+  if (running_) return "running on " + choices_[choice_].label;
+  return fmt::format("{} result{}", rows_.size(), rows_.size() == 1 ? "" : "s");
+}
+
+std::string ComputePane::hints() const { return "r run  s selection  b backend  i input  +/- repeats"; }
+
+}  // namespace akview::tui
