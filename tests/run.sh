@@ -2,7 +2,7 @@
 # The README's test command: installs what is missing, builds, and runs every test twice:
 # a release build, then an AddressSanitizer + UndefinedBehaviorSanitizer build (any report fails),
 # then every libFuzzer target for AKVIEW_FUZZ_SECONDS (default 20) each (tests/fuzz/run_fuzz.sh: 12
-# targets, about 6 min with the clang build on 2 cores; any finding fails).
+# targets: 4 min of fuzzing plus the clang build of core and the targets; any finding fails).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -31,4 +31,7 @@ ninja -C build-asan -j"$jobs"
 
 echo "== libFuzzer targets (clang)"
 export ASAN_OPTIONS UBSAN_OPTIONS
-./tests/fuzz/run_fuzz.sh
+rc=0
+./tests/fuzz/run_fuzz.sh || rc=$?
+[ "$rc" -eq 77 ] && echo "== libFuzzer targets SKIPPED (no clang), not passed"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"
