@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds, and runs every test twice:
-# a release build, then an AddressSanitizer + UndefinedBehaviorSanitizer build (any report fails).
+# a release build, then an AddressSanitizer + UndefinedBehaviorSanitizer build (any report fails),
+# then every libFuzzer target for AKVIEW_FUZZ_SECONDS (default 20) each (tests/fuzz/run_fuzz.sh: 12
+# targets: 4 min of fuzzing plus the clang build of core and the targets; any finding fails).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -26,3 +28,10 @@ mkdir -p "$POCL_CACHE_DIR"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DAKVIEW_SANITIZE=ON -DAKVIEW_BENCH=OFF >/dev/null
 ninja -C build-asan -j"$jobs"
 (cd build-asan && ctest --output-on-failure -j"$jobs" --timeout 900)
+
+echo "== libFuzzer targets (clang)"
+export ASAN_OPTIONS UBSAN_OPTIONS
+rc=0
+./tests/fuzz/run_fuzz.sh || rc=$?
+[ "$rc" -eq 77 ] && echo "== libFuzzer targets SKIPPED (no clang), not passed"
+[ "$rc" -eq 0 ] || [ "$rc" -eq 77 ] || exit "$rc"

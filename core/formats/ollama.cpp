@@ -24,6 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 constexpr uint64_t kMaxManifestBytes = 16 << 20;
 constexpr uint64_t kMaxConfigBytes = 16 << 20;
+// Layer count cap: safetensors-based models carry one layer per tensor.
+constexpr size_t kMaxManifestLayers = size_t{1} << 17;
 constexpr std::string_view kMediaPrefix = "application/vnd.ollama.image.";
 
 // What akview does with each layer media type (§4.3).
@@ -346,6 +348,9 @@ Result<OllamaManifest> read_ollama_manifest(const std::string& path) {
     return {};
   };
   if (j.contains("config")) AKV_TRY(read_layer(j["config"], m.config, "config"));
+  if (j["layers"].size() > kMaxManifestLayers)
+    return make_error(ErrorCode::count_too_large, path, 0,
+                      fmt::format("manifest has {} layers, over the cap of {} layers", j["layers"].size(), kMaxManifestLayers));
   size_t i = 0;
   for (const auto& o : j["layers"]) {
     OllamaLayer l;

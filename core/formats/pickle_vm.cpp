@@ -152,7 +152,7 @@ class Vm {
     return ok();
   }
   Status op_mark() {
-    if (marks_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, "too many pickle marks");
+    if (marks_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("more pickle marks than the cap of {}", kMaxStack));
     marks_.push_back(stack_.size());
     return ok();
   }
@@ -263,8 +263,8 @@ class Vm {
 
   Status push(PyValue v) {
     if (!r_.ok()) return r_.error();
-    if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, "pickle holds too many values");
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, "pickle stack too deep");
+    if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
+    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     v.offset = op_at_;
     values_.push_back(std::move(v));
     stack_.push_back(static_cast<uint32_t>(values_.size() - 1));
@@ -318,7 +318,7 @@ class Vm {
   Status memo_put(uint32_t index) {
     if (!r_.ok()) return r_.error();
     if (stack_.empty()) return underflow();
-    if (memo_.size() >= kMaxMemo && !memo_.count(index)) return err(ErrorCode::count_too_large, op_at_, "pickle memo too large");
+    if (memo_.size() >= kMaxMemo && !memo_.count(index)) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle memo larger than the cap of {} entries", kMaxMemo));
     memo_[index] = stack_.back();
     return ok();
   }
@@ -326,7 +326,7 @@ class Vm {
     if (!r_.ok()) return r_.error();
     auto it = memo_.find(index);
     if (it == memo_.end()) return err(ErrorCode::schema, op_at_, fmt::format("pickle memo index {} was never stored", index));
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, "pickle stack too deep");
+    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     stack_.push_back(it->second);
     return ok();
   }
@@ -378,7 +378,7 @@ class Vm {
   Result<uint32_t> rebuild_parameter(const std::vector<uint32_t>& args);
   Result<uint32_t> call(const AllowedGlobal& g, uint32_t callable, const std::vector<uint32_t>& args);
   Status push_existing(uint32_t id) {
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, "pickle stack too deep");
+    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     stack_.push_back(id);
     return ok();
   }
@@ -648,7 +648,7 @@ Status Vm::op_reduce() {
   const AllowedGlobal* g = global_of(callable);
   if (!g) return err(ErrorCode::refused, op_at_, "REDUCE on something that is not an allowed global");
   if (values_[args_id].kind != PyKind::tuple) return err(ErrorCode::schema, op_at_, "REDUCE arguments are not a tuple");
-  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, "pickle holds too many values");
+  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
   std::vector<uint32_t> args = values_[args_id].items;
   auto made = call(*g, callable, args);
   if (!made) return std::move(made).error();
@@ -661,7 +661,7 @@ Status Vm::op_newobj() {
   const AllowedGlobal* g = global_of(cls);
   if (!g) return err(ErrorCode::refused, op_at_, "NEWOBJ on something that is not an allowed class");
   if (values_[args_id].kind != PyKind::tuple) return err(ErrorCode::schema, op_at_, "NEWOBJ arguments are not a tuple");
-  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, "pickle holds too many values");
+  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
   std::vector<uint32_t> args = values_[args_id].items;
   auto made = call(*g, cls, args);
   if (!made) return std::move(made).error();

@@ -22,6 +22,8 @@ constexpr uint64_t kEocdBytes = 22;
 constexpr uint64_t kCentralFixedBytes = 46;
 constexpr uint64_t kLocalFixedBytes = 30;
 constexpr uint64_t kMaxComment = 0xffff;
+// Entry count cap: a PyTorch archive has one entry per storage; 4M covers a 1M-tensor model 4x over.
+constexpr uint64_t kMaxEntries = uint64_t{1} << 22;
 constexpr uint16_t kZip64ExtraId = 0x0001;
 
 uint32_t load_u32(std::span<const uint8_t> b, uint64_t at) {
@@ -76,6 +78,9 @@ Result<Directory> find_directory(std::span<const uint8_t> bytes, std::string_vie
     d.entries = zr.u64();
     d.size = zr.u64();
     d.offset = zr.u64();
+    if (d.entries > kMaxEntries)
+      return make_error(ErrorCode::count_too_large, file, z + 32,
+                        fmt::format("zip64 entry count {} exceeds the cap of {} entries", d.entries, kMaxEntries));
   }
   auto end = checked_add(d.offset, d.size);
   if (!end || *end > bytes.size())

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (build-fuzz/, ASan + UBSan + coverage) and runs each for a
+# fixed budget, seeded with the oracle files and tests/fuzz/corpus/<target>. Prints one row per
+# target: executions, new corpus inputs, findings. Any finding (crash, leak, timeout, OOM) fails the
+# run; its input is kept in build-fuzz/findings/<target>/ — turn it into a unit test and copy it
+# into tests/fuzz/corpus/<target>/ so every ctest run replays it.
+#   tests/fuzz/run_fuzz.sh                         # CI: 20 s per target
+#   AKVIEW_FUZZ_SECONDS=3600 tests/fuzz/run_fuzz.sh [TARGET...]   # long run
+# AKVIEW_FUZZ_JOBS (default 1) runs that many fuzzing processes per target in parallel.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+seconds="${AKVIEW_FUZZ_SECONDS:-20}"
+jobs="${AKVIEW_FUZZ_JOBS:-1}"
+build="${AKVIEW_FUZZ_BUILD:-build-fuzz}"
+oracles="$(cd "$root/../shared/oracles" 2>/dev/null && pwd || true)"
+
+cxx="${CXX:-}"
+if [ -z "$cxx" ] || ! "$cxx" --version 2>/dev/null | grep -q clang; then
+  cxx="$(command -v clang++-14 || command -v clang++ || true)"
+fi
+if [ -z "$cxx" ]; then
+  echo "run_fuzz: SKIPPED: no clang++ (install clang-14 and libclang-rt-14-dev: .ci/install-deps)" >&2
+  exit 77
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  mapfile -t targets < <(sed -n '/^set(AKVIEW_FUZZ_TARGETS/,/)/p' tests/fuzz/CMakeLists.txt | tr ' ()' '\n\n\n' |
+    grep -v -e '^$' -e '^set$' -e '^AKVIEW_FUZZ_TARGETS$')
+fi
+
+echo "== fuzz build ($cxx)"
+CXX="$cxx" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAKVIEW_FUZZ=ON -DAKVIEW_BENCH=OFF \
+  -DAKVIEW_NATIVE=OFF >/dev/null
+ninja -C "$build" -j"$(nproc)" "${targets[@]/#/fuzz_}"
+
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_sigbus=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+printf '\n%-18s %12s %8s %9s\n' target executions corpus findings
+failed=0
+for t in "${targets[@]}"; do
+  corpus="$build/corpus/$t"
+  findings="$build/findings/$t"
+  mkdir -p "$corpus" "$findings"
+  # Targets that read a file get the oracles as seeds; the two that read raw bytes (every block type,
+  # canvas text) start from small inputs, which is what they need (oracle-sized seeds only slow them).
+  seeds=()
+  max_len=65536
+  case "$t" in
+    decode_blocks | canvas_text) max_len=4096 ;;
+    *) [ -n "$oracles" ] && seeds+=("$oracles") ;;
+  esac
+  [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
+  log="$build/fuzz-$t.log"
+  rc=0
+  if [ "$jobs" -gt 1 ]; then
+    # -jobs writes fuzz-N.log per worker in the current folder: run from the findings folder.
+    (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 \
+      -max_len="$max_len" -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$root/$findings/" \
+      "$root/$corpus" "${seeds[@]/#/$root/}") >"$log" 2>&1 || rc=$?
+    cat "$findings"/fuzz-*.log >>"$log" 2>/dev/null || true
+    rm -f "$findings"/fuzz-*.log
+  else
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 -max_len="$max_len" \
+      -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
+  fi
+  execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')"
+  found="$(find "$findings" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)"
+  [ "$rc" -ne 0 ] && [ "$found" -eq 0 ] && found=1   # died without writing an input
+  printf '%-18s %12s %8s %9s\n' "$t" "$execs" "$(find "$corpus" -type f | wc -l)" "$found"
+  if [ "$found" -ne 0 ]; then
+    failed=1
+    echo "   fuzz_$t: see $log and $findings/" >&2
+  fi
+done
+[ "$failed" -eq 0 ] || { echo "run_fuzz: FAILED: findings above" >&2; exit 1; }
+echo "run_fuzz: ${#targets[@]} targets, ${seconds} s each, no findings"

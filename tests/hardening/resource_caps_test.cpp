@@ -1,0 +1,105 @@
+// Count caps added for issue 11, each refused with one line naming the file, the offset and the cap:
+// zip64 entry count (core/formats/zip_reader.cpp), Ollama manifest layers (core/formats/ollama.cpp),
+// pickle stack, marks and memo (core/formats/pickle_vm.cpp).
+// The caps already in place (header bytes, tensor counts, dims, strings, arrays, nesting, pickle stack
+// and memo) have their negative tests beside their formats.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "core/formats/ollama.hpp"
+#include "core/formats/pickle_vm.hpp"
+#include "core/formats/zip_reader.hpp"
+#include "tests/common/temp_dir.hpp"
+
+namespace akview::testing {
+namespace {
+
+void put_u16(std::vector<uint8_t>& b, uint16_t v) { b.insert(b.end(), {uint8_t(v), uint8_t(v >> 8)}); }
+void put_u32(std::vector<uint8_t>& b, uint32_t v) { put_u16(b, uint16_t(v)), put_u16(b, uint16_t(v >> 16)); }
+void put_u64(std::vector<uint8_t>& b, uint64_t v) { put_u32(b, uint32_t(v)), put_u32(b, uint32_t(v >> 32)); }
+
+// A zip64 end record (at 0) claiming `entries`, its locator and a saturated classic end record.
+std::vector<uint8_t> zip64_claiming(uint64_t entries) {
+  std::vector<uint8_t> b;
+  put_u32(b, 0x06064b50);   // zip64 end of central directory
+  put_u64(b, 44);           // size of the rest of the record
+  put_u16(b, 45), put_u16(b, 45), put_u32(b, 0), put_u32(b, 0);
+  put_u64(b, entries), put_u64(b, entries);   // entries on this disk, total (at 32)
+  put_u64(b, 0), put_u64(b, 0);                // directory size and offset
+  put_u32(b, 0x07064b50), put_u32(b, 0), put_u64(b, 0), put_u32(b, 1);   // locator -> record at 0
+  put_u32(b, 0x06054b50), put_u16(b, 0), put_u16(b, 0);
+  put_u16(b, 0xffff), put_u16(b, 0xffff), put_u32(b, 0xffffffff), put_u32(b, 0xffffffff), put_u16(b, 0);
+  return b;
+}
+
+TEST(ResourceCaps, ZipEntryCountOverTheCapIsRefusedNamingTheCap) {
+  const auto bytes = zip64_claiming((uint64_t{1} << 22) + 1);
+  auto r = read_zip_directory(bytes, "big.zip");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().file, "big.zip");
+  EXPECT_EQ(r.error().offset, 32u);
+  EXPECT_NE(r.error().message.find("cap of 4194304 entries"), std::string::npos) << r.error().message;
+  // At the cap, the count is judged by the directory's size instead (here: empty, so too many).
+  auto at_cap = read_zip_directory(zip64_claiming(uint64_t{1} << 22), "big.zip");
+  ASSERT_FALSE(at_cap);
+  EXPECT_EQ(at_cap.error().message.find("cap"), std::string::npos) << at_cap.error().message;
+}
+
+std::string manifest_with_layers(const TempDir& dir, size_t n) {
+  const std::string path = dir.path() + "/manifest-" + std::to_string(n);
+  std::ofstream out(path);
+  out << "{\"layers\":[";
+  for (size_t i = 0; i < n; ++i) out << (i ? ",{}" : "{}");
+  out << "]}";
+  return path;
+}
+
+TEST(ResourceCaps, ManifestLayersOverTheCapAreRefusedNamingTheCap) {
+  TempDir dir;
+  const std::string over = manifest_with_layers(dir, (size_t{1} << 17) + 1);
+  auto r = read_ollama_manifest(over);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().file, over);
+  EXPECT_EQ(r.error().offset, 0u);
+  EXPECT_NE(r.error().message.find("over the cap of 131072 layers"), std::string::npos) << r.error().message;
+  // At the cap the layers are read (and here refused one by one for having no digest).
+  auto at_cap = read_ollama_manifest(manifest_with_layers(dir, size_t{1} << 17));
+  ASSERT_FALSE(at_cap);
+  EXPECT_EQ(at_cap.error().message.find("cap"), std::string::npos) << at_cap.error().message;
+}
+
+// A protocol-4 pickle: PROTO 4, then `body` (no STOP: the cap must bite before the end).
+std::vector<uint8_t> pickle_of(std::vector<uint8_t> body) {
+  body.insert(body.begin(), {0x80, 0x04});
+  return body;
+}
+
+TEST(ResourceCaps, PickleStackMarksAndMemoOverTheirCapsAreRefusedNamingTheCap) {
+  constexpr size_t kStack = size_t{1} << 20, kMemo = size_t{1} << 22;
+  struct Case {
+    std::vector<uint8_t> body;
+    uint64_t offset;
+    const char* cap;
+  };
+  std::vector<uint8_t> memo_body{'N'};
+  memo_body.insert(memo_body.end(), kMemo + 1, 0x94);   // MEMOIZE the None again and again
+  const Case cases[] = {
+      {std::vector<uint8_t>(kStack + 1, 'N'), 2 + kStack, "deeper than the cap of 1048576 entries"},
+      {std::vector<uint8_t>(kStack + 1, '('), 2 + kStack, "more pickle marks than the cap of 1048576"},
+      {memo_body, 3 + kMemo, "memo larger than the cap of 4194304 entries"},
+  };
+  for (const Case& c : cases) {
+    auto r = run_pickle(pickle_of(c.body), "data.pkl", 0, PersistentIds::refuse);
+    ASSERT_FALSE(r) << c.cap;
+    EXPECT_EQ(r.error().file, "data.pkl");
+    EXPECT_EQ(r.error().offset, c.offset) << r.error().message;
+    EXPECT_NE(r.error().message.find(c.cap), std::string::npos) << r.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace akview::testing
