@@ -11,6 +11,8 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
 seconds="${AKVIEW_FUZZ_SECONDS:-20}"
+# A fixed seed by default, so the CI step explores the same inputs on every run (AKVIEW_FUZZ_SEED=0: random).
+seed="${AKVIEW_FUZZ_SEED:-1}"
 jobs="${AKVIEW_FUZZ_JOBS:-1}"
 build="${AKVIEW_FUZZ_BUILD:-build-fuzz}"
 oracles="$(cd "$root/../shared/oracles" 2>/dev/null && pwd || true)"
@@ -56,13 +58,13 @@ for t in "${targets[@]}"; do
   rc=0
   if [ "$jobs" -gt 1 ]; then
     # -jobs writes fuzz-N.log per worker in the current folder: run from the findings folder.
-    (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 \
+    (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=5 \
       -max_len="$max_len" -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$root/$findings/" \
       "$root/$corpus" "${seeds[@]/#/$root/}") >"$log" 2>&1 || rc=$?
     cat "$findings"/fuzz-*.log >>"$log" 2>/dev/null || true
     rm -f "$findings"/fuzz-*.log
   else
-    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=5 -max_len="$max_len" \
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=5 -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
   fi
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')"
