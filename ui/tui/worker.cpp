@@ -1,6 +1,8 @@
 // The background worker (worker.hpp).
 #include "ui/tui/worker.hpp"
 
+#include <signal.h>
+
 #include <utility>
 
 namespace akview::tui {
@@ -65,7 +67,23 @@ std::vector<std::function<void()>> Worker::take_posted() {
   return std::exchange(posted_, {});
 }
 
+namespace {
+
+// Libraries loaded at run time (PoCL's LLVM compiling an OpenCL kernel) may install an alternate
+// signal stack of their own on the thread that calls them. The thread's original one is put back
+// before it exits, so the runtime that made it (the C library, or ASan, which unmaps it) can release it.
+struct KeepAltStack {
+  stack_t original{};
+  bool saved = ::sigaltstack(nullptr, &original) == 0;
+  ~KeepAltStack() {
+    if (saved) ::sigaltstack(&original, nullptr);
+  }
+};
+
+}  // namespace
+
 void Worker::loop() {
+  KeepAltStack alt_stack;
   std::unique_lock lock(mutex_);
   for (;;) {
     wake_.wait(lock, [&] { return stop_ || !queue_.empty(); });
