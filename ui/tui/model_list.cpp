@@ -73,11 +73,23 @@ void ModelList::draw(Canvas& c, const Rect& area) {
   };
   while (cols.size() > 1 && area.w - fixed() < std::clamp(area.w / 3, 12, 30))
     cols.erase(std::max_element(cols.begin(), cols.end(), [](auto* a, auto* b) { return a->priority < b->priority; }));
-  const int name_w = std::max(1, area.w - fixed());
+  // The name column is as wide as the longest name (or what is left); space beyond that lets a long
+  // main type ("ollama.int4 4-bit g64") show whole instead of leaving a gap after the names.
+  int longest_name = display_width("model"), longest_type = 0;
+  for (const CatalogEntry& e : *entries_) {
+    longest_name = std::max(longest_name, display_width(e.name));
+    longest_type = std::max(longest_type, display_width(e.main_type));
+  }
+  const int name_w = std::max(1, std::min(area.w - fixed(), longest_name));
+  const int spare = std::max(0, area.w - fixed() - name_w);
+  auto width_of = [&](const ListColumn* col) {
+    if (!col->width) return name_w;
+    return col->title == "main type" ? col->width + std::clamp(longest_type - col->width, 0, spare) : col->width;
+  };
   c.fill(area.x, area.y, area.w, Role::header);
   int x = area.x;
   for (auto* col : cols) {
-    int w = col->width ? col->width : name_w;
+    int w = width_of(col);
     if (col->right) c.text_right(x, area.y, w, col->title, Role::header);
     else c.text(x, area.y, col->title, Role::header, w);
     x += w + 1;
@@ -93,7 +105,7 @@ void ModelList::draw(Canvas& c, const Rect& area) {
     const int y = area.y + 1 + k;
     x = area.x;
     for (auto* col : cols) {
-      int w = col->width ? col->width : name_w;
+      int w = width_of(col);
       std::string text;
       Role role = Role::normal;
       if (col->title == "model") {
