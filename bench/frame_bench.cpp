@@ -144,7 +144,7 @@ int run(const std::string& path, int width, int height) {
               bytes_again, std::max(bytes_asc, bytes_again) <= 30 ? "ok" : "OVER");
   std::printf("  %-34s first %8.2f ms  reverse %8.2f ms  again %8.2f ms  %s\n", "sort by name (natural)", name_first,
               name_desc, name_again, std::max(name_desc, name_again) <= 30 ? "ok" : "OVER");
-  line("filter keystroke (regex literal)", summarize(filter), 30);
+  line("filter keystroke (literal + dots)", summarize(filter), 30);
   std::printf("  %-34s %8.2f ms\n", "filter accepted", accept);
   std::printf("  %-34s %8.1f MB (budget %.0f MB) %s\n", "peak RSS", rss_mb, budget, rss_mb <= budget ? "ok" : "OVER");
   std::printf("  %-34s %s at the end\n", "", rss_now().c_str());
