@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace akview::testing {
@@ -61,5 +63,9 @@ struct Screen {
 
 // The golden dump: deterministic, one line per row, then the non-default style runs.
 std::string dump_screen(const Screen& screen);
+// The dump read back into cells: text, widths (a wide character takes its cell and the next, as the
+// terminal drew it) and style runs, so dump_screen(*parse_screen_dump(d)) == d for every golden.
+// nullopt when `dump` is not in that format. Screenshots are rendered from goldens through it.
+std::optional<Screen> parse_screen_dump(std::string_view dump);
 
 }  // namespace akview::testing

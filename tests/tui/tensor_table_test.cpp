@@ -15,6 +15,7 @@ namespace {
 
 using tui::Column;
 using tui::TensorTable;
+using tui::natural_name_order;
 
 constexpr uint32_t kF32 = 0;
 
@@ -134,6 +135,48 @@ TEST_F(MlxTableTest, SearchFindsAndWraps) {
   EXPECT_GE(last, next);
   EXPECT_EQ(table_->search("O_PROJ", 0, 1), first);   // case-insensitive
   EXPECT_EQ(table_->search("no such tensor", 0, 1), -1);
+}
+
+// A big table sorts names on the worker: the sort stays pending (model order) until the order the
+// worker computed from the request is installed, which then equals the sort done in place; an
+// answer for names no longer shown is dropped and asked for again.
+TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
+  TensorTable inline_table(*session_);
+  inline_table.set_show_canonical(false);
+  inline_table.set_sort(Column::name, true);
+  const std::vector<uint32_t> expected = inline_table.rows();
+
+  table_->set_async_name_sort_units(0);
+  const std::vector<uint32_t> model_order = table_->rows();
+  table_->set_sort(Column::name, true);
+  EXPECT_TRUE(table_->name_sort_pending());
+  EXPECT_EQ(table_->rows(), model_order);
+  auto request = table_->take_name_sort_request();
+  ASSERT_TRUE(request.has_value());
+  EXPECT_FALSE(table_->take_name_sort_request().has_value()) << "one request per pending sort";
+  EXPECT_FALSE(request->canonical);
+
+  // Stale: the canonical names are shown now; the answer for native names is dropped.
+  table_->set_show_canonical(true);
+  table_->refresh(true);
+  table_->install_name_order(request->canonical, request->names_version, natural_name_order(session_->model, *request));
+  EXPECT_TRUE(table_->name_sort_pending());
+  table_->set_show_canonical(false);
+  table_->refresh(true);
+  request = table_->take_name_sort_request();
+  ASSERT_TRUE(request.has_value());
+  table_->install_name_order(request->canonical, request->names_version, natural_name_order(session_->model, *request));
+  EXPECT_FALSE(table_->name_sort_pending());
+  EXPECT_EQ(table_->rows(), expected);
+  expect_companions_beneath(*session_, *table_);
+
+  // Esc while sorting: back to the model's order, not sorted.
+  table_->set_show_canonical(true);
+  table_->refresh(true);
+  ASSERT_TRUE(table_->name_sort_pending());
+  table_->cancel_name_sort();
+  EXPECT_FALSE(table_->sorted());
+  EXPECT_EQ(table_->rows(), model_order);
 }
 
 TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {

@@ -111,7 +111,8 @@ void MappingPane::request_sort(PaneHost& host) {
         if (alive.expired()) return;
         sorting_[canonical] = false;
         sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
-      }});
+      },
+      /*urgent=*/true});
 }
 
 void MappingPane::refresh() {

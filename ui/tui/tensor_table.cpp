@@ -95,6 +95,8 @@ TensorTable::TensorTable(const ModelSession& session) : session_(session) {
     }
   }
   keep_.assign(units_.size(), 1);
+  unit_order_.resize(units_.size());
+  std::iota(unit_order_.begin(), unit_order_.end(), 0u);
   rebuild_rows();
 }
 
@@ -220,16 +222,15 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
       std::stable_sort(order.begin(), order.end(), less_than);
   };
   if (c == Column::name) {
-    // One natural-order key per unit in one buffer, then byte comparisons (natural_order.hpp).
-    std::string keys;
-    std::vector<uint32_t> at(units_.size() + 1);
-    for (size_t u = 0; u < units_.size(); ++u) {
-      at[u] = static_cast<uint32_t>(keys.size());
-      append_natural_key(keys, display_name(units_[u]));
+    if (units_.size() >= async_name_sort_units_) {
+      // Too many names to sort between two frames: the model's order until the worker's order lands.
+      name_sort_pending_ = true;
+      return unit_order_;
     }
-    at.back() = static_cast<uint32_t>(keys.size());
-    auto name_key = [&](uint32_t u) { return std::string_view(keys).substr(at[u], at[u + 1] - at[u]); };
-    stable([&](uint32_t x, uint32_t y) { return name_key(x) < name_key(y); });
+    // Ascending first; descending is then its reverse with ties put back in model order (above).
+    sort_cache_[std::make_pair(c, false)] = natural_name_order(
+        m, NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_});
+    return sorted_units();
   } else if (c == Column::bytes || c == Column::params || c == Column::offset) {
     std::vector<uint64_t> k(units_.size());
     for (size_t u = 0; u < units_.size(); ++u) {
@@ -241,6 +242,50 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
     stable([&](uint32_t x, uint32_t y) { return less(c, units_[x], units_[y]); });
   }
   return sort_cache_.emplace(key, std::move(order)).first->second;
+}
+
+std::vector<uint32_t> natural_name_order(const Model& model, const NameSortRequest& r) {
+  // One natural-order key per unit in one buffer, then byte comparisons (natural_order.hpp).
+  auto shown = [&](uint32_t tensor) -> std::string_view {
+    if (r.canonical && r.names && tensor < r.entry_of.size() && r.entry_of[tensor] != kNone)
+      if (const NameMapEntry& e = r.names->entries[r.entry_of[tensor]]; e.mapped) return e.canonical;
+    return model.tensors[tensor].name;
+  };
+  std::string keys;
+  std::vector<uint32_t> at(r.units.size() + 1);
+  for (size_t u = 0; u < r.units.size(); ++u) {
+    at[u] = static_cast<uint32_t>(keys.size());
+    append_natural_key(keys, shown(r.units[u]));
+  }
+  at.back() = static_cast<uint32_t>(keys.size());
+  auto key = [&](uint32_t u) { return std::string_view(keys).substr(at[u], at[u + 1] - at[u]); };
+  std::vector<uint32_t> order(r.units.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+  return order;
+}
+
+std::optional<NameSortRequest> TensorTable::take_name_sort_request() {
+  if (!name_sort_pending_ || name_sort_requested_) return std::nullopt;
+  name_sort_requested_ = true;
+  return NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_};
+}
+
+void TensorTable::install_name_order(bool canonical, uint64_t names_version, std::vector<uint32_t> ascending) {
+  name_sort_requested_ = false;
+  if (canonical != show_canonical_ || names_version != session_.names_version || ascending.size() != units_.size())
+    return;   // stale: still pending, and the next request asks again
+  name_sort_pending_ = false;
+  sort_cache_[std::make_pair(Column::name, false)] = std::move(ascending);
+  rebuild_rows();
+}
+
+void TensorTable::cancel_name_sort() {
+  if (!name_sort_pending_) return;
+  name_sort_pending_ = name_sort_requested_ = false;
+  sorted_ = false;
+  descending_ = false;
+  rebuild_rows();
 }
 
 void TensorTable::set_sort(Column column, bool descending) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <regex>
 #include <span>
 #include <string>
@@ -28,6 +29,19 @@ struct ColumnSpec {
 };
 // One row per column, in display order.
 std::span<const ColumnSpec> column_specs();
+
+// A name sort of a big table, to run on the worker: what it needs copied out of the session (the
+// UI thread may replace the name map meanwhile), and what it was asked for.
+struct NameSortRequest {
+  bool canonical = true;
+  uint64_t names_version = 0;
+  std::shared_ptr<const NameMap> names;
+  std::vector<uint32_t> entry_of;   // tensor -> names->entries index (ModelSession::entry_of)
+  std::vector<uint32_t> units;      // the units' leading tensors
+};
+// Unit indices in natural order of the names shown (canonical where mapped and asked for, else
+// native); ties keep the units' order.
+std::vector<uint32_t> natural_name_order(const Model& model, const NameSortRequest& request);
 
 class TensorTable {
  public:
@@ -70,6 +84,18 @@ class TensorTable {
   // Re-sorts after the value statistics or the name map changed (sorts by them are cached).
   void refresh(bool names_changed);
 
+  // Tables of at least this many units sort by name on the worker: the sort stays pending (rows in
+  // the model's order) until its order is installed.
+  static constexpr size_t kAsyncNameSortUnits = 50000;
+  void set_async_name_sort_units(size_t units) { async_name_sort_units_ = units; }
+  bool name_sort_pending() const { return name_sort_pending_; }
+  // The pending name sort to hand to the worker, once per request.
+  std::optional<NameSortRequest> take_name_sort_request();
+  // The worker's answer; ignored when the names shown changed since the request (a new one follows).
+  void install_name_order(bool canonical, uint64_t names_version, std::vector<uint32_t> ascending);
+  // Esc while sorting: back to the model's order.
+  void cancel_name_sort();
+
   // First tensor row at or after `from` (dir > 0) or at or before it (dir < 0), wrapping, whose shown
   // name contains `needle` (case-insensitive); -1 when none.
   int64_t search(std::string_view needle, int64_t from, int dir) const;
@@ -93,6 +119,10 @@ class TensorTable {
   std::vector<LayerGroup> groups_;
   std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
   std::vector<uint32_t> rows_;
+  std::vector<uint32_t> unit_order_;    // 0..units-1: the model's order
+  size_t async_name_sort_units_ = kAsyncNameSortUnits;
+  bool name_sort_pending_ = false;      // a name sort waits for the worker
+  bool name_sort_requested_ = false;    // ... and was handed to it
   std::string filter_;
   std::string literal_;                 // the filter when it is plain characters and dots (fast path), else ""
   std::unique_ptr<std::regex> regex_;

@@ -82,7 +82,34 @@ void TensorsPane::keep_selection(uint32_t tensor) {
   cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
 }
 
-void TensorsPane::before_frame(PaneHost&) {
+void TensorsPane::request_name_sort(PaneHost& host) {
+  auto request = table_.take_name_sort_request();
+  if (!request) return;
+  std::weak_ptr<bool> alive = alive_;   // the result lands on the UI thread, where the pane may be gone
+  const bool canonical = request->canonical;
+  const uint64_t version = request->names_version;
+  host.worker().submit(Job{
+      "sorting names",
+      [this, alive, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
+        std::vector<uint32_t> order = natural_name_order(session->model, request);
+        if (ctx.cancelled()) return;
+        ctx.post([this, alive, canonical, version, order = std::move(order)]() mutable {
+          if (alive.expired()) return;
+          const uint32_t t = selected_tensor();
+          table_.install_name_order(canonical, version, std::move(order));
+          keep_selection(t);
+        });
+      },
+      [this, alive] {
+        if (alive.expired()) return;
+        const uint32_t t = selected_tensor();
+        table_.cancel_name_sort();   // Esc: the model's order
+        keep_selection(t);
+      },
+      /*urgent=*/true});
+}
+
+void TensorsPane::before_frame(PaneHost& host) {
   const bool names = session_->names_version != seen_names_;
   const bool values = session_->values_version != seen_values_;
   seen_names_ = session_->names_version;
@@ -92,6 +119,7 @@ void TensorsPane::before_frame(PaneHost&) {
     table_.refresh(names);
     keep_selection(t);
   }
+  request_name_sort(host);
   // Rows on screen get their statistics first.
   std::vector<uint32_t> visible;
   const auto& rows = table_.rows();
@@ -343,7 +371,8 @@ std::string TensorsPane::position() const {
 std::string TensorsPane::state() const {
   std::string s;
   if (table_.sorted())
-    s += fmt::format("sort {} {}", spec(table_.sort_column()).title, table_.sort_descending() ? "▼" : "▲");
+    s += fmt::format("sort {} {}{}", spec(table_.sort_column()).title, table_.sort_descending() ? "▼" : "▲",
+                     table_.name_sort_pending() ? " (sorting…)" : "");
   if (!table_.filter().empty())
     s += fmt::format("{}filter {} ({} of {})", s.empty() ? "" : " · ", table_.filter(), table_.shown_tensors(),
                      session_->model.tensors.size());

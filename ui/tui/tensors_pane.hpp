@@ -56,6 +56,7 @@ class TensorsPane : public Pane {
   void keep_selection(uint32_t tensor);
   void open_filter(PaneHost& host);
   void open_search(PaneHost& host);
+  void request_name_sort(PaneHost& host);   // a big table's name sort, on the worker
 
   std::shared_ptr<ModelSession> session_;
   std::shared_ptr<StatsPlan> plan_;
@@ -71,6 +72,7 @@ class TensorsPane : public Pane {
   bool detail_open_ = false;
   std::vector<DetailLine> detail_;
   ListCursor detail_cursor_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);   // weak copies tell posted results the pane is gone
   int detail_page_ = 1;
 };
 

@@ -69,6 +69,11 @@ Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsP
     constexpr uint64_t kReleaseEvery = uint64_t{64} << 20;
     uint64_t read_since_release = 0;
     while (finished < todo && !ctx.cancelled()) {
+      if (ctx.should_yield()) {   // a sort the user asked for goes first; the statistics go on after it
+        flush();
+        ctx.requeue();
+        return;
+      }
       uint32_t t = kNone;
       for (uint32_t v : plan->visible())
         if (v < done.size() && !done[v]) {

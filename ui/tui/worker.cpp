@@ -3,6 +3,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <utility>
 
 namespace akview::tui {
@@ -18,6 +19,11 @@ void JobContext::post(std::function<void()> apply) {
   worker_.news_.store(true, std::memory_order_relaxed);
 }
 
+bool JobContext::should_yield() const {
+  std::lock_guard lock(worker_.mutex_);
+  return !worker_.queue_.empty() && worker_.queue_.front().urgent;
+}
+
 Worker::Worker() : thread_([this] { loop(); }) {}
 
 Worker::~Worker() {
@@ -31,10 +37,16 @@ Worker::~Worker() {
   thread_.join();
 }
 
+void Worker::enqueue(Job job) {
+  // Urgent jobs in the order they came, before every other job.
+  auto at = job.urgent ? std::find_if(queue_.begin(), queue_.end(), [](const Job& j) { return !j.urgent; }) : queue_.end();
+  queue_.insert(at, std::move(job));
+}
+
 void Worker::submit(Job job) {
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back(std::move(job));
+    enqueue(std::move(job));
   }
   wake_.notify_all();
 }
@@ -99,6 +111,10 @@ void Worker::loop() {
     job.run(ctx);
     lock.lock();
     if (cancel_ && job.on_cancel) posted_.push_back(std::move(job.on_cancel));
+    else if (ctx.requeue_ && !cancel_ && !stop_) {
+      job.urgent = false;   // back after the urgent jobs, before the others it was ahead of
+      queue_.insert(std::find_if(queue_.begin(), queue_.end(), [](const Job& j) { return !j.urgent; }), std::move(job));
+    }
     running_ = false;
     running_label_.clear();
     news_ = true;

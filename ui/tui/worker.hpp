@@ -1,6 +1,8 @@
 // The background worker: one thread that runs long jobs (opening a model, listing a store, value
 // statistics) so the UI thread never waits. A job reports progress and posts its results as
 // closures that the UI thread applies between frames; Esc cancels the running job and the queue.
+// An urgent job (a sort the user just asked for) goes before the queued ones, and a long job that
+// checks should_yield() steps aside for it: it returns after requeue() and runs on afterwards.
 #pragma once
 
 #include <atomic>
@@ -21,18 +23,25 @@ class JobContext {
   void progress(double fraction);
   // Runs `apply` on the UI thread before the next frame.
   void post(std::function<void()> apply);
+  // True when an urgent job waits: a long job then calls requeue() and returns.
+  bool should_yield() const;
+  // Puts the running job back in the queue after the urgent ones, to be run again (its state kept in
+  // its closure) once they are done.
+  void requeue() { requeue_ = true; }
 
  private:
   friend class Worker;
   explicit JobContext(class Worker& w, std::atomic<bool>& cancel) : worker_(w), cancel_(cancel) {}
   class Worker& worker_;
   std::atomic<bool>& cancel_;
+  bool requeue_ = false;
 };
 
 struct Job {
   std::string label;                          // "stats", "opening model.gguf"
   std::function<void(JobContext&)> run;
   std::function<void()> on_cancel;            // runs on the UI thread when the job was cancelled
+  bool urgent = false;                        // before the queued jobs; long running ones yield to it
 };
 
 class Worker {
@@ -55,6 +64,7 @@ class Worker {
  private:
   friend class JobContext;
   void loop();
+  void enqueue(Job job);   // with mutex_ held
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<Job> queue_;
