@@ -22,6 +22,7 @@
 
 #include "bench/fixtures.hpp"
 #include "ui/tui/app.hpp"
+#include "ui/tui/tensors_pane.hpp"
 #include "ui/tui/keys.hpp"
 
 namespace {
@@ -42,7 +43,8 @@ double status_mb(const char* field) {
   return kb / 1024.0;
 }
 std::string rss_now() {
-  return fmt::format("{:.1f} MB (heap {:.1f}, mapped file {:.1f})", status_mb("VmRSS"), status_mb("RssAnon"), status_mb("RssFile"));
+  return fmt::format("{:.1f} MB (heap {:.1f}, mapped file {:.1f}; peak so far {:.1f})", status_mb("VmRSS"), status_mb("RssAnon"),
+                     status_mb("RssFile"), status_mb("VmHWM"));
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -121,7 +123,19 @@ int run(const std::string& path, int width, int height) {
   const double bytes_asc = key_frame(app, canvas, '[');
   const double bytes_again = key_frame(app, canvas, ']');
   for (int i = 0; i < 4; ++i) key_frame(app, canvas, '<');
+  // A million names sort on the worker: the key returns at once (rows in model order, "sorting…"),
+  // frames keep coming while it runs, and the order lands when it is done.
   const double name_first = key_frame(app, canvas, '[');
+  const auto t_name = Clock::now();
+  double name_wait_frame = 0;
+  while (app.model_view()->tensors().table().name_sort_pending() && ms_since(t_name) < 60'000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(16));
+    const auto t0 = Clock::now();
+    app.apply_background_results();
+    app.draw(canvas);
+    name_wait_frame = std::max(name_wait_frame, ms_since(t0));
+  }
+  const double name_worker = ms_since(t_name);
   const double name_desc = key_frame(app, canvas, ']');
   const double name_again = key_frame(app, canvas, '[');
 
@@ -142,8 +156,11 @@ int run(const std::string& path, int width, int height) {
   line("scroll (Down, PgDn, End, Home)", summarize(scroll), 30);
   std::printf("  %-34s first %8.2f ms  reverse %8.2f ms  again %8.2f ms  %s\n", "sort by bytes", bytes_first, bytes_asc,
               bytes_again, std::max(bytes_asc, bytes_again) <= 30 ? "ok" : "OVER");
-  std::printf("  %-34s first %8.2f ms  reverse %8.2f ms  again %8.2f ms  %s\n", "sort by name (natural)", name_first,
-              name_desc, name_again, std::max(name_desc, name_again) <= 30 ? "ok" : "OVER");
+  std::printf("  %-34s key %8.2f ms  on the worker %8.2f ms (frames meanwhile: max %.2f ms)  %s\n",
+              "sort by name (natural)", name_first, name_worker, name_wait_frame,
+              std::max(name_first, name_wait_frame) <= 30 ? "ok" : "OVER");
+  std::printf("  %-34s reverse %8.2f ms  again %8.2f ms  %s\n", "", name_desc, name_again,
+              std::max(name_desc, name_again) <= 30 ? "ok" : "OVER");
   line("filter keystroke (literal + dots)", summarize(filter), 30);
   std::printf("  %-34s %8.2f ms\n", "filter accepted", accept);
   std::printf("  %-34s %8.1f MB (budget %.0f MB) %s\n", "peak RSS", rss_mb, budget, rss_mb <= budget ? "ok" : "OVER");

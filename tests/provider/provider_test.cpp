@@ -97,6 +97,14 @@ void check_mlx(const std::string& name) {
   EXPECT_EQ(map.arch, "llama");
   EXPECT_TRUE(map.unmapped.empty());
   for (const auto& e : map.entries) EXPECT_EQ(e.canonical, hf_expected().at(std::string(model->tensors[e.tensor].name)));
+  // The index finds each canonical name's entry, nothing else, and the names survive moving the map.
+  NameMap moved = std::move(map);
+  for (uint32_t i = 0; i < moved.entries.size(); ++i) {
+    const std::string canonical(moved.entries[i].canonical);
+    EXPECT_EQ(moved.find(canonical), i) << canonical;
+    EXPECT_EQ(moved.find(canonical + "x"), kNone);
+  }
+  EXPECT_EQ(moved.find(""), kNone);
 }
 
 TEST(Mlx, Affine4BitWithOverride) { check_mlx("mlx_q4_g64_f16"); }
@@ -246,7 +254,7 @@ TEST(Names, GgufOracleMapsFully) {
   EXPECT_TRUE(map.unmapped.empty());
   std::set<std::string> hf;
   for (const auto& [k, v] : hf_expected()) hf.insert(v);
-  for (const auto& e : map.entries) EXPECT_TRUE(hf.count(e.canonical)) << e.canonical;
+  for (const auto& e : map.entries) EXPECT_TRUE(hf.count(std::string(e.canonical))) << e.canonical;
 }
 
 TEST(Names, PyTorchGenericNamesStayUnmapped) {

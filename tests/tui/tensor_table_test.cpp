@@ -15,7 +15,7 @@ namespace {
 
 using tui::Column;
 using tui::TensorTable;
-using tui::natural_name_order;
+using tui::natural_name_orders;
 
 constexpr uint32_t kF32 = 0;
 
@@ -159,16 +159,20 @@ TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
   // Stale: the canonical names are shown now; the answer for native names is dropped.
   table_->set_show_canonical(true);
   table_->refresh(true);
-  table_->install_name_order(request->canonical, request->names_version, natural_name_order(session_->model, *request));
+  table_->install_name_orders(request->canonical, request->names_version, natural_name_orders(session_->model, *request));
   EXPECT_TRUE(table_->name_sort_pending());
   table_->set_show_canonical(false);
   table_->refresh(true);
   request = table_->take_name_sort_request();
   ASSERT_TRUE(request.has_value());
-  table_->install_name_order(request->canonical, request->names_version, natural_name_order(session_->model, *request));
+  table_->install_name_orders(request->canonical, request->names_version, natural_name_orders(session_->model, *request));
   EXPECT_FALSE(table_->name_sort_pending());
   EXPECT_EQ(table_->rows(), expected);
   expect_companions_beneath(*session_, *table_);
+  inline_table.set_sort(Column::name, false);
+  table_->set_sort(Column::name, false);
+  EXPECT_FALSE(table_->name_sort_pending()) << "both directions came from the worker";
+  EXPECT_EQ(table_->rows(), inline_table.rows());
 
   // Esc while sorting: back to the model's order, not sorted.
   table_->set_show_canonical(true);

@@ -46,7 +46,7 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinde
     const Tensor& t = model.tensors[e.tensor];
     if (!is_matrix(t)) continue;
     if (query.layer >= 0 && e.layer != query.layer) continue;   // -1 when unmapped or not in a layer
-    if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical, *re)))
+    if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical.begin(), e.canonical.end(), *re)))
       continue;
     take(e.tensor);
   }
@@ -81,14 +81,13 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
   report.ref_path = ref->path;
   const NameMap& ours = finder.name_map();
   NameMap theirs = build_name_map(*ref);
-  std::unordered_map<std::string_view, const std::string*> canonical_of;
+  std::unordered_map<std::string_view, std::string_view> canonical_of;
   for (const auto& e : ours.entries)
-    if (e.mapped) canonical_of[model.tensors[e.tensor].name] = &e.canonical;
+    if (e.mapped) canonical_of[model.tensors[e.tensor].name] = e.canonical;
   for (auto& run : report.runs) {
     const Tensor* other = nullptr;
     if (auto c = canonical_of.find(run.name); c != canonical_of.end())
-      if (auto it = theirs.by_canonical.find(*c->second); it != theirs.by_canonical.end())
-        other = &ref->tensors[theirs.entries[it->second].tensor];
+      if (uint32_t e = theirs.find(c->second); e != kNone) other = &ref->tensors[theirs.entries[e].tensor];
     if (!other) other = ref->find(run.name);   // same native name (unmapped on both sides)
     if (!other) {
       report.ref_missing.push_back(run.name);

@@ -20,8 +20,7 @@ const NameMap& TensorFinder::name_map() {
 Result<uint32_t> TensorFinder::find(std::string_view name) {
   if (const Tensor* t = model_.find(name)) return static_cast<uint32_t>(t - model_.tensors.data());
   const NameMap& map = name_map();
-  if (auto it = map.by_canonical.find(std::string(name)); it != map.by_canonical.end())
-    return map.entries[it->second].tensor;
+  if (uint32_t e = map.find(name); e != kNone) return map.entries[e].tensor;
   return make_error(ErrorCode::not_found, model_.path, kNoOffset,
                     fmt::format("no tensor named {} (native or canonical); `akview tensors` lists them", quote_name(name)));
 }

@@ -128,7 +128,7 @@ void MappingPane::refresh() {
     if (filter_re_) {
       const std::string_view native = model.tensors[entry.tensor].name;
       const bool hit = std::regex_search(native.begin(), native.end(), *filter_re_) ||
-                       (entry.mapped && std::regex_search(entry.canonical, *filter_re_));
+                       (entry.mapped && std::regex_search(entry.canonical.begin(), entry.canonical.end(), *filter_re_));
       if (hit == filter_invert_) continue;
     }
     view_.push_back(e);

@@ -25,6 +25,9 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
   names.label = "name map";
   names.run = [s = session_](JobContext& ctx) {
     auto map = std::make_shared<const NameMap>(build_name_map(s->model));
+    // Mapping read every name in the header: its pages are dropped again (a later read faults the
+    // few it needs back in), so a big header does not stay resident.
+    for (const SourceFile& f : s->model.files) f.map.release_pages();
     ctx.post([s, map] { attach_names(*s, map); });
   };
   worker_.submit(std::move(names));
@@ -39,7 +42,7 @@ void ModelView::restart_stats() {
   Job job = make_stats_job(session_, plan_);
   job.run = [run = std::move(job.run), flag = stats_active_](JobContext& ctx) {
     run(ctx);
-    ctx.post([flag] { *flag = false; });
+    if (!ctx.requeued()) ctx.post([flag] { *flag = false; });   // requeued: it goes on after an urgent job
   };
   job.on_cancel = [flag = stats_active_] { *flag = false; };
   worker_.submit(std::move(job));

@@ -43,7 +43,7 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
   add("name", std::string(t.name), Role::key);
   if (const NameMapEntry* e = session.entry(tensor)) {
     if (e->mapped) {
-      add("canonical", e->canonical, Role::key);
+      add("canonical", std::string(e->canonical), Role::key);
       add("role", std::string(e->role));
       if (!e->note.empty()) add("note", std::string(e->note), Role::warn);
     } else {

@@ -227,10 +227,11 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
       name_sort_pending_ = true;
       return unit_order_;
     }
-    // Ascending first; descending is then its reverse with ties put back in model order (above).
-    sort_cache_[std::make_pair(c, false)] = natural_name_order(
+    NameOrders orders = natural_name_orders(
         m, NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_});
-    return sorted_units();
+    sort_cache_[std::make_pair(c, false)] = std::move(orders.ascending);
+    sort_cache_[std::make_pair(c, true)] = std::move(orders.descending);
+    return sort_cache_[key];
   } else if (c == Column::bytes || c == Column::params || c == Column::offset) {
     std::vector<uint64_t> k(units_.size());
     for (size_t u = 0; u < units_.size(); ++u) {
@@ -244,7 +245,7 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
   return sort_cache_.emplace(key, std::move(order)).first->second;
 }
 
-std::vector<uint32_t> natural_name_order(const Model& model, const NameSortRequest& r) {
+NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
   // One natural-order key per unit in one buffer, then byte comparisons (natural_order.hpp).
   auto shown = [&](uint32_t tensor) -> std::string_view {
     if (r.canonical && r.names && tensor < r.entry_of.size() && r.entry_of[tensor] != kNone)
@@ -259,10 +260,19 @@ std::vector<uint32_t> natural_name_order(const Model& model, const NameSortReque
   }
   at.back() = static_cast<uint32_t>(keys.size());
   auto key = [&](uint32_t u) { return std::string_view(keys).substr(at[u], at[u + 1] - at[u]); };
-  std::vector<uint32_t> order(r.units.size());
-  std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
-  return order;
+  NameOrders o;
+  o.ascending.resize(r.units.size());
+  std::iota(o.ascending.begin(), o.ascending.end(), 0u);
+  std::stable_sort(o.ascending.begin(), o.ascending.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
+  // Descending: the reverse, with each run of equal keys put back in the units' order.
+  o.descending.assign(o.ascending.rbegin(), o.ascending.rend());
+  for (size_t i = 0; i < o.descending.size();) {
+    size_t j = i + 1;
+    while (j < o.descending.size() && key(o.descending[j - 1]) == key(o.descending[j])) ++j;
+    std::reverse(o.descending.begin() + static_cast<std::ptrdiff_t>(i), o.descending.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j;
+  }
+  return o;
 }
 
 std::optional<NameSortRequest> TensorTable::take_name_sort_request() {
@@ -271,12 +281,13 @@ std::optional<NameSortRequest> TensorTable::take_name_sort_request() {
   return NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_};
 }
 
-void TensorTable::install_name_order(bool canonical, uint64_t names_version, std::vector<uint32_t> ascending) {
+void TensorTable::install_name_orders(bool canonical, uint64_t names_version, NameOrders orders) {
   name_sort_requested_ = false;
-  if (canonical != show_canonical_ || names_version != session_.names_version || ascending.size() != units_.size())
+  if (canonical != show_canonical_ || names_version != session_.names_version || orders.ascending.size() != units_.size())
     return;   // stale: still pending, and the next request asks again
   name_sort_pending_ = false;
-  sort_cache_[std::make_pair(Column::name, false)] = std::move(ascending);
+  sort_cache_[std::make_pair(Column::name, false)] = std::move(orders.ascending);
+  sort_cache_[std::make_pair(Column::name, true)] = std::move(orders.descending);
   rebuild_rows();
 }
 

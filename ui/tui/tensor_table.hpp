@@ -40,8 +40,11 @@ struct NameSortRequest {
   std::vector<uint32_t> units;      // the units' leading tensors
 };
 // Unit indices in natural order of the names shown (canonical where mapped and asked for, else
-// native); ties keep the units' order.
-std::vector<uint32_t> natural_name_order(const Model& model, const NameSortRequest& request);
+// native), ascending and descending; ties keep the units' order in both.
+struct NameOrders {
+  std::vector<uint32_t> ascending, descending;
+};
+NameOrders natural_name_orders(const Model& model, const NameSortRequest& request);
 
 class TensorTable {
  public:
@@ -92,7 +95,7 @@ class TensorTable {
   // The pending name sort to hand to the worker, once per request.
   std::optional<NameSortRequest> take_name_sort_request();
   // The worker's answer; ignored when the names shown changed since the request (a new one follows).
-  void install_name_order(bool canonical, uint64_t names_version, std::vector<uint32_t> ascending);
+  void install_name_orders(bool canonical, uint64_t names_version, NameOrders orders);
   // Esc while sorting: back to the model's order.
   void cancel_name_sort();
 

@@ -91,12 +91,12 @@ void TensorsPane::request_name_sort(PaneHost& host) {
   host.worker().submit(Job{
       "sorting names",
       [this, alive, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
-        std::vector<uint32_t> order = natural_name_order(session->model, request);
+        NameOrders orders = natural_name_orders(session->model, request);
         if (ctx.cancelled()) return;
-        ctx.post([this, alive, canonical, version, order = std::move(order)]() mutable {
+        ctx.post([this, alive, canonical, version, orders = std::move(orders)]() mutable {
           if (alive.expired()) return;
           const uint32_t t = selected_tensor();
-          table_.install_name_order(canonical, version, std::move(order));
+          table_.install_name_orders(canonical, version, std::move(orders));
           keep_selection(t);
         });
       },

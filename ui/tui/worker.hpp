@@ -28,6 +28,7 @@ class JobContext {
   // Puts the running job back in the queue after the urgent ones, to be run again (its state kept in
   // its closure) once they are done.
   void requeue() { requeue_ = true; }
+  bool requeued() const { return requeue_; }
 
  private:
   friend class Worker;
