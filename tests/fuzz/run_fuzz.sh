@@ -32,9 +32,13 @@ if [ ${#targets[@]} -eq 0 ]; then
     grep -v -e '^$' -e '^set$' -e '^AKVIEW_FUZZ_TARGETS$')
 fi
 
-echo "== fuzz build ($cxx)"
-CXX="$cxx" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAKVIEW_FUZZ=ON -DAKVIEW_BENCH=OFF \
-  -DAKVIEW_NATIVE=OFF >/dev/null
+if grep -q '^AKVIEW_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null && grep -q '^CMAKE_CXX_COMPILER:.*clang' "$build/CMakeCache.txt"; then
+  echo "== fuzz targets in $build (configured already)"   # tests/run.sh's sanitizer build
+else
+  echo "== fuzz build ($cxx)"
+  CXX="$cxx" cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DAKVIEW_FUZZ=ON -DAKVIEW_BENCH=OFF \
+    -DAKVIEW_NATIVE=OFF >/dev/null
+fi
 ninja -C "$build" -j"$(nproc)" "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_sigbus=1"
