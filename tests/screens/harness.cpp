@@ -165,7 +165,8 @@ void Terminal::start(const std::vector<std::string>& argv, TermSize size, const 
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
   for (const auto& [name, value] : settings) {
-    std::erase_if(env_strings, [&](const std::string& s) { return s.rfind(name + "=", 0) == 0; });
+    const std::string prefix = name + "=";   // (clang 14 cannot capture a structured binding)
+    std::erase_if(env_strings, [&prefix](const std::string& s) { return s.rfind(prefix, 0) == 0; });
     if (value) env_strings.push_back(name + "=" + *value);
   }
   std::vector<char*> envp;
