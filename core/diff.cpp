@@ -28,11 +28,6 @@ RowShape row_shape(const Model& m, const Tensor& t) {
   return r;
 }
 
-bool same_shape(const Model& a, const Tensor& ta, const Model& b, const Tensor& tb) {
-  auto sa = a.shape(ta), sb = b.shape(tb);
-  return std::equal(sa.begin(), sa.end(), sb.begin(), sb.end());
-}
-
 }  // namespace
 
 Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out) {
@@ -58,25 +53,26 @@ Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin,
   return decode_rows(view, row_begin, row_end, out);
 }
 
-Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options) {
+namespace {
+
+// The value error of rows [a_row0, a_row0 + rows) of `ia` against [b_row0, b_row0 + rows) of `ib`.
+Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, const Model& b, uint32_t ib, int64_t b_row0,
+                                int64_t rows, int64_t cols, const DiffOptions& options) {
   const RowDecoder& decode = options.decode ? options.decode : RowDecoder(decode_tensor_rows);
-  const RowShape sa = row_shape(a, a.tensors[ia]), sb = row_shape(b, b.tensors[ib]);
-  if (sa.rows != sb.rows || sa.cols != sb.cols)
-    return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the two tensors have different shapes");
   ValueError e;
-  if (sa.rows == 0 || sa.cols == 0) return e;
-  const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>(options.chunk_elems) / sa.cols);
+  if (rows == 0 || cols == 0) return e;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>(options.chunk_elems) / cols);
   std::vector<float> va, vb;
   double sum_sq = 0, ref_sq = 0, a_sq = 0, dot = 0, max_abs = 0;
-  for (int64_t r = 0; r < sa.rows; r += rows_per_chunk) {
+  for (int64_t r = 0; r < rows; r += rows_per_chunk) {
     if (options.cancel && options.cancel->load())
       return make_error(ErrorCode::io, a.path, kNoOffset, "cancelled");
-    const int64_t end = std::min(sa.rows, r + rows_per_chunk);
-    const size_t n = static_cast<size_t>((end - r) * sa.cols);
+    const int64_t end = std::min(rows, r + rows_per_chunk);
+    const size_t n = static_cast<size_t>((end - r) * cols);
     va.resize(n);
     vb.resize(n);
-    AKV_TRY(decode(a, ia, r, end, va.data()));
-    AKV_TRY(decode(b, ib, r, end, vb.data()));
+    AKV_TRY(decode(a, ia, a_row0 + r, a_row0 + end, va.data()));
+    AKV_TRY(decode(b, ib, b_row0 + r, b_row0 + end, vb.data()));
     for (size_t k = 0; k < n; ++k) {
       const double x = va[k], y = vb[k], d = x - y;
       max_abs = std::max(max_abs, std::fabs(d));
@@ -86,7 +82,7 @@ Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, u
       dot += x * y;
     }
   }
-  e.elements = static_cast<uint64_t>(sa.rows) * static_cast<uint64_t>(sa.cols);
+  e.elements = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);
   const double count = static_cast<double>(e.elements);
   e.max_abs = max_abs;
   e.rmse = std::sqrt(sum_sq / count);
@@ -94,6 +90,58 @@ Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, u
   e.rel_rmse = ref_rms > 0 ? e.rmse / ref_rms : 0;
   e.cosine = (a_sq > 0 && ref_sq > 0) ? dot / std::sqrt(a_sq * ref_sq) : (a_sq == ref_sq ? 1.0 : 0.0);
   return e;
+}
+
+// The shape a side shows in a pair: an expert's slice drops the stacked tensor's outermost dim.
+std::vector<int64_t> pair_shape(const Model& m, uint32_t index, int64_t expert) {
+  auto s = m.shape(m.tensors[index]);
+  std::vector<int64_t> out(s.begin(), s.end());
+  if (expert >= 0 && !out.empty()) out.erase(out.begin());
+  return out;
+}
+
+}  // namespace
+
+Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options) {
+  const RowShape sa = row_shape(a, a.tensors[ia]), sb = row_shape(b, b.tensors[ib]);
+  if (sa.rows != sb.rows || sa.cols != sb.cols)
+    return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the two tensors have different shapes");
+  return compare_rows(a, ia, 0, b, ib, 0, sa.rows, sa.cols, options);
+}
+
+Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDiff& d, const DiffOptions& options) {
+  if (d.a == kNone || d.b == kNone) return make_error(ErrorCode::not_found, a.path, kNoOffset, "one side is missing");
+  if (d.a_expert < 0 && d.b_expert < 0) return compare_values(a, d.a, b, d.b, options);
+  if (pair_shape(a, d.a, d.a_expert) != pair_shape(b, d.b, d.b_expert))
+    return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the expert's slice and the tensor have different shapes");
+  const RowShape sa = row_shape(a, a.tensors[d.a]), sb = row_shape(b, b.tensors[d.b]);
+  const int64_t rows = d.a_expert >= 0 ? sb.rows : sa.rows;
+  const int64_t a0 = d.a_expert >= 0 ? d.a_expert * rows : 0, b0 = d.b_expert >= 0 ? d.b_expert * rows : 0;
+  if (a0 + rows > sa.rows || b0 + rows > sb.rows)
+    return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "expert index beyond the stacked tensor");
+  return compare_rows(a, d.a, a0, b, d.b, b0, rows, sa.cols, options);
+}
+
+std::optional<ExpertKey> split_expert_key(std::string_view key) {
+  constexpr std::string_view kExperts = ".experts.";
+  const size_t at = key.find(kExperts);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t begin = at + kExperts.size();
+  size_t end = begin;
+  while (end < key.size() && key[end] >= '0' && key[end] <= '9') ++end;
+  if (end == begin || end >= key.size() || key[end] != '.' || end - begin > 9) return std::nullopt;
+  ExpertKey k;
+  k.expert = std::stoll(std::string(key.substr(begin, end - begin)));
+  k.stacked = std::string(key.substr(0, begin)) + std::string(key.substr(end + 1));
+  return k;
+}
+
+std::string expert_key(std::string_view stacked, int64_t expert) {
+  constexpr std::string_view kExperts = ".experts.";
+  const size_t at = stacked.find(kExperts);
+  if (at == std::string_view::npos || split_expert_key(stacked)) return {};
+  const size_t begin = at + kExperts.size();
+  return std::string(stacked.substr(0, begin)) + std::to_string(expert) + "." + std::string(stacked.substr(begin));
 }
 
 namespace {
@@ -129,15 +177,24 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
   std::sort(b_keys.begin(), b_keys.end());
   std::vector<bool> b_used(b.tensors.size(), false);
 
+  // B's tensor with this key (the first one), or kNone.
+  auto find_b = [&](const DiffKey& ka) -> uint32_t {
+    const uint64_t h = key_hash(ka);
+    for (auto it = std::lower_bound(b_keys.begin(), b_keys.end(), std::make_pair(h, uint32_t{0}));
+         it != b_keys.end() && it->first == h; ++it) {
+      DiffKey kb = diff_key(b.tensors[it->second], arch_b);
+      if (kb.mapped == ka.mapped && kb.key == ka.key) return it->second;
+    }
+    return kNone;
+  };
+
   // Shape, type and value comparison of one row, counted; nothing once cancelled (the rows still come).
   auto compare = [&](TensorDiff& d) {
     if (report.cancelled) return;
     if (d.a == kNone) return void(++report.only_b);
     if (d.b == kNone) return void(++report.only_a);
-    const Tensor& ta = a.tensors[d.a];
-    const Tensor& tb = b.tensors[d.b];
-    d.shape_differs = !same_shape(a, ta, b, tb);
-    d.type_differs = ta.type != tb.type;
+    d.shape_differs = pair_shape(a, d.a, d.a_expert) != pair_shape(b, d.b, d.b_expert);
+    d.type_differs = a.tensors[d.a].type != b.tensors[d.b].type;
     report.shape_changes += d.shape_differs;
     report.type_changes += d.type_differs;
     if (!options.values) return;
@@ -148,7 +205,7 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
     if (d.shape_differs) {
       d.value_problem = "shapes differ";
     } else {
-      auto err = compare_values(a, d.a, b, d.b, options);
+      auto err = compare_values(a, b, d, options);
       if (err) {
         d.has_values = true;
         d.error = *err;
@@ -159,6 +216,11 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
     ++done;
     if (options.progress && pairs) options.progress(static_cast<double>(done) / static_cast<double>(pairs));
   };
+  auto emit = [&](TensorDiff& d) {
+    if (d.b != kNone) b_used[d.b] = true;
+    compare(d);
+    sink(d);
+  };
 
   for (uint32_t i = 0; i < a.tensors.size(); ++i) {
     if (a.tensors[i].flags & kTensorCompanion) continue;
@@ -167,19 +229,39 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
     d.a = i;
     d.canonical = ka.mapped;
     d.note = ka.note;
-    const uint64_t h = key_hash(ka);
-    for (auto it = std::lower_bound(b_keys.begin(), b_keys.end(), std::make_pair(h, uint32_t{0}));
-         it != b_keys.end() && it->first == h; ++it) {
-      DiffKey kb = diff_key(b.tensors[it->second], arch_b);
-      if (kb.mapped != ka.mapped || kb.key != ka.key) continue;
-      d.b = it->second;
-      b_used[d.b] = true;
-      if (d.note.empty()) d.note = kb.note;
-      break;
+    d.b = find_b(ka);
+    if (d.b == kNone && ka.mapped) {
+      // MoE: A's per-expert tensor against B's stacked one ...
+      if (auto split = split_expert_key(ka.key)) {
+        d.b = find_b(DiffKey{true, split->stacked, {}});
+        if (d.b != kNone) d.b_expert = split->expert;
+      } else if (a.tensors[i].rank >= 3 && !expert_key(ka.key, 0).empty()) {
+        // ... or A's stacked tensor against B's per-expert ones: a row per expert.
+        const int64_t experts = a.shape(a.tensors[i]).front();
+        std::vector<std::pair<std::string, uint32_t>> per_expert;
+        bool any = false;
+        for (int64_t e = 0; e < experts && e < (int64_t{1} << 20); ++e) {
+          std::string key = expert_key(ka.key, e);
+          const uint32_t match = find_b(DiffKey{true, key, {}});
+          any = any || match != kNone;
+          per_expert.emplace_back(std::move(key), match);
+        }
+        if (any) {
+          for (int64_t e = 0; e < static_cast<int64_t>(per_expert.size()); ++e) {
+            TensorDiff x = d;
+            x.key = std::move(per_expert[static_cast<size_t>(e)].first);
+            x.b = per_expert[static_cast<size_t>(e)].second;
+            x.a_expert = e;
+            if (x.b != kNone && x.note.empty()) x.note = diff_key(b.tensors[x.b], arch_b).note;
+            emit(x);
+          }
+          continue;
+        }
+      }
     }
+    if (d.b != kNone && d.note.empty()) d.note = diff_key(b.tensors[d.b], arch_b).note;
     d.key = std::move(ka.key);
-    compare(d);
-    sink(d);
+    emit(d);
   }
   for (uint32_t i = 0; i < b.tensors.size(); ++i) {
     if ((b.tensors[i].flags & kTensorCompanion) || b_used[i]) continue;

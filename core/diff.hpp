@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,9 +32,12 @@ struct ValueError {
 };
 
 struct TensorDiff {
-  std::string key;                 // canonical name, or the native name for unmapped pairs
+  std::string key;                 // canonical name (the per-expert one for a stacked pair), or the native name for unmapped pairs
   bool canonical = true;           // false: paired by native name
   uint32_t a = kNone, b = kNone;   // tensor indices; kNone = missing on that side
+  // MoE: a side whose experts are stacked in one [E, ...] tensor is compared expert by expert with
+  // the other side's per-expert tensors: the expert's slice of the stacked tensor (-1: the whole tensor).
+  int64_t a_expert = -1, b_expert = -1;
   bool shape_differs = false;
   bool type_differs = false;
   std::string_view note;           // conversion transform the rule expects (llama q/k permutation, gemma +1)
@@ -64,5 +68,18 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
 
 // The value error of tensor `ia` of `a` against `ib` of `b` (same element count and row length).
 Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options = {});
+// The same for a row's sides as TensorDiff names them: an expert's slice of a stacked tensor is its
+// rows [E·n, (E+1)·n) where n is the other side's row count.
+Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDiff& pair, const DiffOptions& options = {});
+
+// "layers.3.ffn.experts.up.weight" <-> "layers.3.ffn.experts.7.up.weight": the stacked key of a
+// per-expert canonical name (and its expert), or a stacked name's key for expert `e`. Empty/nullopt
+// when the name is not of that form.
+struct ExpertKey {
+  std::string stacked;
+  int64_t expert = -1;
+};
+std::optional<ExpertKey> split_expert_key(std::string_view per_expert);
+std::string expert_key(std::string_view stacked, int64_t expert);   // "" when not an experts name
 
 }  // namespace akview

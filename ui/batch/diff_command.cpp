@@ -5,22 +5,23 @@
 namespace akview {
 namespace {
 
-void describe(const Model& m, uint32_t index, std::optional<std::string>& name, std::optional<std::string>& type,
-              std::optional<std::vector<int64_t>>& shape) {
+// One side of a pair; an expert's slice of a stacked MoE tensor is named "name[E]" with the slice's shape.
+void describe(const Model& m, uint32_t index, int64_t expert, std::optional<std::string>& name,
+              std::optional<std::string>& type, std::optional<std::vector<int64_t>>& shape) {
   if (index == kNone) return;
   const Tensor& t = m.tensors[index];
-  name = std::string(t.name);
+  name = std::string(t.name) + (expert >= 0 ? "[" + std::to_string(expert) + "]" : "");
   type = std::string(type_info(t.type).name);
   auto s = m.shape(t);
-  shape = std::vector<int64_t>(s.begin(), s.end());
+  shape = std::vector<int64_t>(s.begin() + (expert >= 0 && !s.empty() ? 1 : 0), s.end());
 }
 
 DiffRow make_diff_row(const Model& a, const Model& b, const TensorDiff& row) {
   DiffRow out;
   out.key = row.key;
   out.canonical = row.canonical;
-  describe(a, row.a, out.name_a, out.type_a, out.shape_a);
-  describe(b, row.b, out.name_b, out.type_b, out.shape_b);
+  describe(a, row.a, row.a_expert, out.name_a, out.type_a, out.shape_a);
+  describe(b, row.b, row.b_expert, out.name_b, out.type_b, out.shape_b);
   out.shape_differs = row.shape_differs;
   out.type_differs = row.type_differs;
   out.note = row.note;
