@@ -40,6 +40,7 @@ struct CliOptions {
   std::string x = "seed:0";          // run: --x
   std::string y_out;                 // run: --y-out
   std::string ref;                   // run: --ref
+  std::string view_ref;              // akview PATH --ref B: the interactive view's second model
   bool json = false;
   bool csv = false;
   bool no_color = false;
@@ -327,6 +328,7 @@ int run_cli(int argc, char** argv) {
   CliOptions options;
   app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
+  app.add_option("--ref", options.view_ref, "a second model to compare with (the Diff pane; batch: `diff PATH REF`)");
   app.add_flag("--json", options.json, "batch: JSON output (info, or the model list of a folder of models)");
   app.set_version_flag("--version", std::string("akview ") + AKVIEW_VERSION);
   app.require_subcommand(0, 1);
@@ -353,6 +355,7 @@ int run_cli(int argc, char** argv) {
   if (auto terminal = tui::Terminal::open(!options.no_color && !(no_color && *no_color))) {
     tui::AppOptions tui_options;
     tui_options.path = options.path;
+    tui_options.ref_path = options.view_ref;
     tui_options.test_sync = std::getenv("AKVIEW_TEST_SYNC") != nullptr;
     try {
       tui::App tui(tui_options);
@@ -366,6 +369,10 @@ int run_cli(int argc, char** argv) {
   if (options.path.empty()) {
     std::fprintf(stderr, "%s", app.help().c_str());
     return kExitUsage;
+  }
+  if (!options.view_ref.empty()) {   // batch `akview A --ref B` is `akview diff A B`
+    options.path_b = options.view_ref;
+    return run_diff(options);
   }
   // Batch: the model list of a path that holds several models (core/catalog.hpp), else `info`.
   if (auto catalog = list_catalog(options.path)) {

@@ -111,6 +111,28 @@ TEST_P(Goldens, DemoComputeRunAndCancel) {
   quit(term);
 }
 
+// Diff: the Q4_K_M GGUF against its BF16 original (akview A --ref B): worst first with every error
+// filled in, a pair side by side, and `x` running the pair in Compute on the reference backend
+// (the "vs ref" column: y against y from B's tensor).
+TEST_P(Goldens, DemoDiffAgainstOriginal) {
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"},
+             {GetParam().cols, GetParam().rows}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  term.press("8");
+  shoot(term, "demo_diff");
+  term.press("Enter");
+  shoot(term, "demo_diff_detail");
+  term.press("Esc");
+  term.press("6");
+  for (int i = 0; i < 12 && term.screen().find_row("on reference") == -1; ++i) term.press("b");
+  ASSERT_NE(term.screen().find_row("on reference"), -1) << term.screen().text();
+  term.press("8");
+  term.press("x");
+  shoot(term, "demo_diff_compute");
+  quit(term);
+}
+
 TEST_P(Goldens, MlxFolderWithCompanions) {
   Terminal term;
   start(term, "demo/llama-demo-mlx-4bit", AKVIEW_DEMO_DIR);

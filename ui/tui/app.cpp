@@ -76,10 +76,24 @@ void App::start_open(std::string path) {
       return;
     }
     auto session = make_session(std::move(*model));
-    ctx.post([this, gen, session] {
+    std::shared_ptr<ModelSession> ref;
+    if (!options_.ref_path.empty()) {
+      auto second = akview::open_model(options_.ref_path, opt);
+      if (ctx.cancelled()) return;
+      if (!second) {
+        ctx.post([this, gen, message = second.error().to_string()] {
+          if (gen != generation_) return;
+          error_ = "--ref: " + message;
+          screen_ = Screen::error;
+        });
+        return;
+      }
+      ref = make_session(std::move(*second));
+    }
+    ctx.post([this, gen, session, ref] {
       if (gen != generation_) return;
       const size_t pane = reopen_pane_;
-      view_ = std::make_unique<ModelView>(session, worker_);
+      view_ = std::make_unique<ModelView>(session, worker_, true, ref);
       view_->select_pane(pane);
       reopen_pane_ = 0;
       screen_ = Screen::model;
@@ -122,7 +136,7 @@ Pane* App::front_pane() {
 }
 
 bool App::global_action(Action action) {
-  const size_t pane_actions[] = {0, 1, 2, 3, 4, 5, 6};
+  const size_t pane_actions[] = {0, 1, 2, 3, 4, 5, 6, 7};
   switch (action) {   // the global context of the key table
     case Action::quit: quit_ = true; return true;
     case Action::back: back(); return true;
@@ -145,7 +159,7 @@ bool App::global_action(Action action) {
       return true;
     default: break;
   }
-  if (action >= Action::pane_1 && action <= Action::pane_7 && view_ && screen_ == Screen::model)
+  if (action >= Action::pane_1 && action <= Action::pane_8 && view_ && screen_ == Screen::model)
     view_->select_pane(pane_actions[static_cast<int>(action) - static_cast<int>(Action::pane_1)]);
   return true;
 }
@@ -243,17 +257,20 @@ void App::draw_tabs(Canvas& c) {
     c.text(1, 1, screen_ == Screen::list ? (help_open_ ? " Help " : " Models ") : " Model ", Role::tab_active, c.width() - 1);
     return;
   }
-  // Full names when they fit, else the active one named and the others by number.
-  int full = 0;
-  for (size_t i = 0; i < view_->pane_count(); ++i) full += static_cast<int>(view_->pane_title(i).size()) + 4;
-  const bool names = full <= c.width();
+  // Full names a column apart when they fit, else without the gaps, else the active one named and
+  // the others by number.
+  const int n = static_cast<int>(view_->pane_count());
+  int labels = 0;   // " N Title " each
+  for (int i = 0; i < n; ++i) labels += static_cast<int>(view_->pane_title(static_cast<size_t>(i)).size()) + 4;
+  const bool names = labels <= c.width();
+  const int gap = names && labels + n - 1 <= c.width() ? 1 : 0;
   int x = 0;
   for (size_t i = 0; i < view_->pane_count(); ++i) {
     const bool active = i == view_->pane_index();
     std::string label = names || active ? fmt::format(" {} {} ", i + 1, view_->pane_title(i)) : fmt::format(" {} ", i + 1);
     int w = c.text(x, 1, label, active ? Role::tab_active : Role::tab, c.width() - x);
     tab_spans_.emplace_back(x, x + w);
-    x += w + (names ? 1 : 0);
+    x += w + gap;
   }
 }
 

@@ -23,6 +23,7 @@ inline constexpr int kMinWidth = 40, kMinHeight = 12;
 
 struct AppOptions {
   std::string path;            // empty: the local stores
+  std::string ref_path;        // akview A --ref B: B, opened beside each model (the Diff pane)
   bool test_sync = false;      // AKVIEW_TEST_SYNC: write the frame marker after every frame
 };
 

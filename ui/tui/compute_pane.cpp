@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -49,12 +50,18 @@ const Column kColumns[] = {
     {"rms", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
     {"rel rms", 10, 1, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rel_rms, "{:.3g}"); }},
     {"cosine", 10, 2, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::cosine, "{:.7f}"); }},
+    // With a second model only: the relative RMS of y against y computed from its tensor.
+    {"vs ref", 10, 1, [](const ComputePane::Row& r, bool) {
+       return r.vs_ref ? fmt::format("{:.3g}", r.vs_ref->rel_rms) : std::string(kDash);
+     }},
 };
+constexpr size_t kVsRefColumn = 7;
 constexpr int kTensorMin = 12;
 
-std::vector<const Column*> columns_for(int w) {
+std::vector<const Column*> columns_for(int w, bool with_ref) {
   std::vector<const Column*> shown;
-  for (const Column& c : kColumns) shown.push_back(&c);
+  for (const Column& c : kColumns)
+    if (with_ref || &c != &kColumns[kVsRefColumn]) shown.push_back(&c);
   auto used = [&] {
     int sum = kTensorMin;
     for (const Column* c : shown) sum += c->width;
@@ -69,8 +76,9 @@ std::vector<const Column*> columns_for(int w) {
 
 }  // namespace
 
-ComputePane::ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected)
-    : session_(std::move(session)), selected_(std::move(selected)), choices_(default_choices()) {
+ComputePane::ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected,
+                         std::shared_ptr<ModelSession> ref)
+    : session_(std::move(session)), selected_(std::move(selected)), ref_(std::move(ref)), choices_(default_choices()) {
   mask_timings_ = std::getenv("AKVIEW_TEST_SYNC") != nullptr;   // goldens show no clock
 }
 
@@ -151,8 +159,9 @@ bool ComputePane::start_run(PaneHost& host) {
     return true;
   }
   RunQuery query;
-  const uint32_t t = selected_ ? selected_() : kNone;
-  switch (scope_) {
+  const bool forced = run_next_ != kNone;
+  const uint32_t t = forced ? std::exchange(run_next_, kNone) : selected_ ? selected_() : kNone;
+  switch (forced ? Scope::tensor : scope_) {
     case Scope::tensor:
       if (t >= session_->model.tensors.size()) {
         host.flash("no tensor selected: pick one in the Tensors pane (1)");
@@ -183,10 +192,10 @@ bool ComputePane::start_run(PaneHost& host) {
   count_->store(0);
   last_.clear();
   std::weak_ptr<bool> alive = alive_;
-  const std::string label = c.label, selection = selection_label();
+  const std::string label = c.label, selection = forced ? query.tensors.front() : selection_label();
   host.worker().submit(Job{
       "compute " + label,
-      [this, alive, id, label, selection, query = std::move(query), session = session_, done = done_,
+      [this, alive, id, label, selection, query = std::move(query), session = session_, ref = ref_, done = done_,
        count = count_](JobContext& ctx) {
         compute::RunCallbacks callbacks;
         callbacks.cancelled = [&ctx] { return ctx.cancelled(); };
@@ -196,7 +205,7 @@ bool ComputePane::start_run(PaneHost& host) {
           const double steps = std::max(1, p.steps);
           ctx.progress((static_cast<double>(p.tensor_index) + p.step / steps) / static_cast<double>(std::max<size_t>(1, p.tensor_count)));
         };
-        Result<RunTableReport> report = make_run_report(session->model, nullptr, query, callbacks);
+        Result<RunTableReport> report = make_run_report(session->model, ref ? &ref->model : nullptr, query, callbacks);
         if (ctx.cancelled() && report) report->cancelled = true;
         ctx.post([this, alive, id, label, selection, report = std::move(report)]() mutable {
           if (!alive.expired()) finish(id, label, selection, std::move(report));
@@ -240,7 +249,7 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
     return;
   }
   if (!report) {
-    put_row(Row{selection, label, Row::State::failed, 0, 0, std::nullopt, report.error().to_string()});
+    put_row(Row{selection, label, Row::State::failed, 0, 0, std::nullopt, report.error().to_string(), std::nullopt});
     last_ = "failed";
     return;
   }
@@ -251,12 +260,22 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
     row.seconds = run.min_seconds;
     row.gbps = run.gbps_best;
     row.error = run.vs_reference;
+    row.vs_ref = run.vs_second;
     row.note = !run.note.empty() ? run.note : run.reference_error;
     put_row(std::move(row));
   }
   for (const compute::RunFailure& f : report->failures)
-    put_row(Row{f.name, label, Row::State::failed, 0, 0, std::nullopt, f.error.to_string()});
+    put_row(Row{f.name, label, Row::State::failed, 0, 0, std::nullopt, f.error.to_string(), std::nullopt});
   last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s", report->failures.size());
+}
+
+void ComputePane::run_tensor(uint32_t tensor, PaneHost& host) {
+  if (running_) {
+    host.flash("a run is under way: Esc cancels it");
+    return;
+  }
+  run_next_ = tensor;
+  start_run(host);
 }
 
 void ComputePane::start_filter(PaneHost& host) {
@@ -345,7 +364,7 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
   }
   if (++y >= area.y + area.h) return;
   // The results table.
-  const std::vector<const Column*> cols = columns_for(area.w);
+  const std::vector<const Column*> cols = columns_for(area.w, ref_ != nullptr);
   int rest = area.w;
   for (const Column* col : cols) rest -= col->width;
   const int tensor_w = std::max(1, rest);

@@ -36,10 +36,13 @@ class ComputePane : public Pane {
     double seconds = 0, gbps = 0;
     std::optional<compute::ErrorStats> error;   // against the f64 reference
     std::string note;                           // the failure, or why there is no error column
+    std::optional<compute::ErrorStats> vs_ref;  // against the second model's tensor (akview A --ref B)
   };
 
-  // `selected` gives the Tensors pane's selected tensor (kNone: none).
-  ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected);
+  // `selected` gives the Tensors pane's selected tensor (kNone: none); `ref` the second model, whose
+  // tensor of the same canonical name each run is also compared with (null: none).
+  ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected,
+              std::shared_ptr<ModelSession> ref = nullptr);
   ~ComputePane() override;
 
   std::string_view title() const override { return "Compute"; }
@@ -57,6 +60,8 @@ class ComputePane : public Pane {
   const std::vector<Row>& rows() const { return rows_; }
   bool running() const { return running_ != 0; }
   const Choice& backend() const { return choices_[choice_]; }
+  // Runs one tensor now (the Diff pane's `x`), whatever the selection says.
+  void run_tensor(uint32_t tensor, PaneHost& host);
   // Picks the backend by label; false when there is none.
   bool select_backend(std::string_view label);
   void set_mask_timings(bool mask) { mask_timings_ = mask; }   // "—" for time and GB/s (goldens)
@@ -73,6 +78,8 @@ class ComputePane : public Pane {
 
   std::shared_ptr<ModelSession> session_;
   std::function<uint32_t()> selected_;
+  std::shared_ptr<ModelSession> ref_;
+  uint32_t run_next_ = kNone;         // run_tensor's tensor, for the next start_run
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   Scope scope_ = Scope::tensor;
   std::string filter_;

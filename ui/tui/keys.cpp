@@ -23,6 +23,7 @@ const std::vector<KeyBinding>& bindings() {
       {{'5'}, C::global, pane_5, "Mapping pane"},
       {{'6'}, C::global, pane_6, "Compute pane"},
       {{'7'}, C::global, pane_7, "Help pane"},
+      {{'8'}, C::global, pane_8, "Diff pane (with a second model: akview A --ref B)"},
       {{'R'}, C::global, reload, "reload the model from disk"},
       {{kKeyEsc}, C::global, back, "cancel background work, close a detail, back to the model list"},
       {{kKeyBackspace}, C::global, back, "back to the model list"},
@@ -73,6 +74,9 @@ const std::vector<KeyBinding>& bindings() {
       {{'+'}, C::compute, repeats_up, "more timed repeats"},
       {{'-'}, C::compute, repeats_down, "fewer timed repeats"},
       {{'x'}, C::compute, clear, "clear the results"},
+      {{kKeyEnter}, C::diff, open, "both tensors side by side: shapes, types, value statistics, the error"},
+      {{'x'}, C::diff, run_pair, "run the pair in Compute (A's tensor, its error against B's)"},
+      {{'s'}, C::diff, restart_stats, "compute the errors again (after Esc)"},
       {{kKeyEsc, kKeyEnter, 'q'}, C::detail, back, "close the detail"},
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
@@ -125,7 +129,7 @@ std::string key_label(int32_t key) {
 std::string_view context_title(Context context) {
   static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
                                                  "Tensor detail", "Header", "Layout", "Groups", "Mapping", "Compute",
-                                                 "Prompts (filter, search)"};
+                                                 "Diff", "Prompts (filter, search)"};
   return kTitles[static_cast<size_t>(context)];
 }
 

@@ -32,16 +32,16 @@ enum Key : int32_t {
 
 // Where a binding applies. Dispatch tries the innermost context first: a prompt, then the open
 // detail, then the pane or list in front, then `nav` (any scrolling view), then `global`.
-enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, prompt };
+enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, diff, prompt };
 
 enum class Action : uint8_t {
-  quit, help, next_pane, prev_pane, pane_1, pane_2, pane_3, pane_4, pane_5, pane_6, pane_7,
+  quit, help, next_pane, prev_pane, pane_1, pane_2, pane_3, pane_4, pane_5, pane_6, pane_7, pane_8,
   up, down, page_up, page_down, home, end, back, open, reload, cancel_work, restart_stats,
   column_left, column_right, sort_asc, sort_desc, filter, search, search_next, search_prev,
   group_layers, fold, toggle_canonical, toggle_raw, unmapped_only,
   prompt_accept, prompt_cancel, prompt_erase,
   goto_offset, next_file,
-  run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear,
+  run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear, run_pair,
 };
 
 struct KeyBinding {

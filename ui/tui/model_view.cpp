@@ -3,6 +3,7 @@
 
 #include "ui/tui/groups_pane.hpp"
 #include "ui/tui/compute_pane.hpp"
+#include "ui/tui/diff_pane.hpp"
 #include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
 #include "ui/tui/layout_pane.hpp"
@@ -11,15 +12,23 @@
 
 namespace akview::tui {
 
-ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs)
-    : session_(std::move(session)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
+ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs,
+                     std::shared_ptr<ModelSession> ref)
+    : session_(std::move(session)), ref_(std::move(ref)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
   panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
   panes_.push_back(std::make_unique<HeaderPane>(session_));
   panes_.push_back(std::make_unique<LayoutPane>(session_));
   panes_.push_back(std::make_unique<GroupsPane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<MappingPane>(session_));
-  panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }));
+  panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }, ref_));
   panes_.push_back(std::make_unique<HelpPane>());
+  if (ref_) {
+    constexpr size_t kCompute = 5;
+    panes_.push_back(std::make_unique<DiffPane>(session_, ref_, [this](uint32_t tensor, PaneHost& host) {
+      static_cast<ComputePane&>(*panes_[kCompute]).run_tensor(tensor, host);
+      select_pane(kCompute);
+    }));
+  }
   if (!start_jobs) return;
   Job names;
   names.label = "name map";

@@ -1,4 +1,4 @@
-// One opened model on screen: its session, the seven panes in PRODUCT.md's order, and the
+// One opened model on screen: its session, the panes in PRODUCT.md's order (Diff with a second model), and the
 // background jobs that fill it in (the name map, then value statistics, rows on screen first).
 #pragma once
 
@@ -17,8 +17,10 @@ class TensorsPane;
 class ModelView {
  public:
   // Starts the name-map and statistics jobs on `worker` (`start_jobs` false: none, for the frame
-  // benchmark, which measures drawing alone).
-  ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs = true);
+  // benchmark, which measures drawing alone). With `ref` (akview A --ref B) an eighth pane, Diff,
+  // compares the model with it, and Compute compares each run with its tensor.
+  ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs = true,
+            std::shared_ptr<ModelSession> ref = nullptr);
 
   ModelSession& session() { return *session_; }
   const std::shared_ptr<ModelSession>& shared_session() const { return session_; }
@@ -28,6 +30,7 @@ class ModelView {
   std::string_view pane_title(size_t i) const { return panes_[i]->title(); }
   void select_pane(size_t i) { current_ = i < panes_.size() ? i : current_; }
   TensorsPane& tensors();
+  const std::shared_ptr<ModelSession>& ref() const { return ref_; }
 
   void restart_stats();
   // Checks the files' size and mtime (call about once a second); true when that changed the answer.
@@ -36,6 +39,7 @@ class ModelView {
 
  private:
   std::shared_ptr<ModelSession> session_;
+  std::shared_ptr<ModelSession> ref_;
   Worker& worker_;
   std::shared_ptr<StatsPlan> plan_;
   std::vector<std::unique_ptr<Pane>> panes_;
