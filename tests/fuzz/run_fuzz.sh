@@ -4,13 +4,13 @@
 # target: executions, new corpus inputs, findings. Any finding (crash, leak, timeout, OOM) fails the
 # run; its input is kept in build-fuzz/findings/<target>/ — turn it into a unit test and copy it
 # into tests/fuzz/corpus/<target>/ so every ctest run replays it.
-#   tests/fuzz/run_fuzz.sh                         # CI: 20 s per target
+#   tests/fuzz/run_fuzz.sh                         # CI: 10 s per target
 #   AKVIEW_FUZZ_SECONDS=3600 tests/fuzz/run_fuzz.sh [TARGET...]   # long run
 # AKVIEW_FUZZ_JOBS (default 1) runs that many fuzzing processes per target in parallel.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
-seconds="${AKVIEW_FUZZ_SECONDS:-20}"
+seconds="${AKVIEW_FUZZ_SECONDS:-10}"
 # A fixed seed by default, so the CI step explores the same inputs on every run (AKVIEW_FUZZ_SEED=0: random).
 seed="${AKVIEW_FUZZ_SEED:-1}"
 jobs="${AKVIEW_FUZZ_JOBS:-1}"
