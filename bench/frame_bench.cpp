@@ -82,7 +82,7 @@ void line(const char* what, const Stats& s, double target_ms) {
 
 int run(const std::string& path, int width, int height) {
   const auto t_start = Clock::now();
-  tui::App app(tui::AppOptions{path, false});
+  tui::App app(tui::AppOptions{path, {}, false});
   tui::Canvas canvas(width, height);
   // The open runs on the worker; the shell draws "opening" frames meanwhile (not measured).
   while (!app.model_view()) {

@@ -32,6 +32,11 @@ class Backend {
   virtual std::string fallback_note(const TensorView& view) const { return {}; }
   // y[0..n_rows) = W x, x holds n_cols floats. Never crashes on input: a bad view is an Error.
   virtual Status matvec(const TensorView& view, const float* x, float* y) = 0;
+  // Puts the view's weights where matvec reads them, for backends that keep a device copy (OpenCL
+  // keeps it across repeats and runs of the same tensor): the runner calls it before timing, so the
+  // upload is timed on its own. True when it copied something now; false when the weights were
+  // there already or the backend reads them in place.
+  virtual Result<bool> upload(const TensorView& view) { return false; }
 };
 
 // The registry: one row per backend, in the order `akview devices` lists them.

@@ -13,6 +13,10 @@ Backend& cpu_backend();
 Backend& blas_backend();
 Backend& opencl_backend();
 bool opencl_has_gpu();   // true when the OpenCL backend runs on a GPU device
+// Weight uploads the OpenCL backend made (a tensor kept on the device is uploaded once), and the
+// bytes it keeps there now (tests, the bench).
+uint64_t opencl_upload_count();
+uint64_t opencl_cached_bytes();
 
 }  // namespace akview::compute
 

@@ -6,7 +6,10 @@
 // kernel runs on the cpu backend, with a note saying so.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <climits>
+#include <map>
+#include <tuple>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -138,6 +141,7 @@ class OpenClBackend final : public Backend {
       if (queue_) api_->ReleaseCommandQueue(queue_);
       if (context_) api_->ReleaseContext(context_);
     }
+    resident_.clear();   // buffers of the context released below
     kernels_ = {};
     program_ = nullptr;
     queue_ = nullptr;
@@ -191,6 +195,22 @@ class OpenClBackend final : public Backend {
     return fmt::format("{}: no OpenCL kernel, ran on cpu", type_info(view.type).name);
   }
 
+  // The weights stay on the device once uploaded (keyed by the mapping they come from, so a file
+  // opened again is a new entry), within a byte budget; the least recently used go first.
+  Result<bool> upload(const TensorView& view) override {
+    std::lock_guard lock(mutex_);
+    init();
+    if (!ready_) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl unavailable: " + why_);
+    AKV_TRY(validate_view(view));
+    const ClKernelRow* row = find(view);
+    if (!row || view.n_rows == 0 || view.n_cols == 0) return false;
+    AKV_TRY(check_view_mapped(view));
+    bool uploaded = false;
+    auto kept = resident(view, *row, uploaded);
+    if (!kept) return std::move(kept).error();
+    return uploaded;
+  }
+
   Status matvec(const TensorView& view, const float* x, float* y) override {
     std::lock_guard lock(mutex_);   // before init(): the order select() takes them, so a concurrent
     init();                         // select cannot release the kernels between the checks and the launch
@@ -205,54 +225,49 @@ class OpenClBackend final : public Backend {
       return {};
     }
     if (view.n_cols > INT_MAX) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: row longer than 2^31-1 elements");
-    const size_t index = static_cast<size_t>(row - kClKernels.data());
-    cl_kernel k = kernels_[index];
-
-    // Rows per launch: every buffer of the chunk must stay under the device's max allocation.
-    const uint64_t groups_per_row = view.group_size ? static_cast<uint64_t>(view.n_cols / view.group_size) : 0;
-    const uint64_t s_row = groups_per_row * type_info(view.scales_type).block_bytes;
-    const uint64_t b_row = groups_per_row * type_info(view.biases_type).block_bytes;
-    const uint64_t widest = std::max({view.row_bytes, s_row, b_row, uint64_t{1}});
-    const uint64_t limit = std::min<uint64_t>(max_alloc_, uint64_t{1} << 40);
-    if (widest > limit) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: one row is larger than the device's max allocation");
-    const int64_t chunk_rows = static_cast<int64_t>(std::min<uint64_t>({limit / widest, static_cast<uint64_t>(view.n_rows), uint64_t{INT_MAX} - kLocalSize}));
+    cl_kernel k = kernels_[static_cast<size_t>(row - kClKernels.data())];
+    bool uploaded = false;
+    auto kept_or = resident(view, *row, uploaded);
+    if (!kept_or) return std::move(kept_or).error();
+    const Resident* kept = *kept_or;
+    auto plan_or = plan_chunks(view);
+    if (!plan_or) return std::move(plan_or).error();
+    const Plan plan = *plan_or;
 
     cl_int err = CL_SUCCESS;
     ClMem xbuf(api_, api_->CreateBuffer(context_, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof(float) * static_cast<size_t>(view.n_cols), const_cast<float*>(x), &err));
     if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(x)", err);
 
-    // The kernels read the mapping in place (or the driver copies it) on the OpenCL runtime's own
-    // threads (PoCL: in this process), which carry no SIGBUS guard and must not be jumped out of
-    // (they hold the runtime's locks). So only the size pre-check protects them: it is repeated per
-    // chunk, and a file cut while a chunk runs still ends the process (core/fault_guard.hpp).
-    for (int64_t r0 = 0; r0 < view.n_rows; r0 += chunk_rows) {
-      const int64_t rows = std::min(chunk_rows, view.n_rows - r0);
-      if (r0 > 0) AKV_TRY(check_view_mapped(view));
-      ClMem w = host_buffer(view.data.data() + static_cast<uint64_t>(r0) * view.row_bytes, static_cast<uint64_t>(rows) * view.row_bytes, err);
-      if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(weights)", err);
+    // The kernels read the weights on the OpenCL runtime's own threads (PoCL: in this process), which
+    // carry no SIGBUS guard and must not be jumped out of (they hold the runtime's locks). Kept
+    // weights are the device's copy; weights read in place are protected only by the size
+    // pre-check, repeated per chunk: a file cut while a chunk runs still ends the process
+    // (core/fault_guard.hpp).
+    size_t chunk_index = 0;
+    for (int64_t r0 = 0; r0 < view.n_rows; r0 += plan.chunk_rows, ++chunk_index) {
+      const int64_t rows = std::min(plan.chunk_rows, view.n_rows - r0);
+      Chunk local;
+      const Chunk* chunk = kept ? &kept->chunks[chunk_index] : &local;
+      if (!kept) {
+        if (r0 > 0) AKV_TRY(check_view_mapped(view));
+        AKV_TRY(make_chunk(view, *row, plan, r0, rows, CL_MEM_USE_HOST_PTR, local));
+      }
       ClMem ybuf(api_, api_->CreateBuffer(context_, CL_MEM_WRITE_ONLY, sizeof(float) * static_cast<size_t>(rows), nullptr, &err));
       if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(y)", err);
       const cl_ulong w_bytes = static_cast<cl_ulong>(rows) * view.row_bytes;
       const cl_int n_rows = static_cast<cl_int>(rows), n_cols = static_cast<cl_int>(view.n_cols);
-      ClMem s, b;
       cl_uint arg = 0;
       auto set = [&](size_t size, const void* value) {
         if (err == CL_SUCCESS) err = api_->SetKernelArg(k, arg, size, value);
         ++arg;
       };
-      set(sizeof(cl_mem), &w.mem);
+      set(sizeof(cl_mem), &chunk->w.mem);
       set(sizeof(cl_ulong), &w_bytes);
-      cl_ulong s_bytes = 0, b_bytes = 0;
       if (row->layout == ArgLayout::affine) {
-        s_bytes = static_cast<cl_ulong>(rows) * s_row;
-        b_bytes = static_cast<cl_ulong>(rows) * b_row;
-        cl_int e2 = CL_SUCCESS, e3 = CL_SUCCESS;
-        s = host_buffer(view.scales.data() + static_cast<uint64_t>(r0) * s_row, s_bytes, e2);
-        b = host_buffer(view.biases.data() + static_cast<uint64_t>(r0) * b_row, b_bytes, e3);
-        if (e2 != CL_SUCCESS || e3 != CL_SUCCESS) return cl_fail("clCreateBuffer(scales/biases)", e2 != CL_SUCCESS ? e2 : e3);
-        set(sizeof(cl_mem), &s.mem);
+        const cl_ulong s_bytes = static_cast<cl_ulong>(rows) * plan.s_row, b_bytes = static_cast<cl_ulong>(rows) * plan.b_row;
+        set(sizeof(cl_mem), &chunk->s.mem);
         set(sizeof(cl_ulong), &s_bytes);
-        set(sizeof(cl_mem), &b.mem);
+        set(sizeof(cl_mem), &chunk->b.mem);
         set(sizeof(cl_ulong), &b_bytes);
       }
       set(sizeof(cl_mem), &xbuf.mem);
@@ -269,8 +284,8 @@ class OpenClBackend final : public Backend {
       }
       if (err != CL_SUCCESS) return cl_fail("clSetKernelArg", err);
       // Global size rounded up to the work-group size; the kernels return for row >= rows.
-      const size_t global = (static_cast<size_t>(rows) + kLocalSize - 1) / kLocalSize * kLocalSize, local = kLocalSize;
-      err = api_->EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+      const size_t global = (static_cast<size_t>(rows) + kLocalSize - 1) / kLocalSize * kLocalSize, local_size = kLocalSize;
+      err = api_->EnqueueNDRangeKernel(queue_, k, 1, nullptr, &global, &local_size, 0, nullptr, nullptr);
       if (err != CL_SUCCESS) return cl_fail("clEnqueueNDRangeKernel", err);
       err = api_->EnqueueReadBuffer(queue_, ybuf.mem, CL_TRUE, 0, sizeof(float) * static_cast<size_t>(rows), y + r0, 0, nullptr, nullptr);
       if (err != CL_SUCCESS) return cl_fail("clEnqueueReadBuffer", err);
@@ -278,7 +293,99 @@ class OpenClBackend final : public Backend {
     return {};
   }
 
+  uint64_t upload_count() const { return uploads_.load(); }
+  uint64_t cached_bytes() const {
+    std::lock_guard lock(mutex_);
+    uint64_t n = 0;
+    for (const auto& [key, r] : resident_) n += r.bytes;
+    return n;
+  }
+
  private:
+  // Rows per launch: every buffer of a chunk stays under the device's max allocation.
+  struct Plan {
+    int64_t chunk_rows = 0;
+    uint64_t s_row = 0, b_row = 0;   // scale and bias bytes per row (affine)
+  };
+  Result<Plan> plan_chunks(const TensorView& view) const {
+    Plan p;
+    const uint64_t groups_per_row = view.group_size ? static_cast<uint64_t>(view.n_cols / view.group_size) : 0;
+    p.s_row = groups_per_row * type_info(view.scales_type).block_bytes;
+    p.b_row = groups_per_row * type_info(view.biases_type).block_bytes;
+    const uint64_t widest = std::max({view.row_bytes, p.s_row, p.b_row, uint64_t{1}});
+    const uint64_t limit = std::min<uint64_t>(max_alloc_, uint64_t{1} << 40);
+    if (widest > limit) return make_error(ErrorCode::unsupported, "", kNoOffset, "opencl: one row is larger than the device's max allocation");
+    p.chunk_rows = static_cast<int64_t>(std::min<uint64_t>({limit / widest, static_cast<uint64_t>(view.n_rows), uint64_t{INT_MAX} - kLocalSize}));
+    return p;
+  }
+
+  // One chunk's buffers: over the caller's bytes (USE_HOST_PTR where aligned: read in place) or a
+  // device copy (COPY_HOST_PTR: the upload).
+  struct Chunk {
+    ClMem w, s, b;
+  };
+  Status make_chunk(const TensorView& view, const ClKernelRow& row, const Plan& plan, int64_t r0, int64_t rows,
+                    cl_mem_flags mode, Chunk& out) {
+    cl_int err = CL_SUCCESS;
+    out.w = host_buffer(view.data.data() + static_cast<uint64_t>(r0) * view.row_bytes, static_cast<uint64_t>(rows) * view.row_bytes, mode, err);
+    if (err != CL_SUCCESS) return cl_fail("clCreateBuffer(weights)", err);
+    if (row.layout == ArgLayout::affine) {
+      cl_int e2 = CL_SUCCESS, e3 = CL_SUCCESS;
+      out.s = host_buffer(view.scales.data() + static_cast<uint64_t>(r0) * plan.s_row, static_cast<uint64_t>(rows) * plan.s_row, mode, e2);
+      out.b = host_buffer(view.biases.data() + static_cast<uint64_t>(r0) * plan.b_row, static_cast<uint64_t>(rows) * plan.b_row, mode, e3);
+      if (e2 != CL_SUCCESS || e3 != CL_SUCCESS) return cl_fail("clCreateBuffer(scales/biases)", e2 != CL_SUCCESS ? e2 : e3);
+    }
+    return {};
+  }
+
+  // A view's weights kept on the device: its chunks, its bytes and when it was last used.
+  struct Resident {
+    std::vector<Chunk> chunks;
+    uint64_t bytes = 0, last_use = 0;
+  };
+  using ResidentKey = std::tuple<uint64_t, const uint8_t*, size_t, const uint8_t*, size_t, const uint8_t*, size_t>;
+
+  // The kept copy of the view's weights, uploaded now when missing (`uploaded`); null when the view
+  // cannot be kept (bytes of unknown lifetime, or more than the budget): matvec then reads in place.
+  Result<const Resident*> resident(const TensorView& view, const ClKernelRow& row, bool& uploaded) {
+    uploaded = false;
+    if (view.source_id == 0) return static_cast<const Resident*>(nullptr);
+    const ResidentKey key{view.source_id, view.data.data(), view.data.size(), view.scales.data(), view.scales.size(),
+                          view.biases.data(), view.biases.size()};
+    if (auto it = resident_.find(key); it != resident_.end()) {
+      it->second.last_use = ++use_clock_;
+      return &it->second;
+    }
+    const uint64_t bytes = view.data.size() + view.scales.size() + view.biases.size();
+    const uint64_t budget = std::min<uint64_t>(device_.global_mem_bytes ? device_.global_mem_bytes / 2 : uint64_t{1} << 30, uint64_t{4} << 30);
+    if (bytes > budget) return static_cast<const Resident*>(nullptr);
+    auto used = [&] {
+      uint64_t n = 0;
+      for (const auto& [k, r] : resident_) n += r.bytes;
+      return n;
+    };
+    while (!resident_.empty() && used() + bytes > budget) {
+      auto oldest = std::min_element(resident_.begin(), resident_.end(),
+                                     [](const auto& a, const auto& b) { return a.second.last_use < b.second.last_use; });
+      resident_.erase(oldest);
+    }
+    auto plan_or = plan_chunks(view);
+    if (!plan_or) return std::move(plan_or).error();
+    const Plan plan = *plan_or;
+    Resident r;
+    r.bytes = bytes;
+    r.last_use = ++use_clock_;
+    for (int64_t r0 = 0; r0 < view.n_rows; r0 += plan.chunk_rows) {
+      AKV_TRY(check_view_mapped(view));
+      Chunk c;
+      AKV_TRY(make_chunk(view, row, plan, r0, std::min(plan.chunk_rows, view.n_rows - r0), CL_MEM_COPY_HOST_PTR, c));
+      r.chunks.push_back(std::move(c));
+    }
+    ++uploads_;
+    uploaded = true;
+    return &resident_.emplace(key, std::move(r)).first->second;
+  }
+
   const ClKernelRow* find(const TensorView& view) const {
     for (const auto& r : kClKernels) {
       if (r.type != view.type) continue;
@@ -293,15 +400,16 @@ class OpenClBackend final : public Backend {
     return nullptr;
   }
 
-  // Zero copy over the caller's bytes when they are 4-byte aligned (kernels read f32/f16 there);
-  // otherwise a copy into a buffer the driver aligns.
-  ClMem host_buffer(const uint8_t* p, uint64_t bytes, cl_int& err) {
+  // `mode` CL_MEM_USE_HOST_PTR: zero copy over the caller's bytes when they are 4-byte aligned
+  // (kernels read f32/f16 there), else a copy into a buffer the driver aligns; CL_MEM_COPY_HOST_PTR:
+  // always the device's own copy.
+  ClMem host_buffer(const uint8_t* p, uint64_t bytes, cl_mem_flags mode, cl_int& err) {
     err = CL_SUCCESS;
     if (bytes == 0) {   // an empty span: a one-byte dummy buffer, never read (w_bytes = 0)
       return ClMem(api_, api_->CreateBuffer(context_, CL_MEM_READ_ONLY, 1, nullptr, &err));
     }
     const bool aligned = reinterpret_cast<uintptr_t>(p) % 4 == 0;
-    const cl_mem_flags flags = CL_MEM_READ_ONLY | (aligned ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
+    const cl_mem_flags flags = CL_MEM_READ_ONLY | (aligned && mode == CL_MEM_USE_HOST_PTR ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR);
     return ClMem(api_, api_->CreateBuffer(context_, flags, static_cast<size_t>(bytes), const_cast<uint8_t*>(p), &err));
   }
 
@@ -403,6 +511,9 @@ class OpenClBackend final : public Backend {
   cl_command_queue queue_ = nullptr;
   cl_program program_ = nullptr;
   std::array<cl_kernel, kClKernels.size()> kernels_{};
+  std::map<ResidentKey, Resident> resident_;   // weights kept on the device (mutex_)
+  uint64_t use_clock_ = 0;
+  std::atomic<uint64_t> uploads_{0};
 };
 
 OpenClBackend& instance() {
@@ -413,6 +524,8 @@ OpenClBackend& instance() {
 }  // namespace
 
 Backend& opencl_backend() { return instance(); }
+uint64_t opencl_upload_count() { return instance().upload_count(); }
+uint64_t opencl_cached_bytes() { return instance().cached_bytes(); }
 // From the device list only: `auto` asks this for every run, and building the program (what
 // availability() does) would cost every run on a machine whose only device is PoCL's CPU.
 bool opencl_has_gpu() {

@@ -68,6 +68,9 @@ struct TensorRun {
   int repeats = 0;
   double min_seconds = 0, median_seconds = 0;
   double gbps_best = 0, gbps_median = 0;   // weight bytes / time
+  // Copying the weights to the backend's device before the runs (OpenCL keeps them there across
+  // repeats and runs of the same tensor): nullopt when nothing was copied this run.
+  std::optional<double> upload_seconds;
   std::optional<ErrorStats> vs_reference;
   std::string reference_error;             // why vs_reference is absent (reference failed)
   std::optional<ErrorStats> vs_second;     // filled by compare_with_second

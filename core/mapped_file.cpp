@@ -1,6 +1,8 @@
 // Read-only mmap of a whole file, and the registry of live mappings (see mapped_file.hpp).
 #include "core/mapped_file.hpp"
 
+#include <atomic>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -77,9 +79,10 @@ MappedFile::~MappedFile() { release(); }
 
 // A move keeps the mapping's address, so its registry row stays right as it is.
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_), fd_(other.fd_) {
+    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_), id_(other.id_), fd_(other.fd_) {
   other.data_ = nullptr;
   other.size_ = 0;
+  other.id_ = 0;
   other.fd_ = -1;
 }
 
@@ -89,9 +92,11 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     path_ = std::move(other.path_);
     data_ = other.data_;
     size_ = other.size_;
+    id_ = other.id_;
     fd_ = other.fd_;
     other.data_ = nullptr;
     other.size_ = 0;
+    other.id_ = 0;
     other.fd_ = -1;
   }
   return *this;
@@ -110,8 +115,10 @@ Result<MappedFile> MappedFile::open(const std::string& path) {
     ::close(fd);
     return make_error(ErrorCode::io, path, kNoOffset, "not a regular file");
   }
+  static std::atomic<uint64_t> next_id{1};
   MappedFile f;
   f.path_ = path;
+  f.id_ = next_id.fetch_add(1, std::memory_order_relaxed);
   f.size_ = static_cast<uint64_t>(st.st_size);
   if (f.size_ == 0) {
     ::close(fd);

@@ -28,6 +28,9 @@ class MappedFile {
   static Result<MappedFile> open(const std::string& path);
 
   const std::string& path() const { return path_; }
+  // Unique to this mapping in the process, never reused (0: none): caches of the bytes (e.g. the
+  // OpenCL backend's device copies) key on it, so a file opened again is never mistaken for the old one.
+  uint64_t id() const { return id_; }
   uint64_t size() const { return size_; }
   const uint8_t* data() const { return data_; }
   std::span<const uint8_t> bytes() const { return {data_, static_cast<size_t>(size_)}; }
@@ -44,6 +47,7 @@ class MappedFile {
   std::string path_;
   const uint8_t* data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t id_ = 0;
   int fd_ = -1;   // read-only, close-on-exec; kept for fstat (the file may shrink under the mapping)
 };
 

@@ -34,6 +34,7 @@ Result<TensorView> make_tensor_view(const Model& model, const Tensor& t) {
   v.n_rows = static_cast<int64_t>(rows);
   v.data = model.data(t);
   if (v.data.size() != t.nbytes) return view_error(model, t, ErrorCode::out_of_bounds, "data lies outside its file");
+  if (t.file < model.files.size()) v.source_id = model.files[t.file].map.id();
 
   const TypeInfo& info = type_info(t.type);
   if (info.kind != TypeKind::composite) {

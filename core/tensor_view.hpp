@@ -26,6 +26,10 @@ struct TensorView {
   std::span<const uint8_t> scales;    // [n_rows, n_cols / group_size]
   std::span<const uint8_t> biases;    // same shape as scales; empty when the mode has none
   std::span<const uint8_t> global_scale;   // f32 scalar or per-row vector; empty when absent
+
+  // MappedFile::id() of the file `data` lies in (0: bytes of unknown lifetime): backends that keep
+  // device copies of the weights cache them only when it is set.
+  uint64_t source_id = 0;
 };
 
 // Builds the view of tensor `t` of `model`, checking every span against its file.

@@ -43,6 +43,7 @@ nlohmann::json to_json(const RunTableReport& r) {
                         {"weight_bytes", t.weight_bytes}, {"repeats", t.repeats}, {"min_seconds", t.min_seconds},
                         {"median_seconds", t.median_seconds}, {"gbps_best", t.gbps_best}, {"gbps_median", t.gbps_median},
                         {"vs_reference", error_json(t.vs_reference)}, {"vs_ref_model", error_json(t.vs_second)}};
+    j["upload_seconds"] = t.upload_seconds ? nlohmann::json(*t.upload_seconds) : nlohmann::json(nullptr);
     if (!t.note.empty()) j["note"] = t.note;
     if (!t.reference_error.empty()) j["reference_error"] = t.reference_error;
     if (t.xquant) j["x_quant"] = xquant_json(*t.xquant);
@@ -83,6 +84,9 @@ void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format) {
                t.backend, fmt::format("{}x{}", t.n_rows, t.n_cols), t.median_seconds * 1e3, t.gbps_median,
                error_cells(t.vs_reference), r.ref_path.empty() ? "" : "  " + error_cells(t.vs_second));
     if (!t.note.empty()) fmt::print(out, "  note: {}\n", escape_for_terminal(t.note));
+    if (t.upload_seconds)
+      fmt::print(out, "  upload: {:.3f} ms ({:.2f} GB/s), not in the times: the weights stay on the device\n",
+                 *t.upload_seconds * 1e3, *t.upload_seconds > 0 ? static_cast<double>(t.weight_bytes) / *t.upload_seconds / 1e9 : 0.0);
     if (t.xquant && t.xquant->act.empty()) fmt::print(out, "  x-quant: {}\n", escape_for_terminal(t.xquant->note));
     if (t.xquant && !t.xquant->act.empty())
       fmt::print(out, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}\n", "  x-quant, x as " + t.xquant->act, w, t.type,
