@@ -187,7 +187,8 @@ RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& opti
     }
     auto r = run_tensor(tensors[i], options, callbacks, i, tensors.size());
     if (r) {
-      report.runs.push_back(std::move(*r));
+      if (callbacks.on_run) callbacks.on_run(*r);
+      else report.runs.push_back(std::move(*r));
     } else if (r.error().code == ErrorCode::refused && r.error().message == "cancelled") {
       report.cancelled = true;
       break;

@@ -87,6 +87,9 @@ struct RunProgress {
 struct RunCallbacks {
   std::function<void(const RunProgress&)> on_progress;   // called before each step
   std::function<bool()> cancelled;                       // polled between steps
+  // run_tensors: each run as it finishes (to print it while the next one runs); when set, the
+  // report's `runs` stay empty.
+  std::function<void(TensorRun&)> on_run;
 };
 
 // Runs one view. A cancelled run returns ErrorCode::refused with the message "cancelled".

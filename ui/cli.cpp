@@ -171,15 +171,6 @@ int run_diff(CliOptions& o) {
 }
 
 // Writes every run's y, in run order, as raw little-endian f32.
-bool write_outputs(const std::string& path, const RunTableReport& r) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (!f) return false;
-  bool ok = true;
-  for (const auto& run : r.runs)
-    ok = ok && std::fwrite(run.y.data(), sizeof(float), run.y.size(), f) == run.y.size();
-  return std::fclose(f) == 0 && ok;
-}
-
 int run_run(CliOptions& o) {
   auto input = compute::parse_input_spec(o.x);
   if (!input) return report_error(input.error());
@@ -195,11 +186,23 @@ int run_run(CliOptions& o) {
     ref = open_or_report(o.ref);
     if (!ref) return kExitBadInput;
   }
-  auto r = make_run_report(*model, ref ? &*ref : nullptr, o.run);
-  if (!r) return report_error(r.error());
-  if (!o.y_out.empty() && !write_outputs(o.y_out, *r))
+  // Each run is printed (and its y written to --y-out) as it finishes, while the next one runs.
+  std::FILE* y_out = nullptr;
+  if (!o.y_out.empty() && !(y_out = std::fopen(o.y_out.c_str(), "wb")))
     return report_error(make_error(ErrorCode::io, o.y_out, kNoOffset, "cannot write --y-out"));
-  print_run(stdout, *r, o.format());
+  bool y_ok = true;
+  RunPrinter printer(stdout, o.format(), model->path, ref ? ref->path : std::string(), o.run.options.x_quant);
+  compute::RunCallbacks callbacks;
+  callbacks.on_run = [&](compute::TensorRun& run) {
+    printer.row(run);
+    if (y_out) y_ok = y_ok && std::fwrite(run.y.data(), sizeof(float), run.y.size(), y_out) == run.y.size();
+  };
+  auto r = make_run_report(*model, ref ? &*ref : nullptr, o.run, callbacks,
+                           [&](const std::vector<std::string>& names) { printer.begin(names); });
+  if (y_out) y_ok = std::fclose(y_out) == 0 && y_ok;
+  if (!r) return report_error(r.error());   // nothing ran (the selection failed): nothing was printed
+  printer.end(*r);
+  if (!y_ok) return report_error(make_error(ErrorCode::io, o.y_out, kNoOffset, "cannot write --y-out"));
   return r->failures.empty() && !r->cancelled ? kExitOk : kExitBadInput;
 }
 

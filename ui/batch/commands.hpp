@@ -110,8 +110,12 @@ struct RunQuery {
 // names none. `finder` is `model`'s; its name map is built here when the query needs it and can be
 // reused by the caller.
 Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinder& finder, const RunQuery& query);
-// Runs them; with `ref`, each output is also compared with the same canonical tensor of `ref`.
+// Runs them; with `ref`, each output is also compared with the same canonical tensor of `ref`. With
+// `callbacks.on_run` each run goes there as it finishes (its --ref comparison done) and the report
+// keeps only the failures, the tensors missing from `ref` and whether it was cancelled; `on_start`,
+// when set, gets the names about to run first (a streamed table sizes its columns from them).
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
-                                       const compute::RunCallbacks& callbacks = {});
+                                       const compute::RunCallbacks& callbacks = {},
+                                       const std::function<void(const std::vector<std::string>&)>& on_start = {});
 
 }  // namespace akview

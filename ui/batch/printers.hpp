@@ -71,9 +71,29 @@ Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32
 void print_block(std::FILE* out, const BlockReport& r, const Model& model, OutputFormat format);
 nlohmann::json to_json(const BlockReport& r);
 
+// `run`'s table as the runs finish: begin (the names about to run size the text columns), a row per
+// run, flushed, then end (failures, tensors missing from --ref, cancelled). JSON in the documented
+// order {path, ref, runs: [...], failures, ref_missing, cancelled}.
+class RunPrinter {
+ public:
+  RunPrinter(std::FILE* out, OutputFormat format, std::string path, std::string ref_path, bool x_quant);
+  ~RunPrinter();
+  void begin(const std::vector<std::string>& names);
+  void row(const compute::TensorRun& run);
+  void end(const RunTableReport& rest);
+
+ private:
+  std::FILE* out_;
+  OutputFormat format_;
+  std::string path_, ref_path_;
+  bool x_quant_;
+  size_t width_ = 4;
+  std::unique_ptr<JsonWriter> json_;
+};
+// The whole report at once (the same bytes).
 void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format);
+nlohmann::json to_json(const compute::TensorRun& run);
 void print_devices(std::FILE* out, const compute::DevicesReport& r, OutputFormat format);
-nlohmann::json to_json(const RunTableReport& r);
 nlohmann::json to_json(const compute::DevicesReport& r);
 nlohmann::json to_json(const DumpReport& r);
 // JSON number, or null for NaN/Inf (JSON has no non-finite numbers).

@@ -25,10 +25,6 @@ nlohmann::json xquant_json(const compute::XQuantRun& q) {
           {"gbps_best", q.gbps_best}, {"gbps_median", q.gbps_median}, {"vs_reference", error_json(q.vs_reference)}};
 }
 
-bool any_xquant(const RunTableReport& r) {
-  return std::any_of(r.runs.begin(), r.runs.end(), [](const compute::TensorRun& t) { return t.xquant.has_value(); });
-}
-
 std::string error_csv(const std::optional<compute::ErrorStats>& e) {
   if (!e) return ",,,";
   return fmt::format("{:.9g},{:.9g},{:.9g},{:.9g}", e->max_abs, e->rel_rms, e->cosine, e->nmse);
@@ -36,65 +32,114 @@ std::string error_csv(const std::optional<compute::ErrorStats>& e) {
 
 }  // namespace
 
-nlohmann::json to_json(const RunTableReport& r) {
-  nlohmann::json runs = nlohmann::json::array();
-  for (const auto& t : r.runs) {
-    nlohmann::json j = {{"name", t.name}, {"type", t.type}, {"backend", t.backend}, {"device", t.device}, {"rows", t.n_rows}, {"cols", t.n_cols},
-                        {"weight_bytes", t.weight_bytes}, {"repeats", t.repeats}, {"min_seconds", t.min_seconds},
-                        {"median_seconds", t.median_seconds}, {"gbps_best", t.gbps_best}, {"gbps_median", t.gbps_median},
-                        {"vs_reference", error_json(t.vs_reference)}, {"vs_ref_model", error_json(t.vs_second)}};
-    j["upload_seconds"] = t.upload_seconds ? nlohmann::json(*t.upload_seconds) : nlohmann::json(nullptr);
-    if (!t.note.empty()) j["note"] = t.note;
-    if (!t.reference_error.empty()) j["reference_error"] = t.reference_error;
-    if (t.xquant) j["x_quant"] = xquant_json(*t.xquant);
-    runs.push_back(std::move(j));
+nlohmann::json to_json(const compute::TensorRun& t) {
+  nlohmann::json j = {{"name", t.name}, {"type", t.type}, {"backend", t.backend}, {"device", t.device}, {"rows", t.n_rows}, {"cols", t.n_cols},
+                      {"weight_bytes", t.weight_bytes}, {"repeats", t.repeats}, {"min_seconds", t.min_seconds},
+                      {"median_seconds", t.median_seconds}, {"gbps_best", t.gbps_best}, {"gbps_median", t.gbps_median},
+                      {"vs_reference", error_json(t.vs_reference)}, {"vs_ref_model", error_json(t.vs_second)}};
+  j["upload_seconds"] = t.upload_seconds ? nlohmann::json(*t.upload_seconds) : nlohmann::json(nullptr);
+  if (!t.note.empty()) j["note"] = t.note;
+  if (!t.reference_error.empty()) j["reference_error"] = t.reference_error;
+  if (t.xquant) j["x_quant"] = xquant_json(*t.xquant);
+  return j;
+}
+
+RunPrinter::RunPrinter(std::FILE* out, OutputFormat format, std::string path, std::string ref_path, bool x_quant)
+    : out_(out), format_(format), path_(std::move(path)), ref_path_(std::move(ref_path)), x_quant_(x_quant) {}
+
+RunPrinter::~RunPrinter() = default;
+
+void RunPrinter::begin(const std::vector<std::string>& names) {
+  if (format_ == OutputFormat::json) {
+    json_ = std::make_unique<JsonWriter>(out_);
+    json_->begin_object();
+    json_->field("path", path_);
+    json_->key("ref");
+    if (ref_path_.empty()) json_->value(nullptr);
+    else json_->value(ref_path_);
+    json_->key("runs");
+    json_->begin_array();
+  } else if (format_ == OutputFormat::csv) {
+    // The x-quant columns appear only when the run asked for that path.
+    fmt::print(out_, "name,type,backend,rows,cols,median_seconds,gbps_median,max_abs,rel_rms,cosine,nmse{}\n",
+               x_quant_ ? ",xq_act,xq_median_seconds,xq_gbps_median,xq_max_abs,xq_rel_rms,xq_cosine,xq_nmse" : "");
+  } else {
+    width_ = 4;
+    for (const auto& n : names) width_ = std::max(width_, n.size());
+    width_ = std::min<size_t>(width_, 56);
+    fmt::print(out_, "{:<{}}  {:<10} {:<8} {:>13} {:>10} {:>8}  {:>10} {:>10} {:>10}{}\n", "name", width_, "type", "backend",
+               "shape", "median", "GB/s", "max_abs", "rel_rms", "cosine", ref_path_.empty() ? "" : "   vs --ref: max_abs rel_rms cosine");
   }
-  nlohmann::json failures = nlohmann::json::array();
-  for (const auto& f : r.failures)
-    failures.push_back({{"name", f.name}, {"code", error_info(f.error.code).slug}, {"message", f.error.to_string()}});
-  return {{"path", r.path}, {"ref", r.ref_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.ref_path)},
-          {"runs", runs}, {"failures", failures}, {"ref_missing", r.ref_missing}, {"cancelled", r.cancelled}};
+  std::fflush(out_);
+}
+
+void RunPrinter::row(const compute::TensorRun& t) {
+  if (format_ == OutputFormat::json) {
+    json_->value(to_json(t));
+    json_->flush();
+    return;
+  }
+  if (format_ == OutputFormat::csv) {
+    std::string tail;
+    if (x_quant_ && t.xquant && !t.xquant->act.empty())
+      tail = fmt::format(",{},{:.9g},{:.6g},{}", t.xquant->act, t.xquant->median_seconds, t.xquant->gbps_median, error_csv(t.xquant->vs_reference));
+    else if (x_quant_)
+      tail = ",,,,,,,";
+    fmt::print(out_, "{},{},{},{},{},{:.9g},{:.6g},{}{}\n", csv_field(t.name), t.type, t.backend, t.n_rows, t.n_cols, t.median_seconds,
+               t.gbps_median, error_csv(t.vs_reference), tail);
+  } else {
+    fmt::print(out_, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}{}\n", escape_for_terminal(t.name), width_, t.type,
+               t.backend, fmt::format("{}x{}", t.n_rows, t.n_cols), t.median_seconds * 1e3, t.gbps_median,
+               error_cells(t.vs_reference), ref_path_.empty() ? "" : "  " + error_cells(t.vs_second));
+    if (!t.note.empty()) fmt::print(out_, "  note: {}\n", escape_for_terminal(t.note));
+    if (t.upload_seconds)
+      fmt::print(out_, "  upload: {:.3f} ms ({:.2f} GB/s), not in the times: the weights stay on the device\n",
+                 *t.upload_seconds * 1e3, *t.upload_seconds > 0 ? static_cast<double>(t.weight_bytes) / *t.upload_seconds / 1e9 : 0.0);
+    if (t.xquant && t.xquant->act.empty()) fmt::print(out_, "  x-quant: {}\n", escape_for_terminal(t.xquant->note));
+    if (t.xquant && !t.xquant->act.empty())
+      fmt::print(out_, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}\n", "  x-quant, x as " + t.xquant->act, width_, t.type,
+                 "int8", "", t.xquant->median_seconds * 1e3, t.xquant->gbps_median, error_cells(t.xquant->vs_reference));
+  }
+  std::fflush(out_);
+}
+
+void RunPrinter::end(const RunTableReport& r) {
+  if (format_ == OutputFormat::json) {
+    json_->end_array();
+    json_->key("failures");
+    json_->begin_array();
+    for (const auto& f : r.failures) {
+      json_->begin_object();
+      json_->field("name", f.name);
+      json_->field("code", error_info(f.error.code).slug);
+      json_->field("message", f.error.to_string());
+      json_->end_object();
+    }
+    json_->end_array();
+    json_->field("ref_missing", r.ref_missing);
+    json_->field("cancelled", r.cancelled);
+    json_->end_object();
+    json_->end_document();
+    json_.reset();
+    return;
+  }
+  if (format_ == OutputFormat::csv) return;
+  for (const auto& f : r.failures) fmt::print(out_, "failed: {}: {}\n", escape_for_terminal(f.name), escape_for_terminal(f.error.to_string()));
+  for (const auto& m : r.ref_missing) fmt::print(out_, "not in --ref model: {}\n", escape_for_terminal(m));
+  if (r.cancelled) fmt::print(out_, "cancelled\n");
 }
 
 void print_run(std::FILE* out, const RunTableReport& r, OutputFormat format) {
-  if (format == OutputFormat::json) return print_json(out, to_json(r));
-  if (format == OutputFormat::csv) {
-    // The x-quant columns appear only when the run asked for that path.
-    const bool xq = any_xquant(r);
-    fmt::print(out, "name,type,backend,rows,cols,median_seconds,gbps_median,max_abs,rel_rms,cosine,nmse{}\n",
-               xq ? ",xq_act,xq_median_seconds,xq_gbps_median,xq_max_abs,xq_rel_rms,xq_cosine,xq_nmse" : "");
-    for (const auto& t : r.runs) {
-      std::string tail;
-      if (xq && t.xquant && !t.xquant->act.empty())
-        tail = fmt::format(",{},{:.9g},{:.6g},{}", t.xquant->act, t.xquant->median_seconds, t.xquant->gbps_median, error_csv(t.xquant->vs_reference));
-      else if (xq)
-        tail = ",,,,,,,";
-      fmt::print(out, "{},{},{},{},{},{:.9g},{:.6g},{}{}\n", csv_field(t.name), t.type, t.backend, t.n_rows, t.n_cols, t.median_seconds,
-                 t.gbps_median, error_csv(t.vs_reference), tail);
-    }
-    return;
-  }
-  size_t w = 4;
-  for (const auto& t : r.runs) w = std::max(w, t.name.size());
-  w = std::min<size_t>(w, 56);
-  fmt::print(out, "{:<{}}  {:<10} {:<8} {:>13} {:>10} {:>8}  {:>10} {:>10} {:>10}{}\n", "name", w, "type", "backend",
-             "shape", "median", "GB/s", "max_abs", "rel_rms", "cosine", r.ref_path.empty() ? "" : "   vs --ref: max_abs rel_rms cosine");
+  bool xq = false;
+  std::vector<std::string> names;
   for (const auto& t : r.runs) {
-    fmt::print(out, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}{}\n", escape_for_terminal(t.name), w, t.type,
-               t.backend, fmt::format("{}x{}", t.n_rows, t.n_cols), t.median_seconds * 1e3, t.gbps_median,
-               error_cells(t.vs_reference), r.ref_path.empty() ? "" : "  " + error_cells(t.vs_second));
-    if (!t.note.empty()) fmt::print(out, "  note: {}\n", escape_for_terminal(t.note));
-    if (t.upload_seconds)
-      fmt::print(out, "  upload: {:.3f} ms ({:.2f} GB/s), not in the times: the weights stay on the device\n",
-                 *t.upload_seconds * 1e3, *t.upload_seconds > 0 ? static_cast<double>(t.weight_bytes) / *t.upload_seconds / 1e9 : 0.0);
-    if (t.xquant && t.xquant->act.empty()) fmt::print(out, "  x-quant: {}\n", escape_for_terminal(t.xquant->note));
-    if (t.xquant && !t.xquant->act.empty())
-      fmt::print(out, "{:<{}}  {:<10} {:<8} {:>13} {:>8.3f}ms {:>8.2f}  {}\n", "  x-quant, x as " + t.xquant->act, w, t.type,
-                 "int8", "", t.xquant->median_seconds * 1e3, t.xquant->gbps_median, error_cells(t.xquant->vs_reference));
+    names.push_back(t.name);
+    xq = xq || t.xquant.has_value();
   }
-  for (const auto& f : r.failures) fmt::print(out, "failed: {}: {}\n", escape_for_terminal(f.name), escape_for_terminal(f.error.to_string()));
-  for (const auto& m : r.ref_missing) fmt::print(out, "not in --ref model: {}\n", escape_for_terminal(m));
-  if (r.cancelled) fmt::print(out, "cancelled\n");
+  RunPrinter printer(out, format, r.path, r.ref_path, xq);
+  printer.begin(names);
+  for (const auto& t : r.runs) printer.row(t);
+  printer.end(r);
 }
 
 nlohmann::json to_json(const compute::DevicesReport& r) {

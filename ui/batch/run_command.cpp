@@ -1,7 +1,10 @@
 // `akview run PATH [TENSOR...] [--layer N] [--filter RE]`: dequant + matvec on a backend, timed,
 // with the error against the f64 reference and, with --ref, against another model's tensor of the
 // same canonical name (quantized vs original).
+#include <functional>
+#include <optional>
 #include <regex>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -56,7 +59,8 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinde
 }
 
 Result<RunTableReport> make_run_report(const Model& model, const Model* ref, const RunQuery& query,
-                                       const compute::RunCallbacks& callbacks) {
+                                       const compute::RunCallbacks& callbacks,
+                                       const std::function<void(const std::vector<std::string>&)>& on_start) {
   TensorFinder finder(model);
   auto picked = select_run_tensors(model, finder, query);
   if (!picked) return picked.error();
@@ -72,35 +76,42 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
     if (!view) report.failures.push_back({std::string(t.name), view.error()});
     else views.push_back({std::string(t.name), *view});
   }
-  compute::RunReport runs = compute::run_tensors(views, query.options, callbacks);
-  report.runs = std::move(runs.runs);
-  report.failures.insert(report.failures.end(), runs.failures.begin(), runs.failures.end());
-  report.cancelled = runs.cancelled;
-  if (!ref) return report;
+  if (on_start) {
+    std::vector<std::string> names;
+    for (const auto& v : views) names.push_back(v.name);
+    on_start(names);
+  }
 
-  report.ref_path = ref->path;
-  const NameMap& ours = finder.name_map();
-  NameMap theirs = build_name_map(*ref);
+  // --ref: each run's output against the same canonical tensor of `ref`, decoded by the reference.
+  std::optional<NameMap> theirs;
   std::unordered_map<std::string_view, std::string_view> canonical_of;
-  for (const auto& e : ours.entries)
-    if (e.mapped) canonical_of[model.tensors[e.tensor].name] = e.canonical;
-  for (auto& run : report.runs) {
+  if (ref) {
+    report.ref_path = ref->path;
+    theirs = build_name_map(*ref);
+    for (const auto& e : finder.name_map().entries)
+      if (e.mapped) canonical_of[model.tensors[e.tensor].name] = e.canonical;
+  }
+  auto compare_with_ref = [&](compute::TensorRun& run) {
     const Tensor* other = nullptr;
     if (auto c = canonical_of.find(run.name); c != canonical_of.end())
-      if (uint32_t e = theirs.find(c->second); e != kNone) other = &ref->tensors[theirs.entries[e].tensor];
+      if (uint32_t e = theirs->find(c->second); e != kNone) other = &ref->tensors[theirs->entries[e].tensor];
     if (!other) other = ref->find(run.name);   // same native name (unmapped on both sides)
-    if (!other) {
-      report.ref_missing.push_back(run.name);
-      continue;
-    }
+    if (!other) return report.ref_missing.push_back(run.name);
     auto view = make_tensor_view(*ref, *other);
-    if (!view) {
-      report.failures.push_back({run.name + " (--ref)", view.error()});
-      continue;
-    }
+    if (!view) return report.failures.push_back({run.name + " (--ref)", view.error()});
     auto cmp = compute::compare_with_second(run, *view);
     if (!cmp) report.failures.push_back({run.name + " (--ref)", cmp.error()});
-  }
+  };
+
+  compute::RunCallbacks each = callbacks;
+  each.on_run = [&](compute::TensorRun& run) {
+    if (ref) compare_with_ref(run);
+    if (callbacks.on_run) callbacks.on_run(run);
+    else report.runs.push_back(std::move(run));
+  };
+  compute::RunReport runs = compute::run_tensors(views, query.options, each);
+  report.failures.insert(report.failures.end(), runs.failures.begin(), runs.failures.end());
+  report.cancelled = runs.cancelled;
   return report;
 }
 
