@@ -32,6 +32,10 @@ constexpr uint32_t kDefaultAlignment = 32;            // GGUF_DEFAULT_ALIGNMENT
 constexpr uint64_t kMinKvBytes = 8 + 4;               // key length + value type
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;   // name length + n_dims + type + offset
 constexpr uint32_t kMaxDims = 4;                      // GGML_MAX_DIMS
+// Count caps, whatever the file's size: tensor indices are 32-bit, and 16M tensors (0.8 GB of
+// tensor records) is 100x the largest published model; metadata is a few hundred keys.
+constexpr int64_t kMaxTensors = int64_t{1} << 24;
+constexpr int64_t kMaxKv = int64_t{1} << 20;
 constexpr size_t kMaxTensorNameBytes = 63;            // GGML_MAX_NAME (64) including the NUL
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
@@ -120,6 +124,10 @@ class GgufFileParser {
     n_kv_ = r_.i64("metadata count");
     if (n_tensors_ < 0) return error(ErrorCode::count_too_large, 8, fmt::format("tensor count {} is negative", n_tensors_));
     if (n_kv_ < 0) return error(ErrorCode::count_too_large, 16, fmt::format("metadata count {} is negative", n_kv_));
+    if (n_tensors_ > kMaxTensors)
+      return error(ErrorCode::count_too_large, 8, fmt::format("tensor count {} exceeds the cap of {} tensors", n_tensors_, kMaxTensors));
+    if (n_kv_ > kMaxKv)
+      return error(ErrorCode::count_too_large, 16, fmt::format("metadata count {} exceeds the cap of {} keys", n_kv_, kMaxKv));
     // Counts are checked against the bytes that remain before anything is reserved.
     AKV_TRY(check_count(n_kv_, kMinKvBytes, 16, "metadata count"));
     AKV_TRY(check_count(n_tensors_, kMinTensorInfoBytes, 8, "tensor count"));

@@ -1,6 +1,7 @@
 // Count caps added for issue 11, each refused with one line naming the file, the offset and the cap:
 // zip64 entry count (core/formats/zip_reader.cpp), Ollama manifest layers (core/formats/ollama.cpp),
-// pickle stack, marks and memo (core/formats/pickle_vm.cpp).
+// pickle stack, marks and memo (core/formats/pickle_vm.cpp), GGUF tensor and metadata counts
+// (core/formats/gguf.cpp: refused whatever the file's size, before anything is reserved).
 // The caps already in place (header bytes, tensor counts, dims, strings, arrays, nesting, pickle stack
 // and memo) have their negative tests beside their formats.
 #include <gtest/gtest.h>
@@ -10,10 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/format.hpp"
 #include "core/formats/ollama.hpp"
 #include "core/formats/pickle_vm.hpp"
 #include "core/formats/zip_reader.hpp"
+#include "tests/cli/run_process.hpp"
 #include "tests/common/temp_dir.hpp"
+#include "tests/writers/gguf_writer.hpp"
 
 namespace akview::testing {
 namespace {
@@ -47,6 +51,36 @@ TEST(ResourceCaps, ZipEntryCountOverTheCapIsRefusedNamingTheCap) {
   auto at_cap = read_zip_directory(zip64_claiming(uint64_t{1} << 22), "big.zip");
   ASSERT_FALSE(at_cap);
   EXPECT_EQ(at_cap.error().message.find("cap"), std::string::npos) << at_cap.error().message;
+}
+
+TEST(ResourceCaps, GgufCountsOverTheCapsAreRefusedNamingTheCap) {
+  TempDir dir;
+  struct Case {
+    bool tensors;
+    int64_t count;
+    uint64_t offset;
+    const char* cap;
+  };
+  for (const Case& c : {Case{true, (int64_t{1} << 24) + 1, 8, "cap of 16777216 tensors"},
+                        Case{false, (int64_t{1} << 20) + 1, 16, "cap of 1048576 keys"}}) {
+    GgufWriter w;
+    w.set("general.architecture", gguf_string("llama"));
+    if (c.tensors) w.options().n_tensors = c.count;
+    else w.options().n_kv = c.count;
+    const std::string path = dir.file(c.tensors ? "tensors.gguf" : "keys.gguf");
+    ASSERT_TRUE(w.write(path));
+    auto m = open_model(path);
+    ASSERT_FALSE(m);
+    EXPECT_EQ(m.error().code, ErrorCode::count_too_large);
+    EXPECT_EQ(m.error().offset, c.offset);
+    EXPECT_NE(m.error().message.find(c.cap), std::string::npos) << m.error().message;
+    // The command line: one line naming the file, the offset and the cap; exit 1.
+    auto r = run_akview({"info", path});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.err.find(path), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(c.cap), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 std::string manifest_with_layers(const TempDir& dir, size_t n) {
