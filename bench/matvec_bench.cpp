@@ -4,7 +4,7 @@
 // MiB, more than any tensor here; column `bw`), and the speed relative to
 // OpenBLAS sgemv on an f32 matrix of the same shape (what "dequantize everything, then sgemv" costs
 // at best). cpu is also run on 1 thread, to show where decode is compute-bound.
-//   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...] [--cpu-only 1]
+//   matvec_bench [--data FILE] [--repeat N] [--types q4_k,f16,...] [--cpu-only 1] [--xq-path best|avx2|scalar]
 // --cpu-only 1: only the cpu columns (1t in-cache, 1t, all threads), for A/B runs of kernel changes.
 // Then the comparison with llama.cpp (bench/llama_cpp_perf.hpp): per ggml type, the cpu backend
 // (exact, f32 x) and the x-quant path (x quantized as ggml does, compute/xquant.hpp) against
@@ -184,6 +184,10 @@ double spread(std::vector<double> v) {   // (max - min) / median, in percent
   return 100 * (v.back() - v.front()) / v[v.size() / 2];
 }
 
+// The x-quant kernel the bench runs (--xq-path best|avx2|scalar): AVX2 and scalar are measurable on
+// an AVX-512 machine too.
+XqPath g_xq_path = XqPath::best;
+
 // The comparison with llama.cpp (see the header comment).
 void compare_with_llama(const MappedFile& file, const std::vector<Placed>& placed, const std::string& only, int repeat, int rounds,
                         bench::BandwidthProbe& probe, int threads) {
@@ -194,6 +198,8 @@ void compare_with_llama(const MappedFile& file, const std::vector<Placed>& place
     std::printf("llama.cpp: not compared: set AKVIEW_LLAMA_TEST_BACKEND_OPS to a test-backend-ops binary (README.md: Benchmarks)\n");
   else
     std::printf("llama.cpp: %s perf -o MUL_MAT -b CPU (its own threads: hardware concurrency)\n", llama.c_str());
+  std::printf("x-quant kernels: %s path (--xq-path best|avx2|scalar)\n",
+              g_xq_path == XqPath::avx2 ? "avx2" : g_xq_path == XqPath::scalar ? "scalar" : "best");
   const auto x = testing::normal_vector(kCols, 1);
   std::vector<float> y(kRows);
   struct Row {
@@ -216,7 +222,7 @@ void compare_with_llama(const MappedFile& file, const std::vector<Placed>& place
       const Timing e = time_matvec(cpu_backend(), row.v, x.data(), y.data(), repeat);
       if (e.ok) row.exact.push_back(e.median_s);
       if (xquant_supports(row.v)) {
-        const Timing q = time_fn([&] { return xquant_matvec(row.v, x.data(), y.data()); }, repeat);
+        const Timing q = time_fn([&] { return xquant_matvec(row.v, x.data(), y.data(), g_xq_path); }, repeat);
         if (q.ok) row.xq.push_back(q.median_s);
       }
       if (!llama.empty())
@@ -232,7 +238,7 @@ void compare_with_llama(const MappedFile& file, const std::vector<Placed>& place
       return den > 0 ? std::sqrt(num / den) : 0.0;
     };
     if (cpu_backend().matvec(row.v, x.data(), y.data()).ok()) row.exact_rel = rel(y);
-    if (xquant_supports(row.v) && xquant_matvec(row.v, x.data(), y.data()).ok()) row.xq_rel = rel(y);
+    if (xquant_supports(row.v) && xquant_matvec(row.v, x.data(), y.data(), g_xq_path).ok()) row.xq_rel = rel(y);
   }
   std::printf("| type | MiB | bw GB/s | exact GB/s | x-quant GB/s | llama.cpp GB/s | exact / llama | x-quant / llama | x-quant / bw | spread exact/xq/llama %% | rel_rms exact | rel_rms x-quant |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
@@ -264,6 +270,8 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--cpu-only")) cpu_only = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--compare-only")) compare_only = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
+    if (!std::strcmp(argv[i], "--xq-path"))
+      g_xq_path = !std::strcmp(argv[i + 1], "avx2") ? XqPath::avx2 : !std::strcmp(argv[i + 1], "scalar") ? XqPath::scalar : XqPath::best;
   }
   bool reused = false;
   const auto placed = write_file(data_path, reused);

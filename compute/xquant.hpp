@@ -58,10 +58,12 @@ uint16_t f32_to_f16_rne(float f);
 
 // True when the x-quant path has a kernel for the view.
 bool xquant_supports(const TensorView& view);
-// y[0..n_rows) = W xq with x quantized as above; runs on the shared thread pool. `portable`: the
-// scalar kernel instead of the SIMD one (tests check both).
-Status xquant_matvec(const TensorView& view, const float* x, float* y, bool portable = false);
-// Which kernel variant runs the view ("avx512-vnni", "avx2", "scalar"; "" when unsupported).
-std::string_view xquant_variant(const TensorView& view);
+// Which kernel runs: the best this CPU and build have (AVX-512 VNNI, else AVX2, else scalar), or one
+// of the others by name (tests and the bench run each; a path the build lacks falls back to scalar).
+enum class XqPath : uint8_t { best, avx2, scalar };
+// y[0..n_rows) = W xq with x quantized as above; runs on the shared thread pool.
+Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath path = XqPath::best);
+// Which kernel variant runs the view on `path` ("avx512-vnni", "avx2", "scalar"; "" when unsupported).
+std::string_view xquant_variant(const TensorView& view, XqPath path = XqPath::best);
 
 }  // namespace akview::compute

@@ -27,7 +27,8 @@ using simd::load_u32;
 struct Unpacked {
   uint8_t c[256];
   int32_t sc[16], m[16];
-  float d, dmin;   // dmin 0: m is a zero point times sc, taken off P in integers
+  float d, dmin;
+  bool zero_point = false;   // m is a zero point times sc, taken off P in integers (dmin unused)
 };
 
 void unpack_q2_k(const uint8_t* p, Unpacked& u) {
@@ -45,7 +46,7 @@ void unpack_q3_k(const uint8_t* p, Unpacked& u) {   // c = q + 4 in 0..7, zero p
     for (int j = 0; j < 4; ++j)
       for (int l = 0; l < 32; ++l)
         u.c[128 * n + 32 * j + l] = static_cast<uint8_t>(((p[32 + 32 * n + l] >> (2 * j)) & 3) | (((p[l] >> (4 * n + j)) & 1) << 2));
-  u.d = load_f16(p + 108), u.dmin = 0;
+  u.d = load_f16(p + 108), u.dmin = 0, u.zero_point = true;
 }
 template <bool kQ5>
 void unpack_q45_k(const uint8_t* p, Unpacked& u) {
@@ -77,7 +78,7 @@ void unpack_q6_k(const uint8_t* p, Unpacked& u) {   // c = q + 32 in 0..63, zero
       c[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | (((qh >> 4) & 3) << 4));
       c[l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | (((qh >> 6) & 3) << 4));
     }
-  u.d = load_f16(p + 208), u.dmin = 0;
+  u.d = load_f16(p + 208), u.dmin = 0, u.zero_point = true;
 }
 void unpack_iq4_xs(const uint8_t* p, Unpacked& u) {   // c = value + 128, zero point 128
   const uint16_t h = load_u16(p + 2);
@@ -89,7 +90,7 @@ void unpack_iq4_xs(const uint8_t* p, Unpacked& u) {   // c = value + 128, zero p
       u.c[32 * ib + 16 + j] = static_cast<uint8_t>(decode::iq::kIq4nlValues[p[8 + 16 * ib + j] >> 4] + 128);
     }
   }
-  u.d = load_f16(p), u.dmin = 0;
+  u.d = load_f16(p), u.dmin = 0, u.zero_point = true;
 }
 
 using UnpackFn = void (*)(const uint8_t*, Unpacked&);
@@ -113,12 +114,100 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
         P += u.sc[k] * s;
         M += u.m[k] * bs[k];
       }
-      if (u.dmin == 0.0f) P -= M, M = 0;
+      if (u.zero_point) P -= M, M = 0;   // (a q4_K/q5_K dmin of 0 is a real min factor: d*P - 0*M)
       acc += x.d[b] * u.d * static_cast<float>(P) - x.d[b] * u.dmin * static_cast<float>(M);
     }
     y[r] = acc;
   }
 }
+
+#if AKVIEW_XQ_AVX2
+// AVX2 kernels for the common K-quants: codes unpacked 32 at a time in registers, P as 8 int32
+// lanes (exact), then the scalar kernel's float step per super-block, so y equals its y bit for bit.
+// sum over 32 unsigned codes (<= 63) times x codes, as 8 int32 lanes of 4 elements each.
+inline __m256i dot32(__m256i c, const int8_t* xc) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(c, x), _mm256_set1_epi16(1));
+}
+inline int32_t hsum_i32(__m256i v) {
+  const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  const __m128i q = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xB1)));
+}
+
+// q4_K / q5_K: sub-block 2c is the low nibbles of qs[32c..32c+31], 2c+1 the high ones (q5_K: bit 2c
+// and 2c+1 of qh[l] is bit 4).
+template <bool kQ5>
+void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+  const uint8_t* qs = p + (kQ5 ? 48 : 16);
+  const int8_t* xc = x.codes.data() + 256 * b;
+  const int16_t* bs = x.bsum16.data() + 16 * b;
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const __m256i qh = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)) : _mm256_setzero_si256();
+  __m256i P = _mm256_setzero_si256();
+  int32_t M = 0;
+  for (int c = 0; c < 4; ++c) {
+    uint8_t sc0, m0, sc1, m1;
+    decode::kquant_scale_min(2 * c, p + 4, &sc0, &m0);
+    decode::kquant_scale_min(2 * c + 1, p + 4, &sc1, &m1);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
+    __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    if constexpr (kQ5) {
+      const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c))), b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c + 1)));
+      lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(0x10)));
+      hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), _mm256_set1_epi8(0x10)));
+    }
+    P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(lo, xc + 64 * c), _mm256_set1_epi32(sc0)));
+    P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(hi, xc + 64 * c + 32), _mm256_set1_epi32(sc1)));
+    M += m0 * (bs[4 * c] + bs[4 * c + 1]) + m1 * (bs[4 * c + 2] + bs[4 * c + 3]);
+  }
+  acc += x.d[b] * load_f16(p) * static_cast<float>(hsum_i32(P)) - x.d[b] * load_f16(p + 2) * static_cast<float>(M);
+}
+
+// q6_K: c = q + 32 from 4 low bits in ql and 2 high bits in qh; 16 signed scales of 16 elements.
+void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+  const int8_t* s = reinterpret_cast<const int8_t*>(p + 192);
+  const int8_t* xc = x.codes.data() + 256 * b;
+  const int16_t* bs = x.bsum16.data() + 16 * b;
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+  __m256i P = _mm256_setzero_si256();
+  for (int n = 0; n < 2; ++n) {
+    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * n));
+    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * n + 32));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128 + 32 * n));
+    const __m256i c[4] = {
+        _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4)),
+        _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m2), 4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4)),
+    };
+    for (int t = 0; t < 4; ++t) {
+      const int k = 8 * n + 2 * t;   // the two sub-blocks of 16 in these 32 codes
+      const __m256i scale = _mm256_set_epi32(s[k + 1], s[k + 1], s[k + 1], s[k + 1], s[k], s[k], s[k], s[k]);
+      P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(c[t], xc + 128 * n + 32 * t), scale));
+    }
+  }
+  int32_t M = 0;
+  for (int k = 0; k < 16; ++k) M += 32 * s[k] * bs[k];
+  acc += x.d[b] * load_f16(p + 208) * static_cast<float>(hsum_i32(P) - M);
+}
+
+using BlockAvx2Fn = void (*)(const uint8_t*, const XqInput&, int64_t, float&);
+template <int kBytes, BlockAvx2Fn kBlock>
+void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    float acc = 0;
+    for (int64_t b = 0; b < nb; ++b) kBlock(row + b * kBytes, *a.x, b, acc);
+    y[r] = acc;
+  }
+}
+#define XQ_AVX2(bytes, block) rows_avx2<bytes, block>
+#else
+#define XQ_AVX2(bytes, block) nullptr
+#endif
 
 #if AKVIEW_XQ_VNNI512
 inline __m512i bcast256(const uint8_t* p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
@@ -289,19 +378,28 @@ void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx,
 #endif
 
 #if AKVIEW_XQ_VNNI512
-#define XQ_BEST(vnni, scalar) vnni, "avx512-vnni"
+#define XQ_VNNI(bytes, block) (rows_vnni<bytes, block>)
 #else
-#define XQ_BEST(vnni, scalar) scalar, "scalar"
+#define XQ_VNNI(bytes, block) nullptr
 #endif
+// One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel. q2_K, q3_K and
+// IQ4_XS have no AVX2 kernel yet: without AVX-512 their best is the scalar kernel.
+#define XQ_ROW(type, bytes, vnni_block, unpack, avx2)                                                             \
+  XqKernelRow {                                                                                                  \
+    TypeId::type, ActQuant::q8_k, best_rows(XQ_VNNI(bytes, vnni_block), avx2, rows_scalar<bytes, unpack>),       \
+        best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2                            \
+  }
 constexpr std::array kTable = {
-    XqKernelRow{TypeId::q2_k, ActQuant::q8_k, XQ_BEST((rows_vnni<84, q2_k_block>), (rows_scalar<84, unpack_q2_k>)), rows_scalar<84, unpack_q2_k>},
-    XqKernelRow{TypeId::q3_k, ActQuant::q8_k, XQ_BEST((rows_vnni<110, q3_k_block>), (rows_scalar<110, unpack_q3_k>)), rows_scalar<110, unpack_q3_k>},
-    XqKernelRow{TypeId::q4_k, ActQuant::q8_k, XQ_BEST((rows_vnni<144, q45_k_block<false>>), (rows_scalar<144, unpack_q45_k<false>>)), rows_scalar<144, unpack_q45_k<false>>},
-    XqKernelRow{TypeId::q5_k, ActQuant::q8_k, XQ_BEST((rows_vnni<176, q45_k_block<true>>), (rows_scalar<176, unpack_q45_k<true>>)), rows_scalar<176, unpack_q45_k<true>>},
-    XqKernelRow{TypeId::q6_k, ActQuant::q8_k, XQ_BEST((rows_vnni<210, q6_k_block>), (rows_scalar<210, unpack_q6_k>)), rows_scalar<210, unpack_q6_k>},
-    XqKernelRow{TypeId::iq4_xs, ActQuant::q8_k, XQ_BEST((rows_vnni<136, iq4_xs_block>), (rows_scalar<136, unpack_iq4_xs>)), rows_scalar<136, unpack_iq4_xs>},
+    XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, nullptr),
+    XQ_ROW(q3_k, 110, q3_k_block, unpack_q3_k, nullptr),
+    XQ_ROW(q4_k, 144, q45_k_block<false>, unpack_q45_k<false>, XQ_AVX2(144, q45_k_avx2<false>)),
+    XQ_ROW(q5_k, 176, q45_k_block<true>, unpack_q45_k<true>, XQ_AVX2(176, q45_k_avx2<true>)),
+    XQ_ROW(q6_k, 210, q6_k_block, unpack_q6_k, XQ_AVX2(210, q6_k_avx2)),
+    XQ_ROW(iq4_xs, 136, iq4_xs_block, unpack_iq4_xs, nullptr),
 };
-#undef XQ_BEST
+#undef XQ_ROW
+#undef XQ_VNNI
+#undef XQ_AVX2
 
 }  // namespace
 

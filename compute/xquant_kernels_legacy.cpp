@@ -73,6 +73,71 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   }
 }
 
+#if AKVIEW_XQ_AVX2
+// One block's 32 weights as signed bytes w = c - z in x order (q8_0: the stored bytes; iq4_nl: the
+// table's values), for a signed dot with x.
+template <const Legacy& L, bool kIq4>
+__m256i weights_avx2(const uint8_t* p) {
+  if constexpr (L.bytes == 34) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.qs));
+  } else {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.qs));
+    const __m128i m = _mm_set1_epi8(0x0F);
+    __m256i c = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(q, 4), m), _mm_and_si128(q, m));   // codes 0..15 | 16..31
+    if constexpr (kIq4) {
+      const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues));
+      return _mm256_shuffle_epi8(_mm256_set_m128i(t, t), c);
+    }
+    if constexpr (L.qh >= 0) {
+      // Bit j of qh is bit 4 of code j: byte j takes qh's byte j/8, tests bit j%8.
+      const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(load_u32(p + L.qh))),
+                                                 _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll,
+                                                                   0x0101010101010101ll, 0x0000000000000000ll));
+      const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
+      c = _mm256_or_si256(c, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10)));
+    }
+    return _mm256_sub_epi8(c, _mm256_set1_epi8(static_cast<char>(L.zero)));
+  }
+}
+
+// sum(w x) over one block as 8 int32 lanes, exact: q8_0's weights may be -128, so its bytes are
+// widened to 16 bits; the others fit the sign trick (|w| <= 127, x codes in [-127, 127]).
+template <const Legacy& L>
+__m256i dot_avx2(__m256i w, const int8_t* xc) {
+  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
+  if constexpr (L.bytes == 34) {
+    const __m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(w)), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(x)));
+    const __m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1)), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(x, 1)));
+    return _mm256_add_epi32(lo, hi);
+  } else {
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
+  }
+}
+
+template <const Legacy& L, bool kIq4 = false>
+void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+  const TensorView& v = *a.view;
+  const XqInput& x = *a.x;
+  const int64_t nb = v.n_cols / 32;
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+    __m256 acc = _mm256_setzero_ps();
+    float mins = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* p = row + b * L.bytes;
+      const __m256i isum = dot_avx2<L>(weights_avx2<L, kIq4>(p), x.codes.data() + 32 * b);
+      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc);
+      if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[b];
+    }
+    y[r] = simd::hsum(acc) + mins;
+  }
+}
+#define XQ_AVX2(L, ...) rows_avx2<L __VA_OPT__(,) __VA_ARGS__>
+#else
+#define XQ_AVX2(L, ...) nullptr
+#endif
+
 #if AKVIEW_XQ_VNNI512
 // Two consecutive blocks' 64 unsigned codes, in x order.
 template <const Legacy& L, bool kIq4>
@@ -137,9 +202,11 @@ void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #endif
 
 #if AKVIEW_XQ_VNNI512
-#define XQ_BEST(L, ...) rows_vnni512<L __VA_OPT__(,) __VA_ARGS__>, "avx512-vnni", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>
+#define XQ_BEST(L, ...) rows_vnni512<L __VA_OPT__(,) __VA_ARGS__>, "avx512-vnni", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
+#elif AKVIEW_XQ_AVX2
+#define XQ_BEST(L, ...) rows_avx2<L __VA_OPT__(,) __VA_ARGS__>, "avx2", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
 #else
-#define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>
+#define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
 #endif
 constexpr std::array kTable = {
     XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0)},  XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1)},
@@ -147,6 +214,7 @@ constexpr std::array kTable = {
     XqKernelRow{TypeId::q8_0, ActQuant::q8_0, XQ_BEST(kQ8_0)},  XqKernelRow{TypeId::iq4_nl, ActQuant::q8_0, XQ_BEST(kIq4nl, true)},
 };
 #undef XQ_BEST
+#undef XQ_AVX2
 
 }  // namespace
 

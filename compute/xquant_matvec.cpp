@@ -79,12 +79,24 @@ XqInput make_xq_input(ActQuant kind, const float* x, int64_t n) {
 
 bool xquant_supports(const TensorView& view) { return find_xq_kernel(view.type) != nullptr; }
 
-std::string_view xquant_variant(const TensorView& view) {
+namespace {
+// The kernel and its name for `path`.
+std::pair<XqRowsFn, std::string_view> pick(const XqKernelRow& k, XqPath path) {
+  switch (path) {
+    case XqPath::scalar: return {k.portable, "scalar"};
+    case XqPath::avx2: return k.avx2 ? std::pair<XqRowsFn, std::string_view>{k.avx2, "avx2"} : std::pair<XqRowsFn, std::string_view>{k.portable, "scalar"};
+    case XqPath::best: break;
+  }
+  return {k.rows, k.variant};
+}
+}  // namespace
+
+std::string_view xquant_variant(const TensorView& view, XqPath path) {
   const XqKernelRow* k = find_xq_kernel(view.type);
-  return k ? k->variant : "";
+  return k ? pick(*k, path).second : "";
 }
 
-Status xquant_matvec(const TensorView& view, const float* x, float* y, bool portable) {
+Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath path) {
   const XqKernelRow* kernel = find_xq_kernel(view.type);
   if (!kernel)
     return make_error(ErrorCode::unsupported, "", kNoOffset,
@@ -94,7 +106,7 @@ Status xquant_matvec(const TensorView& view, const float* x, float* y, bool port
   if (view.n_rows == 0) return {};
   const XqInput in = make_xq_input(kernel->act, x, view.n_cols);
   const XqArgs args{&view, &in};
-  const XqRowsFn rows = portable ? kernel->portable : kernel->rows;
+  const XqRowsFn rows = pick(*kernel, path).first;
 
   return parallel_rows(view.n_rows, view.row_bytes, [&](int64_t r0, int64_t r1) { return guard_reads([&] { rows(args, r0, r1, y); }); });
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compute/xquant.hpp"
+#include "core/decode/decode.hpp"
 #include "oracle_cases.hpp"
 #include "tests/writers/quantize.hpp"
 
@@ -198,8 +199,10 @@ DequantX dequant_expected(ActQuant kind, const std::vector<float>& x) {
   return out;
 }
 
+// Every path (the best this build has, AVX2, scalar) on every oracle tensor of every x-quant type.
 TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
   std::map<TypeId, int> ran;
+  int ran_avx2 = 0;
   for (const auto& c : cases()) {
     if (!c.error.empty()) continue;
     const BoundRule* rule = nullptr;
@@ -211,9 +214,9 @@ TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
     const DequantX xq = dequant_expected(*kind, c.x);
     const int64_t rows = c.view.n_rows, cols = c.view.n_cols, nb = cols / rule->block;
     const uint64_t block_bytes = c.view.row_bytes / static_cast<uint64_t>(nb);
-    for (bool portable : {false, true}) {
+    for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2}) {
       std::vector<float> y(static_cast<size_t>(rows), -1.0f);
-      Status s = xquant_matvec(c.view, c.x.data(), y.data(), portable);
+      Status s = xquant_matvec(c.view, c.x.data(), y.data(), path);
       ASSERT_TRUE(s.ok()) << c.label << ": " << s.error().to_string();
       int bad = 0;
       for (int64_t r = 0; r < rows; ++r) {
@@ -236,14 +239,18 @@ TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
         const double bound = static_cast<double>(nb + 16) * std::ldexp(1.0, -24) * t;
         const double err = std::fabs(y[r] - yq);
         if (!(err <= bound) && bad++ < 3)
-          ADD_FAILURE() << c.label << (portable ? " (scalar)" : " (" + std::string(xquant_variant(c.view)) + ")") << " row " << r
+          ADD_FAILURE() << c.label << " (" << xquant_variant(c.view, path) << ") row " << r
                         << ": y=" << y[r] << " y_q=" << yq << " |err|=" << err << " bound=" << bound;
       }
+      if (path == XqPath::avx2) ran_avx2 += xquant_variant(c.view, path) == "avx2";
     }
     ++ran[c.view.type];
   }
   // Every type with an x-quant kernel has at least one oracle tensor.
   for (const auto& r : kRules) EXPECT_GT(ran[r.type], 0) << type_info(r.type).name << ": no oracle tensor ran";
+#if defined(__AVX2__)
+  EXPECT_GT(ran_avx2, 0) << "an AVX2 build ran no AVX2 kernel";
+#endif
 }
 
 TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
@@ -252,6 +259,67 @@ TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
     std::vector<float> y(static_cast<size_t>(c.view.n_rows));
     EXPECT_FALSE(xquant_matvec(c.view, c.x.data(), y.data()).ok()) << c.label;
     EXPECT_FALSE(xquant_supports(c.view)) << c.label;
+  }
+}
+
+}  // namespace
+}  // namespace akview::compute
+
+namespace akview::compute {
+namespace {
+
+// K-quant blocks whose dmin is 0 while their 6-bit mins are not: the mins then add nothing (ggml:
+// d*P - dmin*M), and every path must say so — a zero dmin is not a zero-point marker. Also q8_0
+// weights of -128 and q5 blocks with every high bit set, on every path, against the exact sum over
+// the decoded weights and the dequantized x within the integer bound.
+TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
+  constexpr int64_t kRows = 8, kCols = 512;
+  struct Edge {
+    TypeId type;
+    uint32_t block_bytes, block_elems;
+    void (*patch)(uint8_t* block, uint32_t row_seed);
+  };
+  static const Edge kEdges[] = {
+      {TypeId::q4_k, 144, 256, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0; }},   // d ~0.1, dmin 0
+      {TypeId::q5_k, 176, 256, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0x80; }},   // dmin -0
+      {TypeId::q8_0, 34, 32, [](uint8_t* b, uint32_t s) { b[0] = 0x66, b[1] = 0x2E; for (int j = 2; j < 34; j += 1 + (s & 3)) b[j] = 0x80; }},
+      {TypeId::q5_0, 22, 32, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = b[3] = b[4] = b[5] = 0xFF; }},
+      {TypeId::q5_1, 24, 32, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0, b[4] = b[5] = b[6] = b[7] = 0xFF; }},
+  };
+  for (const Edge& e : kEdges) {
+    SCOPED_TRACE(std::string(type_info(e.type).name));
+    std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / e.block_elems * e.block_bytes));
+    uint32_t state = 12345;
+    for (auto& v : bytes) v = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
+    for (size_t at = 0, k = 0; at < bytes.size(); at += e.block_bytes, ++k) e.patch(bytes.data() + at, static_cast<uint32_t>(k));
+    TensorView v;
+    v.type = e.type;
+    v.n_rows = kRows;
+    v.n_cols = kCols;
+    v.data = bytes;
+    v.row_bytes = bytes.size() / kRows;
+    std::vector<float> x(kCols);
+    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 500.0f;
+    std::vector<float> w(static_cast<size_t>(kRows * kCols));
+    ASSERT_TRUE(decode_rows(v, 0, kRows, w.data()).ok());
+    const auto kind = act_quant_for(e.type);
+    ASSERT_TRUE(kind.has_value());
+    const DequantX xq = dequant_expected(*kind, x);
+    std::vector<float> first;
+    for (XqPath path : {XqPath::scalar, XqPath::avx2, XqPath::best}) {
+      std::vector<float> y(kRows);
+      ASSERT_TRUE(xquant_matvec(v, x.data(), y.data(), path).ok());
+      for (int64_t r = 0; r < kRows; ++r) {
+        double yq = 0, t = 0;
+        for (int64_t j = 0; j < kCols; ++j) {
+          yq += static_cast<double>(w[r * kCols + j]) * xq.xq[j];
+          t += std::fabs(static_cast<double>(w[r * kCols + j])) * std::fabs(xq.xq[j]);
+        }
+        // (q5_1's m is 0 here: its m * s term adds nothing.)
+        const double bound = static_cast<double>(kCols / 32 + 16) * std::ldexp(1.0, -24) * t;
+        EXPECT_LE(std::fabs(y[r] - yq), bound) << xquant_variant(v, path) << " row " << r << ": y=" << y[r] << " y_q=" << yq;
+      }
+    }
   }
 }
 
