@@ -7,10 +7,6 @@
 #include <span>
 #include <vector>
 
-#if defined(__AVX2__)
-#include <immintrin.h>
-#endif
-
 #include "compute/xquant.hpp"
 #include "core/tensor_view.hpp"
 
@@ -53,25 +49,9 @@ struct XqKernelRow {
   XqRowsFn rows;
   const char* variant;   // "avx512-vnni" / "avx2" / "scalar": the best the build has
   XqRowsFn portable;     // the scalar kernel (same arithmetic; tests run every path)
-  XqRowsFn avx2;         // the AVX2 kernel (nullptr when the build has no AVX2): integer dots in
-                         // AVX2, the weight codes unpacked as the scalar kernel does, y equal to its y bit for bit
+  XqRowsFn avx2;         // the AVX2 kernel (nullptr when the build has no AVX2 or the type has none)
 };
 
-#if AKVIEW_XQ_AVX2
-// AVX2 integer dot of n (a multiple of 16) unsigned weight codes with signed x codes, exact in int32:
-// both widened to 16 bits (no saturating pair sums, whatever the codes), pairs multiplied and added.
-inline int32_t dot_u8_i8_avx2(const uint8_t* c, const int8_t* x, int n) {
-  __m256i acc = _mm256_setzero_si256();
-  for (int j = 0; j < n; j += 16) {
-    const __m256i cw = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c + j)));
-    const __m256i xw = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + j)));
-    acc = _mm256_add_epi32(acc, _mm256_madd_epi16(cw, xw));
-  }
-  const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(acc), _mm256_extracti128_si256(acc, 1));
-  const __m128i q = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-  return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xB1)));
-}
-#endif
 
 // A table row's best kernel and its name: AVX-512 VNNI, else AVX2, else scalar (null: not built).
 constexpr XqRowsFn best_rows(XqRowsFn vnni, XqRowsFn avx2, XqRowsFn scalar) { return vnni ? vnni : avx2 ? avx2 : scalar; }

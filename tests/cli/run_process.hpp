@@ -17,15 +17,13 @@ struct ProcessResult {
   std::string err;
 };
 
-inline ProcessResult run_akview(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-  int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) return {};
-  pid_t pid = fork();
+// Starts akview with `args` (and `env` entries "K=V" added), its stdout and stderr on the given
+// descriptors (closed here after the fork) and stdin on /dev/null; returns its pid.
+inline pid_t spawn_akview(const std::vector<std::string>& args, int out_fd, int err_fd, const std::vector<std::string>& env = {}) {
+  const pid_t pid = fork();
   if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
+    dup2(out_fd, 1);
+    dup2(err_fd, 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
     for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
@@ -37,8 +35,15 @@ inline ProcessResult run_akview(const std::vector<std::string>& args, const std:
     execv(bin.c_str(), argv.data());
     _exit(127);
   }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
+  close(out_fd);
+  if (err_fd != out_fd) close(err_fd);
+  return pid;
+}
+
+inline ProcessResult run_akview(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+  int out_pipe[2], err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) return {};
+  const pid_t pid = spawn_akview(args, out_pipe[1], err_pipe[1], env);
   ProcessResult r;
   pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
   int open_fds = 2;

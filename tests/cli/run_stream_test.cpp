@@ -26,23 +26,8 @@ const std::string kModel = std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-q4km
 // was read and whether the process was still running at that moment. The process is then killed.
 std::pair<std::string, bool> read_until(const std::vector<std::string>& args, const std::string& needle) {
   int out[2];
-  if (pipe(out) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], 1);
-    close(out[0]);
-    const int devnull = open("/dev/null", O_RDWR);
-    dup2(devnull, 0);
-    dup2(devnull, 2);
-    std::vector<char*> argv;
-    std::string bin = AKVIEW_BINARY;
-    argv.push_back(bin.data());
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
-    _exit(127);
-  }
-  close(out[1]);
+  if (pipe2(out, O_CLOEXEC) != 0) return {};
+  const pid_t pid = spawn_akview(args, out[1], open("/dev/null", O_WRONLY | O_CLOEXEC));
   std::string text;
   bool alive = false;
   char buf[4096];
