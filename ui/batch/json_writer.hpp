@@ -2,7 +2,9 @@
 // buffer, so a listing of a million tensors never holds its document (or one string per tensor).
 // The bytes are those of nlohmann::json::dump(2) with invalid UTF-8 replaced (print_json): two-space
 // indentation, members in the order given (callers give them in nlohmann's sorted key order, checked
-// in debug builds), doubles in nlohmann's shortest round-trip form ("16.0"), non-finite as null.
+// in debug builds, unless the document's own order is documented: MemberOrder::as_written, `run`'s
+// {path, ref, runs, ...} whose runs stream before the summary), doubles in nlohmann's shortest
+// round-trip form ("16.0"), non-finite as null.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +21,11 @@
 
 namespace akview {
 
+enum class MemberOrder : uint8_t { sorted, as_written };
+
 class JsonWriter {
  public:
-  explicit JsonWriter(std::FILE* out);
+  explicit JsonWriter(std::FILE* out, MemberOrder order = MemberOrder::sorted);
   ~JsonWriter();   // flushes
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
@@ -121,6 +125,7 @@ class JsonWriter {
   }
 
   std::FILE* out_;
+  [[maybe_unused]] MemberOrder order_;   // checked in debug builds
   std::vector<Level> levels_;
   bool after_key_ = false;
   std::unique_ptr<char[]> buf_;

@@ -51,7 +51,7 @@ RunPrinter::~RunPrinter() = default;
 
 void RunPrinter::begin(const std::vector<std::string>& names) {
   if (format_ == OutputFormat::json) {
-    json_ = std::make_unique<JsonWriter>(out_);
+    json_ = std::make_unique<JsonWriter>(out_, MemberOrder::as_written);
     json_->begin_object();
     json_->field("path", path_);
     json_->key("ref");
