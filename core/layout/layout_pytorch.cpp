@@ -71,6 +71,8 @@ class ZipWalker {
     }
     const auto n = static_cast<uint32_t>(entries_.size());
     spans.push_back(Span{cd_begin, cd_end - cd_begin, n});
+    cd_begin_ = cd_begin;
+    cd_end_ = cd_end;
     if (zip64_eocd_ != kNoOffset)   // its size field does not count the 12 bytes before it
       spans.push_back(Span{zip64_eocd_, std::min<uint64_t>(load_le(bytes_, zip64_eocd_ + 4, 8), locator_ - zip64_eocd_ - 12) + 12, n + 1});
     if (locator_ != kNoOffset) spans.push_back(Span{locator_, kLocatorBytes, n + 2});
@@ -122,14 +124,20 @@ class ZipWalker {
   bool children(uint32_t id, uint8_t depth) {
     const auto n = static_cast<uint32_t>(entries_.size());
     if (id == n) {
-      for (const ZipEntry& e : entries_) {
-        const uint64_t at = e.directory_offset;
-        const uint64_t size = kCentralFixedBytes + load_le(bytes_, at + 28, 2) + load_le(bytes_, at + 30, 2) + load_le(bytes_, at + 32, 2);
-        if (!w_.emit(depth, at, size, RegionKind::directory_entry, shorten(e.name, 200),
-                     fmt::format("local header at {:#x}", e.local_header)))
-          return false;
+      // The entries, and whatever else the directory's span holds (bytes between or after them, or
+      // entries that overlap) as gap and overlap regions: a finding.
+      std::vector<Span> spans;
+      for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t at = entries_[i].directory_offset;
+        spans.push_back(Span{at, kCentralFixedBytes + load_le(bytes_, at + 28, 2) + load_le(bytes_, at + 30, 2) + load_le(bytes_, at + 32, 2), i});
       }
-      return true;
+      SpanCallbacks cb;
+      cb.describe = [&](uint32_t i) {
+        return Region{0, 0, 0, RegionKind::directory_entry, shorten(entries_[i].name, 200),
+                      fmt::format("local header at {:#x}", entries_[i].local_header)};
+      };
+      cb.children = [](uint32_t, uint8_t) { return true; };
+      return emit_spans(w_, depth, cd_begin_, cd_end_, std::move(spans), cb);
     }
     if (id > n) return true;
     const ZipEntry& e = entries_[id];
@@ -168,6 +176,7 @@ class ZipWalker {
   RegionWriter& w_;
   std::vector<ZipEntry> entries_;
   uint64_t eocd_ = kNoOffset, locator_ = kNoOffset, zip64_eocd_ = kNoOffset;
+  uint64_t cd_begin_ = 0, cd_end_ = 0;   // the central directory's span
   Status status_;
 };
 

@@ -83,6 +83,23 @@ TEST(LayoutWriters, GgufTrailingBytesAreAGap) {
   EXPECT_EQ(gaps[0].depth, 1);
 }
 
+// Found by the layout fuzz target: a PyTorch zip whose central directory (as the end record sizes
+// it) holds 56 bytes after its last entry. Those bytes are a gap region inside the directory, and
+// every depth still tiles its parent.
+TEST(LayoutWriters, BytesInTheZipDirectoryAfterItsEntriesAreAGap) {
+  const std::string path = std::string(AKVIEW_SOURCE_DIR) + "/tests/fuzz/corpus/layout/zip_directory_gap.bin";
+  auto model = open_model(path);
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  const auto regions = collect_regions(*model, 0);
+  EXPECT_EQ(coverage_problem(regions, model->files[0].map.size()), "");
+  bool in_directory = false, gap = false;
+  for (const Region& r : regions) {
+    if (r.depth == 0) in_directory = r.kind == RegionKind::central_directory;
+    if (in_directory && r.depth == 1 && r.kind == RegionKind::gap) gap = r.offset == 0x1b68 && r.size == 56;
+  }
+  EXPECT_TRUE(gap);
+}
+
 TEST(LayoutWriters, GgufKeyValueChildrenSplitEachEntry) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/kv.gguf";
