@@ -112,6 +112,9 @@ constexpr size_t kMaxMemo = 1 << 22;
 constexpr size_t kMaxValues = 1 << 26;
 constexpr size_t kMaxGlobalChars = 512;
 constexpr size_t kMaxDims = 64;
+// Tensors one pickle may build (rebuilds and Parameters): far above any checkpoint (thousands), and
+// refused before the per-tensor records (shape, stride) grow without bound.
+constexpr size_t kMaxTensors = size_t{1} << 20;
 
 std::string printable(std::string_view s) {
   std::string out;
@@ -533,6 +536,8 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
   if (storage.kind != PyKind::storage) return make_error(ErrorCode::schema, file_, op_at_, "tensor rebuild without a storage");
   if (!is_int(args[1]) || values_[args[1]].integer < 0)
     return make_error(ErrorCode::schema, file_, op_at_, "tensor storage offset is not a non-negative int");
+  if (tensors_.size() >= kMaxTensors)
+    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t;
   t.storage = storage.index;
   t.offset = op_at_;
@@ -569,6 +574,8 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
 Result<uint32_t> Vm::rebuild_parameter(const std::vector<uint32_t>& args) {
   if (args.empty() || values_[args[0]].kind != PyKind::tensor)
     return make_error(ErrorCode::schema, file_, op_at_, "Parameter rebuild without a tensor");
+  if (tensors_.size() >= kMaxTensors)
+    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t = tensors_[values_[args[0]].index];
   t.is_parameter = true;
   t.requires_grad = args.size() > 1 && values_[args[1]].kind == PyKind::boolean && values_[args[1]].integer != 0;
