@@ -1,6 +1,6 @@
 // The symbolic pickle machine (FORMATS.md §5.4 opcodes, §5.5 allowlist, §5.6 algorithm).
 // Each opcode is one row of kOpcodes; each allowed global is one row of kAllowedGlobals.
-// Sizes are bounded: stack, memo and value count are capped, and every length is checked against
+// Sizes are bounded: bytes, stack, memo, values and tensors are capped, and every length is checked against
 // the bytes that remain before anything is allocated.
 #include "core/formats/pickle_vm.hpp"
 
@@ -115,6 +115,9 @@ constexpr size_t kMaxDims = 64;
 // Tensors one pickle may build (rebuilds and Parameters): far above any checkpoint (thousands), and
 // refused before the per-tensor records (shape, stride) grow without bound.
 constexpr size_t kMaxTensors = size_t{1} << 20;
+// Bytes of one pickle (a data.pkl, a legacy checkpoint's main pickle): checkpoints hold megabytes at
+// most; a stream of ops that neither stops nor grows the stack (MEMOIZE after MEMOIZE) ends here.
+constexpr uint64_t kMaxPickleBytes = uint64_t{1} << 28;
 
 std::string printable(std::string_view s) {
   std::string out;
@@ -463,6 +466,9 @@ Result<PickleResult> Vm::run() {
   const auto& index = opcode_index();
   while (!stopped_) {
     op_at_ = r_.file_offset();
+    if (r_.pos() >= kMaxPickleBytes)
+      return make_error(ErrorCode::header_too_large, file_, op_at_,
+                        fmt::format("pickle runs past the cap of {} bytes without a STOP", kMaxPickleBytes));
     uint8_t byte = r_.u8("pickle opcode");
     if (!r_.ok()) return make_error(ErrorCode::truncated, file_, op_at_, "pickle ends without a STOP opcode");
     int row = index[byte];
