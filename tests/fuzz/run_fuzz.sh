@@ -54,12 +54,13 @@ for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"
   findings="$build/findings/$t"
   mkdir -p "$corpus" "$findings"
-  # Targets that read a file get the oracles as seeds; the two that read raw bytes (every block type,
-  # canvas text) start from small inputs, which is what they need (oracle-sized seeds only slow them).
+  # Targets that read a file get the oracles as seeds; the three that read raw bytes (every block type,
+  # canvas text, key codes) start from small inputs, which is what they need (oracle-sized seeds only
+  # slow them).
   seeds=()
   max_len=65536
   case "$t" in
-    decode_blocks | canvas_text) max_len=4096 ;;
+    decode_blocks | canvas_text | tui_input) max_len=4096 ;;
     *) [ -n "$oracles" ] && seeds+=("$oracles") ;;
   esac
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
