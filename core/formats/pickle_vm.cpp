@@ -1,6 +1,6 @@
 // The symbolic pickle machine (FORMATS.md §5.4 opcodes, §5.5 allowlist, §5.6 algorithm).
 // Each opcode is one row of kOpcodes; each allowed global is one row of kAllowedGlobals.
-// Sizes are bounded: stack, memo and value count are capped, and every length is checked against
+// Sizes are bounded: bytes, stack, memo, values and tensors are capped, and every length is checked against
 // the bytes that remain before anything is allocated.
 #include "core/formats/pickle_vm.hpp"
 
@@ -112,6 +112,12 @@ constexpr size_t kMaxMemo = 1 << 22;
 constexpr size_t kMaxValues = 1 << 26;
 constexpr size_t kMaxGlobalChars = 512;
 constexpr size_t kMaxDims = 64;
+// Tensors one pickle may build (rebuilds and Parameters): far above any checkpoint (thousands), and
+// refused before the per-tensor records (shape, stride) grow without bound.
+constexpr size_t kMaxTensors = size_t{1} << 20;
+// Bytes of one pickle (a data.pkl, a legacy checkpoint's main pickle): checkpoints hold megabytes at
+// most; a stream of ops that neither stops nor grows the stack (MEMOIZE after MEMOIZE) ends here.
+constexpr uint64_t kMaxPickleBytes = uint64_t{1} << 28;
 
 std::string printable(std::string_view s) {
   std::string out;
@@ -460,6 +466,9 @@ Result<PickleResult> Vm::run() {
   const auto& index = opcode_index();
   while (!stopped_) {
     op_at_ = r_.file_offset();
+    if (r_.pos() >= kMaxPickleBytes)
+      return make_error(ErrorCode::header_too_large, file_, op_at_,
+                        fmt::format("pickle runs past the cap of {} bytes without a STOP", kMaxPickleBytes));
     uint8_t byte = r_.u8("pickle opcode");
     if (!r_.ok()) return make_error(ErrorCode::truncated, file_, op_at_, "pickle ends without a STOP opcode");
     int row = index[byte];
@@ -533,6 +542,8 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
   if (storage.kind != PyKind::storage) return make_error(ErrorCode::schema, file_, op_at_, "tensor rebuild without a storage");
   if (!is_int(args[1]) || values_[args[1]].integer < 0)
     return make_error(ErrorCode::schema, file_, op_at_, "tensor storage offset is not a non-negative int");
+  if (tensors_.size() >= kMaxTensors)
+    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t;
   t.storage = storage.index;
   t.offset = op_at_;
@@ -569,6 +580,8 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
 Result<uint32_t> Vm::rebuild_parameter(const std::vector<uint32_t>& args) {
   if (args.empty() || values_[args[0]].kind != PyKind::tensor)
     return make_error(ErrorCode::schema, file_, op_at_, "Parameter rebuild without a tensor");
+  if (tensors_.size() >= kMaxTensors)
+    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t = tensors_[values_[args[0]].index];
   t.is_parameter = true;
   t.requires_grad = args.size() > 1 && values_[args[1]].kind == PyKind::boolean && values_[args[1]].integer != 0;

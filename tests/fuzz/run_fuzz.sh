@@ -4,8 +4,13 @@
 # target: executions, new corpus inputs, findings. Any finding (crash, leak, timeout, OOM) fails the
 # run; its input is kept in build-fuzz/findings/<target>/ — turn it into a unit test and copy it
 # into tests/fuzz/corpus/<target>/ so every ctest run replays it.
-#   tests/fuzz/run_fuzz.sh                         # CI: 10 s per target
+#   tests/fuzz/run_fuzz.sh                         # CI: 10 s per target (15 targets: 2.5 min in all)
 #   AKVIEW_FUZZ_SECONDS=3600 tests/fuzz/run_fuzz.sh [TARGET...]   # long run
+# Long runs accumulate: the corpus ($build/corpus/<target>) persists between runs, so repeated runs
+# add up executions; at idle priority on a shared machine, e.g.
+#   AKVIEW_FUZZ_SEED=0 AKVIEW_FUZZ_SECONDS=1800 nice -n 19 tests/fuzz/run_fuzz.sh
+# (AKVIEW_FUZZ_SEED=0: a fresh random seed per run, so repeated runs do not replay the same mutations).
+# The table gives per target: executions, wall seconds, executions per second, corpus size, findings.
 # AKVIEW_FUZZ_JOBS (default 1) runs that many fuzzing processes per target in parallel.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -43,23 +48,25 @@ ninja -C "$build" -j"$(nproc)" "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_sigbus=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-printf '\n%-18s %12s %8s %9s\n' target executions corpus findings
+printf '\n%-18s %12s %8s %8s %8s %9s\n' target executions seconds exec/s corpus findings
 failed=0
 for t in "${targets[@]}"; do
   corpus="$build/corpus/$t"
   findings="$build/findings/$t"
   mkdir -p "$corpus" "$findings"
-  # Targets that read a file get the oracles as seeds; the two that read raw bytes (every block type,
-  # canvas text) start from small inputs, which is what they need (oracle-sized seeds only slow them).
+  # Targets that read a file get the oracles as seeds; the three that read raw bytes (every block type,
+  # canvas text, key codes) start from small inputs, which is what they need (oracle-sized seeds only
+  # slow them).
   seeds=()
   max_len=65536
   case "$t" in
-    decode_blocks | canvas_text) max_len=4096 ;;
+    decode_blocks | canvas_text | tui_input) max_len=4096 ;;
     *) [ -n "$oracles" ] && seeds+=("$oracles") ;;
   esac
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
   log="$build/fuzz-$t.log"
   rc=0
+  started=$SECONDS
   if [ "$jobs" -gt 1 ]; then
     # -jobs writes fuzz-N.log per worker in the current folder: run from the findings folder.
     (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=5 \
@@ -74,7 +81,9 @@ for t in "${targets[@]}"; do
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')"
   found="$(find "$findings" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)"
   [ "$rc" -ne 0 ] && [ "$found" -eq 0 ] && found=1   # died without writing an input
-  printf '%-18s %12s %8s %9s\n' "$t" "$execs" "$(find "$corpus" -type f | wc -l)" "$found"
+  took=$((SECONDS - started))
+  printf '%-18s %12s %8s %8s %8s %9s\n' "$t" "$execs" "$took" "$((execs / (took > 0 ? took : 1)))" \
+    "$(find "$corpus" -type f | wc -l)" "$found"
   if [ "$found" -ne 0 ]; then
     failed=1
     echo "   fuzz_$t: see $log and $findings/" >&2

@@ -1,11 +1,13 @@
 // Count caps added for issue 11, each refused with one line naming the file, the offset and the cap:
 // zip64 entry count (core/formats/zip_reader.cpp), Ollama manifest layers (core/formats/ollama.cpp),
-// pickle stack, marks and memo (core/formats/pickle_vm.cpp), GGUF tensor and metadata counts
+// pickle bytes, stack, marks, memo and tensors built (core/formats/pickle_vm.cpp), GGUF tensor and metadata counts
 // (core/formats/gguf.cpp: refused whatever the file's size, before anything is reserved).
 // The caps already in place (header bytes, tensor counts, dims, strings, arrays, nesting, pickle stack
 // and memo) have their negative tests beside their formats.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -21,6 +23,8 @@
 
 namespace akview::testing {
 namespace {
+
+using namespace std::string_view_literals;
 
 void put_u16(std::vector<uint8_t>& b, uint16_t v) { b.insert(b.end(), {uint8_t(v), uint8_t(v >> 8)}); }
 void put_u32(std::vector<uint8_t>& b, uint32_t v) { put_u16(b, uint16_t(v)), put_u16(b, uint16_t(v >> 16)); }
@@ -133,6 +137,112 @@ TEST(ResourceCaps, PickleStackMarksAndMemoOverTheirCapsAreRefusedNamingTheCap) {
     EXPECT_EQ(r.error().offset, c.offset) << r.error().message;
     EXPECT_NE(r.error().message.find(c.cap), std::string::npos) << r.error().message;
   }
+}
+
+// A legacy checkpoint whose main pickle is `main` (after the magic number, the protocol and
+// sys_info pickles); `main_at`: where it starts.
+std::string legacy_checkpoint(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& main, uint64_t& main_at) {
+  std::vector<uint8_t> file{0x80, 0x02, 0x8a, 0x0a};
+  const std::string_view magic = "\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"sv;
+  file.insert(file.end(), magic.begin(), magic.end());
+  for (uint8_t c : {uint8_t{'.'}, uint8_t{0x80}, uint8_t{0x02}, uint8_t{'M'}, uint8_t{0xe9}, uint8_t{0x03}, uint8_t{'.'},
+                    uint8_t{0x80}, uint8_t{0x02}, uint8_t{'}'}, uint8_t{'.'}})
+    file.push_back(c);
+  main_at = file.size();
+  const std::string path = dir.file(name);
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(file.data()), static_cast<std::streamsize>(file.size()));
+  out.write(reinterpret_cast<const char*>(main.data()), static_cast<std::streamsize>(main.size()));
+  return path;
+}
+
+// `akview info path`: exit 1 and one line naming the file, `offset` (as file@0x...) and `cap`.
+void expect_cli_names_cap(const std::string& path, uint64_t offset, const char* cap) {
+  auto r = run_akview({"info", path});
+  EXPECT_EQ(r.exit_code, 1);
+  char where[40];
+  std::snprintf(where, sizeof where, "@0x%llx:", static_cast<unsigned long long>(offset));
+  EXPECT_NE(r.err.find(path + where), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(cap), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// The main pickle of a legacy checkpoint building `n` 0-dim tensors of one storage: the callable
+// and its arguments are memoized once, then each tensor is BINGET 0, BINGET 1, REDUCE, APPEND
+// (6 bytes) onto one list, so neither the stack nor the memo grows. `reduce_at[i]`: where the i-th
+// REDUCE is, from the start of the pickle.
+std::vector<uint8_t> pickle_building_tensors(size_t n, std::vector<uint64_t>* reduce_at) {
+  auto text = [](std::vector<uint8_t>& b, std::string_view s) {
+    b.push_back('X');
+    put_u32(b, static_cast<uint32_t>(s.size()));
+    b.insert(b.end(), s.begin(), s.end());
+  };
+  auto raw = [](std::vector<uint8_t>& b, std::string_view s) { b.insert(b.end(), s.begin(), s.end()); };
+  std::vector<uint8_t> b{0x80, 0x02};
+  raw(b, "ctorch._utils\n_rebuild_tensor_v2\nq\x00"sv);
+  b.push_back('(');                                     // the arguments: (storage, 0, (), ())
+  b.push_back('(');
+  text(b, "storage");
+  raw(b, "ctorch\nFloatStorage\n");
+  text(b, "0"), text(b, "cpu");
+  raw(b, "K\x01Nt"sv);                                  // 1 element, no view: a 6-tuple
+  raw(b, "QK\x00))tq\x01]"sv);                          // BINPERSID, offset 0, size (), stride (); BINPUT 1; a list
+  for (size_t i = 0; i < n; ++i) {
+    if (reduce_at) reduce_at->push_back(b.size() + 4);
+    raw(b, "h\x00h\x01Ra"sv);
+  }
+  b.push_back('.');
+  return b;
+}
+
+TEST(ResourceCaps, PickleTensorsOverTheCapAreRefusedNamingTheCap) {
+  constexpr size_t kTensors = size_t{1} << 20;
+  std::vector<uint64_t> reduce_at;
+  const std::vector<uint8_t> main = pickle_building_tensors(kTensors + 1, &reduce_at);
+  // At the cap the pickle runs to its end; one tensor more is refused at its REDUCE.
+  auto at_cap = run_pickle(pickle_building_tensors(kTensors, nullptr), "data.pkl", 0, PersistentIds::legacy_6_tuple);
+  ASSERT_TRUE(at_cap) << at_cap.error().message;
+  EXPECT_EQ(at_cap->tensors.size(), kTensors);
+  auto over = run_pickle(main, "data.pkl", 0, PersistentIds::legacy_6_tuple);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::count_too_large);
+  EXPECT_EQ(over.error().offset, reduce_at.back());
+  EXPECT_NE(over.error().message.find("cap of 1048576 tensors"), std::string::npos) << over.error().message;
+
+  // The same pickle as a legacy checkpoint's main pickle: the command line names the file, the
+  // offset in it and the cap; exit 1.
+  TempDir dir;
+  uint64_t main_at = 0;
+  const std::string path = legacy_checkpoint(dir, "tensors.pt", main, main_at);
+  expect_cli_names_cap(path, main_at + reduce_at.back(), "cap of 1048576 tensors");
+}
+
+TEST(ResourceCaps, PickleBytesOverTheCapAreRefusedNamingTheCap) {
+  constexpr uint64_t kBytes = uint64_t{1} << 28;
+  // PROTO 4, None, MEMOIZE, then BINPUT 0 again and again (nothing grows; ops start at even offsets)
+  // up to or at the cap, and STOP.
+  auto pickle_with_ops = [](uint64_t binputs) {
+    std::vector<uint8_t> b{0x80, 0x04, 'N', 0x94};
+    b.reserve(4 + 2 * binputs + 1);
+    for (uint64_t i = 0; i < binputs; ++i) b.push_back('q'), b.push_back(0);
+    b.push_back('.');
+    return b;
+  };
+  // A STOP at kBytes - 2 ends the pickle; a STOP at kBytes is refused where it starts.
+  auto under = run_pickle(pickle_with_ops((kBytes - 6) / 2), "data.pkl", 0, PersistentIds::refuse);
+  ASSERT_TRUE(under) << under.error().message;
+  auto over = run_pickle(pickle_with_ops((kBytes - 4) / 2), "data.pkl", 100, PersistentIds::refuse);
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().code, ErrorCode::header_too_large);
+  EXPECT_EQ(over.error().file, "data.pkl");
+  EXPECT_EQ(over.error().offset, 100 + kBytes);
+  EXPECT_NE(over.error().message.find("cap of 268435456 bytes"), std::string::npos) << over.error().message;
+  // The bytes are counted from the pickle's start: a legacy checkpoint's main pickle is refused at
+  // its own kBytes, whatever came before it.
+  TempDir dir;
+  uint64_t main_at = 0;
+  const std::string path = legacy_checkpoint(dir, "long.pt", pickle_with_ops((kBytes - 4) / 2), main_at);
+  expect_cli_names_cap(path, main_at + kBytes, "cap of 268435456 bytes");
 }
 
 }  // namespace

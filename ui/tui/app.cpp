@@ -7,17 +7,13 @@
 
 #include "core/formats/format.hpp"
 #include "ui/batch/printers.hpp"
+#include "ui/tui/prompt_edit.hpp"
 #include "ui/tui/tensors_pane.hpp"
 
 namespace akview::tui {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-void erase_last_char(std::string& s) {
-  while (!s.empty() && (static_cast<unsigned char>(s.back()) & 0xc0) == 0x80) s.pop_back();
-  if (!s.empty()) s.pop_back();
-}
 
 // "q4_k 58% q6_k 27% …": the types holding the most bytes.
 std::string type_mix(const InfoReport& info) {
@@ -167,22 +163,16 @@ bool App::global_action(Action action) {
 void App::key(int32_t k) {
   flash_.clear();
   if (prompt_) {
-    Action a;
-    if (find_binding(k, Context::prompt, a)) {
-      auto on_event = prompt_->on_event;
-      std::string text = prompt_->text;
-      if (a == Action::prompt_erase) {
-        erase_last_char(prompt_->text);
-        on_event(prompt_->text, PromptEvent::edit);
-        return;
-      }
+    const PromptKey what = edit_prompt(prompt_->text, k);
+    if (what == PromptKey::edited) {
+      auto on_event = prompt_->on_event;   // copies: the callback may open another prompt
+      const std::string text = prompt_->text;
+      on_event(text, PromptEvent::edit);
+    } else if (what == PromptKey::accept || what == PromptKey::cancel) {
+      auto on_event = std::move(prompt_->on_event);
+      std::string text = std::move(prompt_->text);
       prompt_.reset();
-      on_event(text, a == Action::prompt_accept ? PromptEvent::accept : PromptEvent::cancel);
-      return;
-    }
-    if (k >= 0x20 && k < 0x110000 && k != kKeyBackspace) {
-      append_utf8(prompt_->text, static_cast<char32_t>(k));
-      prompt_->on_event(prompt_->text, PromptEvent::edit);
+      on_event(text, what == PromptKey::accept ? PromptEvent::accept : PromptEvent::cancel);
     }
     return;
   }
