@@ -15,6 +15,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -258,7 +259,9 @@ void compare_with_llama(const MappedFile& file, const std::vector<Placed>& place
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string data_path = "matvec_bench.data";
+  // The weights file (about 1 GB) goes to the temporary folder unless --data names one: never into
+  // the working tree, where a commit could pick it up.
+  std::string data_path = (std::filesystem::temp_directory_path() / "akview_matvec_bench.data").string();
   int repeat = 9;
   std::string only;
   bool cpu_only = false, compare_only = false;
