@@ -35,8 +35,9 @@ std::string storage_value(const Model& model, uint32_t s) {
   return shorten(fmt::format("{} bytes: {}", model.torch_storages[s].nbytes, names));
 }
 
-// The tensors of storage `s` at `depth` over its bytes; shared bytes (views, tied weights) are overlaps.
-bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionWriter& w) {
+// The tensors of storage `s` at `depth` over its bytes, up to `end` (the region that holds them may be
+// shorter than the storage claims: a zip record cut short); shared bytes (views, tied weights) are overlaps.
+bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionWriter& w, uint64_t end) {
   const TorchStorage& st = model.torch_storages[s];
   std::vector<Span> spans;
   for (uint32_t i = 0; i < model.torch_tensors.size(); ++i)
@@ -46,7 +47,7 @@ bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionW
   cb.unclaimed = [&](uint64_t a, uint64_t b, uint8_t d) {
     return w.emit(d, a, b - a, RegionKind::padding, "unused storage bytes", fmt::format("{} bytes no tensor views", b - a));
   };
-  return emit_spans(w, depth, st.offset, st.offset + st.nbytes, std::move(spans), cb);
+  return emit_spans(w, depth, st.offset, std::min(st.offset + st.nbytes, end), std::move(spans), cb);
 }
 
 class ZipWalker {
@@ -153,7 +154,7 @@ class ZipWalker {
     } else if (s != kNone) {
       w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::storage, fmt::format("storage {}", model_.torch_storages[s].key),
               storage_value(model_, s));
-      if (!emit_storage_tensors(model_, s, sub, w_)) return false;
+      if (!emit_storage_tensors(model_, s, sub, w_, e.data_offset + e.compressed_size)) return false;
     } else if (e.name.ends_with(".pkl") && e.method == 0) {
       w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::pickle, "pickle", fmt::format("{} bytes", e.compressed_size));
       if (Status st = walk_pickle_opcodes(bytes_, f_.path, e.data_offset, e.data_offset + e.compressed_size, sub, w_); !st) {
@@ -215,7 +216,7 @@ Status walk_pytorch_legacy(const Model& model, uint32_t file_index, RegionWriter
     w.emit(depth, st.offset - 8, 8, RegionKind::count, "element count", fmt::format("{}", count));
     if (st.nbytes == 0) return !w.stopped();
     w.emit(depth, st.offset, st.nbytes, RegionKind::record_data, "bytes", fmt::format("{} bytes", st.nbytes));
-    return emit_storage_tensors(model, s, static_cast<uint8_t>(depth + 1), w);
+    return emit_storage_tensors(model, s, static_cast<uint8_t>(depth + 1), w, st.offset + st.nbytes);
   };
   emit_spans(w, 0, pos, bytes.size(), std::move(spans), cb);
   return {};
