@@ -112,7 +112,7 @@ TEST_P(Goldens, DemoComputeRunAndCancel) {
 }
 
 // Diff: the Q4_K_M GGUF against its BF16 original (akview A --ref B): worst first with every error
-// filled in, a pair side by side, and `x` running the pair in Compute on the reference backend
+// filled in, a pair side by side (at 40×12 scrolled to its error numbers too), and `x` running the pair in Compute on the reference backend
 // (the "vs ref" column: y against y from B's tensor).
 TEST_P(Goldens, DemoDiffAgainstOriginal) {
   Terminal term;
@@ -123,6 +123,10 @@ TEST_P(Goldens, DemoDiffAgainstOriginal) {
   shoot(term, "demo_diff");
   term.press("Enter");
   shoot(term, "demo_diff_detail");
+  if (GetParam().rows < 24) {   // the lines scroll under the pair's name: the error numbers at the end
+    term.press("End");
+    shoot(term, "demo_diff_detail_end");
+  }
   term.press("Esc");
   term.press("6");
   for (int i = 0; i < 12 && term.screen().find_row("on reference") == -1; ++i) term.press("b");

@@ -58,5 +58,21 @@ TEST(Canvas, LongTextEndsInAnEllipsisAndDrawingIsClipped) {
   EXPECT_EQ(c.row_text(1).substr(0, 5), "   xy");
 }
 
+
+TEST(Canvas, ElideMiddleKeepsBothEndsOfAName) {
+  EXPECT_EQ(tui::elide_middle("layers.2.attention.output.weight", 40), "layers.2.attention.output.weight");
+  const std::string cut = tui::elide_middle("layers.2.attention.output.weight", 20);
+  EXPECT_EQ(cut, "layers.2.…put.weight");
+  EXPECT_EQ(tui::display_width(cut), 20);
+  EXPECT_EQ(tui::elide_middle("abc", 0), "");
+  EXPECT_EQ(tui::elide_middle("abcdef", 1), "…");
+  // Escaped first (a control character is never sent raw), and a wide character is never split.
+  EXPECT_EQ(tui::elide_middle("a\x07" "b", 10), "a\\x07b");
+  const std::string wide = tui::elide_middle("中文权重中文权重", 7);
+  EXPECT_LE(tui::display_width(wide), 7);
+  EXPECT_EQ(wide, "中…重");
+  EXPECT_EQ(tui::elide_middle("a\x1b" "bcdefghijkl", 9).find('\x1b'), std::string::npos);
+}
+
 }  // namespace
 }  // namespace akview::testing

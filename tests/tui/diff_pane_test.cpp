@@ -56,7 +56,8 @@ TEST(DiffPane, WorstFirstCancelGoesOnDetailAndRun) {
   host.worker().cancel_all();
   ASSERT_TRUE(pump(host, pane, [&] { return !pane.computing() && host.worker().busy() == 0; }));
   EXPECT_TRUE(pane.shown().empty()) << "cancelled before the pairs were listed";
-  EXPECT_EQ(pane.state(), "worst first");
+  EXPECT_EQ(pane.state(), "cancelled");
+  EXPECT_NE(find_row(draw_pane(pane, host, 120, 30), {"cancelled before the pairs were listed"}), -1);
 
   // s: again, to the end.
   ASSERT_TRUE(pane.act(tui::Action::restart_stats, host));
@@ -72,7 +73,11 @@ TEST(DiffPane, WorstFirstCancelGoesOnDetailAndRun) {
   EXPECT_GT(shown.front()->error.rel_rmse, 0.05) << "a 4-bit tensor is the worst";
   const tui::Canvas canvas = draw_pane(pane, host, 120, 30);
   EXPECT_NE(find_row(canvas, {shown.front()->key, "q4_k", "bf16"}), -1) << screen_text(canvas);
-  EXPECT_NE(find_row(canvas, {"39 pairs", "0 only in A", "errors 39/39"}), -1) << screen_text(canvas);
+  EXPECT_NE(find_row(canvas, {"39 pairs", "errors 39/39", "none missing"}), -1) << screen_text(canvas);
+  // 40 columns: the relative RMS stays, and a name too long keeps its layer and its role.
+  const tui::Canvas narrow = draw_pane(pane, host, 40, 12);
+  EXPECT_NE(find_row(narrow, {"rel rms"}), -1) << screen_text(narrow);
+  EXPECT_NE(find_row(narrow, {"layers.2.", "…", "output.weight"}), -1) << screen_text(narrow);
 
   // Enter: both sides' statistics, from the worker.
   ASSERT_TRUE(pane.act(tui::Action::open, host));
@@ -82,7 +87,17 @@ TEST(DiffPane, WorstFirstCancelGoesOnDetailAndRun) {
   const int std_row = find_row(detail, {"std"});
   ASSERT_NE(std_row, -1) << screen_text(detail);
   EXPECT_EQ(detail.row_text(std_row).find("computing"), std::string::npos) << screen_text(detail);
-  EXPECT_NE(find_row(detail, {"A against B: rel rms"}), -1) << screen_text(detail);
+  for (const char* line : {"rel rms", "cosine", "max abs"})
+    EXPECT_NE(find_row(detail, {line, "0."}), -1) << line << "\n" << screen_text(detail);
+  EXPECT_NE(find_row(detail, {"elements", std::to_string(shown.front()->error.elements)}), -1) << screen_text(detail);
+  // A short pane scrolls the lines under the pair's name: the error comes into view.
+  tui::Canvas small = draw_pane(pane, host, 40, 10);
+  EXPECT_EQ(find_row(small, {"cosine"}), -1) << screen_text(small);
+  EXPECT_NE(pane.position().find("detail 1-"), std::string::npos) << pane.position();
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(pane.act(tui::Action::page_down, host));
+  small = draw_pane(pane, host, 40, 10);
+  EXPECT_NE(find_row(small, {"cosine", "0.99"}), -1) << screen_text(small);
+  EXPECT_NE(find_row(small, {"layers.2.attention.v.weight"}), -1) << "the name stays on top\n" << screen_text(small);
   ASSERT_TRUE(pane.act(tui::Action::back, host));
 
   // x: A's tensor of the selected pair goes to Compute.

@@ -171,3 +171,30 @@ std::string Canvas::row_text(int y) const {
 }
 
 }  // namespace akview::tui
+
+namespace akview::tui {
+
+std::string elide_middle(std::string_view text, int w) {
+  std::vector<Glyph> glyphs;
+  to_glyphs(text, glyphs);
+  int total = 0;
+  for (const Glyph& g : glyphs) total += g.width;
+  std::string out;
+  if (total <= w) {
+    for (const Glyph& g : glyphs) append_utf8(out, g.ch);
+    return out;
+  }
+  if (w <= 0) return out;
+  // The end keeps the larger half: it tells tensors of one layer apart.
+  const int head_w = (w - 1) / 2, tail_w = w - 1 - head_w;
+  size_t head = 0;
+  for (int used = 0; head < glyphs.size() && used + glyphs[head].width <= head_w; ++head) used += glyphs[head].width;
+  size_t tail = glyphs.size();
+  for (int used = 0; tail > head && used + glyphs[tail - 1].width <= tail_w; --tail) used += glyphs[tail - 1].width;
+  for (size_t i = 0; i < head; ++i) append_utf8(out, glyphs[i].ch);
+  out += "…";
+  for (size_t i = tail; i < glyphs.size(); ++i) append_utf8(out, glyphs[i].ch);
+  return out;
+}
+
+}  // namespace akview::tui

@@ -69,5 +69,8 @@ int display_width(std::string_view text);
 int char_width(char32_t ch);
 // Appends `cp` to `out` as UTF-8.
 void append_utf8(std::string& out, char32_t cp);
+// `text` escaped and, when wider than `w` columns, cut in the middle: "layers.2.atte…output.weight"
+// keeps a name's layer and its role, where Canvas::text's '…' at the end would keep only the first.
+std::string elide_middle(std::string_view text, int w);
 
 }  // namespace akview::tui

@@ -37,47 +37,79 @@ Role type_role(const Model& m, uint32_t index) {
   return index != kNone && type_info(m.tensors[index].type).kind == TypeKind::floating ? Role::type_float : Role::type_quant;
 }
 
-// What a row says when it has no error numbers, and whether that is a finding (flagged, on top).
+// What a row says beside its numbers, and whether that is a finding (flagged, on top).
 struct RowStatus {
   std::string text;
   bool problem = false;
 };
-RowStatus row_status(const TensorDiff& d, bool valued, bool cancelled) {
+RowStatus row_status(const DiffRow& r, bool cancelled) {
+  const TensorDiff& d = r.diff;
   if (d.b == kNone) return {"only in A", true};
   if (d.a == kNone) return {"only in B", true};
   if (d.shape_differs) return {"shapes differ", true};
-  if (!valued) return {cancelled ? "not compared (Esc)" : "…", false};
+  if (!r.valued) return {cancelled ? "not compared (Esc)" : "…", false};
   if (!d.has_values) return {d.value_problem.empty() ? "not compared" : d.value_problem, true};
+  if (std::isnan(d.error.rel_rmse)) return {"NaN in the values", true};
   return {d.note.empty() ? std::string() : std::string(d.note), false};
 }
 
-// The table's columns; the tensor's key takes what the others leave. Narrow panes drop the columns
-// with the highest `drop` first.
+std::string shape_cell(const Model& a, const Model& b, const TensorDiff& d) {
+  const std::string sa = shape_text(a, d.a, d.a_expert), sb = shape_text(b, d.b, d.b_expert);
+  return d.shape_differs ? sa + " ≠ " + sb : d.a != kNone ? sa : sb;
+}
+
+// The table's columns, each as wide as its widest cell; the tensor's key takes what the others
+// leave (at least kKeyWant columns, or the longest key), the status column what is left after the
+// key. Narrow panes drop the columns with the highest `drop` first.
+enum ColumnId { kTypeA, kTypeB, kShape, kRelRms, kCosine, kMaxAbs, kStatus, kColumnCount };
 struct Column {
   std::string_view title;
-  int width, drop;
+  int drop;
   bool right;
 };
-enum ColumnId { kTypeA, kTypeB, kShape, kRelRms, kCosine, kMaxAbs, kStatus, kColumnCount };
 constexpr Column kColumns[kColumnCount] = {
-    {"A type", 11, 3, false}, {"B type", 11, 4, false}, {"shape", 16, 5, false}, {"rel rms", 10, 0, true},
-    {"cosine", 11, 1, true},  {"max abs", 10, 2, true},  {"", 16, 6, false},
+    {"A type", 3, false}, {"B type", 4, false}, {"shape", 5, false}, {"rel rms", 0, true},
+    {"cosine", 1, true},  {"max abs", 2, true}, {"", 6, false},
 };
-constexpr int kKeyMin = 14;
+constexpr int kKeyWant = 28, kStatusMin = 14, kShapeMax = 28;
 
-std::vector<int> columns_for(int w) {
-  std::vector<int> shown(kColumnCount);
-  std::iota(shown.begin(), shown.end(), 0);
+struct Layout {
+  std::vector<int> columns;   // ColumnId, in display order
+  int widths[kColumnCount] = {};
+  int key_w = 0;
+};
+
+Layout layout_for(int w, int key_w, int type_a_w, int type_b_w, int shape_w) {
+  Layout l;
+  const int title = static_cast<int>(kColumns[kTypeA].title.size());
+  l.widths[kTypeA] = std::max(type_a_w, title) + 2;
+  l.widths[kTypeB] = std::max(type_b_w, title) + 2;
+  l.widths[kShape] = std::min(std::max(shape_w, 5), kShapeMax) + 2;
+  l.widths[kRelRms] = 10;
+  l.widths[kCosine] = 11;
+  l.widths[kMaxAbs] = 10;
+  l.widths[kStatus] = kStatusMin;
+  const int key_natural = std::max(key_w + 1, 8);
+  const int key_floor = std::min(key_natural, kKeyWant);
+  l.columns = {kTypeA, kTypeB, kShape, kRelRms, kCosine, kMaxAbs, kStatus};
   auto used = [&] {
-    int sum = kKeyMin;
-    for (int c : shown) sum += kColumns[c].width;
+    int sum = 0;
+    for (int c : l.columns) sum += l.widths[c];
     return sum;
   };
-  while (!shown.empty() && used() > w) {
-    auto worst = std::max_element(shown.begin(), shown.end(), [](int a, int b) { return kColumns[a].drop < kColumns[b].drop; });
-    shown.erase(worst);
+  while (!l.columns.empty() && key_floor + used() > w) {
+    auto worst = std::max_element(l.columns.begin(), l.columns.end(), [](int a, int b) { return kColumns[a].drop < kColumns[b].drop; });
+    l.columns.erase(worst);
   }
-  return shown;
+  const int rest = w - used();
+  l.key_w = std::max(1, std::min(key_natural, rest));
+  if (std::find(l.columns.begin(), l.columns.end(), kStatus) != l.columns.end()) l.widths[kStatus] += rest - l.key_w;
+  else l.key_w = std::max(1, rest);
+  return l;
+}
+
+std::string error_text(double v, const char* format) {
+  return std::isnan(v) ? std::string("NaN") : fmt::format(fmt::runtime(format), v);
 }
 
 }  // namespace
@@ -141,27 +173,35 @@ void DiffPane::start(PaneHost& host) {
   const bool relist = listed_;   // after Esc: the pairs are here; compute what is missing
   if (relist) {
     state->listed = true;
-    for (const Row& r : rows_) state->rows.push_back(r.diff);
+    for (const DiffRow& r : rows_) state->rows.push_back(r.diff);
   }
   std::vector<uint8_t> done;
-  for (const Row& r : rows_) done.push_back(r.valued);
+  for (const DiffRow& r : rows_) done.push_back(r.valued);
   host.worker().submit(Job{
       "diff",
       [this, alive, a = a_, b = b_, state, done = std::move(done)](JobContext& ctx) {
         if (!state->listed) {
           DiffReport report = diff_models(a->model, b->model, DiffOptions{}, [&](const TensorDiff& d) { state->rows.push_back(d); });
           state->listed = true;
-          ctx.post([this, alive, rows = state->rows, report] {
+          Widths widths;
+          for (const TensorDiff& d : state->rows) {
+            widths.key = std::max(widths.key, display_width(d.key));
+            widths.type_a = std::max(widths.type_a, display_width(type_text(a->model, d.a)));
+            widths.type_b = std::max(widths.type_b, display_width(type_text(b->model, d.b)));
+            widths.shape = std::max(widths.shape, display_width(shape_cell(a->model, b->model, d)));
+          }
+          ctx.post([this, alive, rows = state->rows, report, widths] {
             if (alive.expired()) return;
             rows_.clear();
-            for (const TensorDiff& d : rows) rows_.push_back(Row{d, false});
+            for (const TensorDiff& d : rows) rows_.push_back(DiffRow{d, false});
             only_a_ = report.only_a;
             only_b_ = report.only_b;
             shape_changes_ = report.shape_changes;
             to_value_ = 0;
-            for (const Row& r : rows_) to_value_ += r.diff.a != kNone && r.diff.b != kNone && !r.diff.shape_differs;
+            for (const DiffRow& r : rows_) to_value_ += diff_rank(r) == DiffRank::waiting;
+            widths_ = widths;
             listed_ = true;
-            resort();
+            resort(nullptr);
           });
         }
         DiffOptions options;
@@ -171,13 +211,14 @@ void DiffPane::start(PaneHost& host) {
           if (batch.empty()) return;
           ctx.post([this, alive, results = std::move(batch)] {
             if (alive.expired()) return;
+            std::vector<uint32_t> changed;
             for (const auto& [i, d] : results)
-              if (i < rows_.size()) {
-                rows_[i].diff = d;
-                rows_[i].valued = true;
+              if (i < rows_.size() && !rows_[i].valued) {
+                rows_[i] = DiffRow{d, true};
+                changed.push_back(static_cast<uint32_t>(i));
                 ++valued_;
               }
-            resort();
+            resort(&changed);
           });
           batch.clear();
         };
@@ -216,35 +257,25 @@ void DiffPane::start(PaneHost& host) {
         if (alive.expired()) return;
         computing_ = false;
         cancelled_ = true;
-        resort();
       }});
 }
 
-// Worst first: findings (missing, shape changes, pairs that could not be compared), then the
-// compared pairs by relative RMS (largest first), then those still waiting, in A's order.
-void DiffPane::resort() {
+// The order is diff_order's; `changed` (rows that just got their errors) is merged in, or, without
+// it, everything is sorted again.
+void DiffPane::resort(const std::vector<uint32_t>* changed) {
   // The row the user moved to stays selected as rows move; until then the cursor stays on the worst.
-  const uint32_t keep = moved_ && cursor_.pos < static_cast<int64_t>(order_.size()) ? order_[static_cast<size_t>(cursor_.pos)] : kNone;
-  order_.resize(rows_.size());
-  std::iota(order_.begin(), order_.end(), 0u);
-  auto rank = [&](uint32_t i) {
-    const Row& r = rows_[i];
-    if (row_status(r.diff, r.valued, cancelled_).problem) return 0;
-    return r.valued && r.diff.has_values ? 1 : 2;
-  };
-  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) {
-    const int rx = rank(x), ry = rank(y);
-    if (rx != ry) return rx < ry;
-    return rx == 1 && rows_[x].diff.error.rel_rmse > rows_[y].diff.error.rel_rmse;
-  });
+  const auto& order = order_.order();
+  const uint32_t keep = moved_ && cursor_.pos < static_cast<int64_t>(order.size()) ? order[static_cast<size_t>(cursor_.pos)] : kNone;
+  if (changed) order_.merge(rows_, *changed);
+  else order_.rebuild(rows_);
   if (keep != kNone)
-    if (auto it = std::find(order_.begin(), order_.end(), keep); it != order_.end()) cursor_.pos = it - order_.begin();
-  cursor_.clamp(static_cast<int64_t>(order_.size()), page_);
+    if (auto it = std::find(order.begin(), order.end(), keep); it != order.end()) cursor_.pos = it - order.begin();
+  cursor_.clamp(static_cast<int64_t>(order.size()), page_);
 }
 
 std::vector<const TensorDiff*> DiffPane::shown() const {
   std::vector<const TensorDiff*> out;
-  for (uint32_t i : order_) out.push_back(&rows_[i].diff);
+  for (uint32_t i : order_.order()) out.push_back(&rows_[i].diff);
   return out;
 }
 
@@ -254,9 +285,11 @@ std::string DiffPane::side_name(const Model& m, uint32_t index, int64_t expert) 
 }
 
 void DiffPane::open_detail(PaneHost& host) {
-  if (cursor_.pos >= static_cast<int64_t>(order_.size())) return;
+  const auto& order = order_.order();
+  if (cursor_.pos >= static_cast<int64_t>(order.size())) return;
   detail_open_ = true;
-  detail_row_ = order_[static_cast<size_t>(cursor_.pos)];
+  detail_row_ = order[static_cast<size_t>(cursor_.pos)];
+  detail_cursor_ = {};
   detail_a_.reset();
   detail_b_.reset();
   const TensorDiff d = rows_[detail_row_].diff;
@@ -283,14 +316,19 @@ bool DiffPane::act(Action action, PaneHost& host) {
       detail_open_ = false;
       return true;
     }
-    return false;
+    // The side-by-side view scrolls by its first visible line.
+    if (action == Action::up || action == Action::page_up || action == Action::home) detail_cursor_.pos = detail_cursor_.top;
+    if (action == Action::down || action == Action::page_down || action == Action::end)
+      detail_cursor_.pos = detail_cursor_.top + detail_page_ - 1;
+    return detail_cursor_.act(action, static_cast<int64_t>(detail_count_), detail_page_);
   }
-  const auto n = static_cast<int64_t>(order_.size());
+  const auto& order = order_.order();
+  const auto n = static_cast<int64_t>(order.size());
   switch (action) {
     case Action::open: open_detail(host); return true;
     case Action::run_pair: {
       if (cursor_.pos >= n) return true;
-      const TensorDiff& d = rows_[order_[static_cast<size_t>(cursor_.pos)]].diff;
+      const TensorDiff& d = rows_[order[static_cast<size_t>(cursor_.pos)]].diff;
       if (d.a == kNone) {
         host.flash("only in B: nothing of A to run");
         return true;
@@ -314,11 +352,12 @@ bool DiffPane::act(Action action, PaneHost& host) {
 void DiffPane::click(int /*x*/, int y, PaneHost& /*host*/) {
   if (detail_open_ || y < rows_y_ || y >= rows_y_ + page_) return;
   const int64_t row = cursor_.top + y - rows_y_;
-  if (row < static_cast<int64_t>(order_.size())) cursor_.pos = row, moved_ = true;
+  if (row < static_cast<int64_t>(order_.order().size())) cursor_.pos = row, moved_ = true;
 }
 
 void DiffPane::wheel(int rows) {
-  cursor_.scroll(rows, static_cast<int64_t>(order_.size()), page_);
+  if (detail_open_) return detail_cursor_.scroll(rows, static_cast<int64_t>(detail_count_), detail_page_);
+  cursor_.scroll(rows, static_cast<int64_t>(order_.order().size()), page_);
   moved_ = true;
 }
 
@@ -327,113 +366,151 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
   if (area.w <= 0 || area.h <= 0) return;
   if (detail_open_) return draw_detail(c, area);
   int y = area.y;
-  // The summary line: B, then what differs.
-  std::string summary = fmt::format("A {} · B {}", a_->model.path, b_->model.path);
-  c.text(area.x, y, summary, Role::key, area.w);
+  // Which model is the reference (A is in the title bar), then what differs.
+  const std::string both = fmt::format("A {} · B {}", a_->model.path, b_->model.path);
+  c.text(area.x, y, display_width(both) <= area.w ? both : "B " + b_->model.path, Role::key, area.w);
   if (++y >= area.y + area.h) return;
-  std::string counts = !listed_ ? "pairing tensors…"
-                                : fmt::format("{} pairs · {} only in A · {} only in B · {} shape changes · errors {}/{}{}",
-                                              rows_.size(), only_a_, only_b_, shape_changes_, valued_, to_value_,
-                                              cancelled_ && valued_ < to_value_ ? " (Esc: s goes on)" : "");
+  std::string counts = cancelled_ ? "cancelled before the pairs were listed (s starts again)" : "pairing tensors…";
+  if (listed_) {
+    counts = fmt::format("{} pairs · errors {}/{}", rows_.size(), valued_, to_value_);
+    if (cancelled_ && valued_ < to_value_) counts += " (Esc: s goes on)";
+    const std::pair<size_t, const char*> findings[] = {{only_a_, "only in A"}, {only_b_, "only in B"}, {shape_changes_, "shape changes"}};
+    bool any = false;
+    for (const auto& [n, what] : findings)
+      if (n) counts += fmt::format(" · {} {}", n, what), any = true;
+    if (!any) counts += " · none missing, no shape changes";
+  }
   c.text(area.x, y, counts, Role::muted, area.w);
   if (++y >= area.y + area.h) return;
-  const std::vector<int> cols = columns_for(area.w);
-  int rest = area.w;
-  for (int col : cols) rest -= kColumns[col].width;
-  const int key_w = std::max(1, rest);
+  const Layout l = layout_for(area.w, widths_.key, widths_.type_a, widths_.type_b, widths_.shape);
   c.fill(area.x, y, area.w, Role::header);
-  c.text(area.x, y, "tensor (worst first)", Role::header, key_w - 1);
-  int cx = area.x + key_w;
-  for (int col : cols) {
-    if (kColumns[col].right) c.text_right(cx, y, kColumns[col].width - 1, kColumns[col].title, Role::header);
-    else c.text(cx, y, kColumns[col].title, Role::header, kColumns[col].width - 1);
-    cx += kColumns[col].width;
+  const std::string_view key_title = l.key_w > 20 ? "tensor (worst first)" : "tensor";
+  c.text(area.x, y, key_title, Role::header, l.key_w - 1);
+  int cx = area.x + l.key_w;
+  for (int col : l.columns) {
+    const int w = l.widths[col] - 1;
+    if (kColumns[col].right) c.text_right(cx, y, w, kColumns[col].title, Role::header);
+    else c.text(cx, y, kColumns[col].title, Role::header, w);
+    cx += l.widths[col];
   }
+  const auto& order = order_.order();
   page_ = std::max(1, area.y + area.h - y - 1);
   rows_y_ = y + 1 - area.y;
-  cursor_.clamp(static_cast<int64_t>(order_.size()), page_);
+  cursor_.clamp(static_cast<int64_t>(order.size()), page_);
   for (int k = 0; k < page_; ++k) {
     const int64_t i = cursor_.top + k;
-    if (i >= static_cast<int64_t>(order_.size())) break;
-    const Row& r = rows_[order_[static_cast<size_t>(i)]];
+    if (i >= static_cast<int64_t>(order.size())) break;
+    const DiffRow& r = rows_[order[static_cast<size_t>(i)]];
     const TensorDiff& d = r.diff;
-    const RowStatus st = row_status(d, r.valued, cancelled_);
+    const RowStatus st = row_status(r, cancelled_);
     const int ry = y + 1 + k;
-    c.text(area.x, ry, d.key, st.problem ? Role::warn : Role::normal, key_w - 1);
-    cx = area.x + key_w;
-    for (int col : cols) {
-      const int w = kColumns[col].width - 1;
-      const bool v = r.valued && d.has_values;
+    c.text(area.x, ry, elide_middle(d.key, l.key_w - 1), st.problem ? Role::warn : Role::normal, l.key_w - 1);
+    cx = area.x + l.key_w;
+    const bool v = r.valued && d.has_values;
+    for (int col : l.columns) {
+      const int w = l.widths[col] - 1;
       switch (col) {
         case kTypeA: c.text(cx, ry, type_text(a_->model, d.a), type_role(a_->model, d.a), w); break;
         case kTypeB: c.text(cx, ry, type_text(b_->model, d.b), type_role(b_->model, d.b), w); break;
-        case kShape: {
-          const std::string sa = shape_text(a_->model, d.a, d.a_expert), sb = shape_text(b_->model, d.b, d.b_expert);
-          c.text(cx, ry, d.shape_differs ? sa + " ≠ " + sb : d.a != kNone ? sa : sb, d.shape_differs ? Role::error : Role::muted, w);
-          break;
-        }
-        case kRelRms: c.text_right(cx, ry, w, v ? fmt::format("{:.3g}", d.error.rel_rmse) : std::string(kDash), Role::number); break;
-        case kCosine: c.text_right(cx, ry, w, v ? fmt::format("{:.6f}", d.error.cosine) : std::string(kDash), Role::number); break;
-        case kMaxAbs: c.text_right(cx, ry, w, v ? fmt::format("{:.3g}", d.error.max_abs) : std::string(kDash), Role::number); break;
+        case kShape: c.text(cx, ry, shape_cell(a_->model, b_->model, d), d.shape_differs ? Role::error : Role::muted, w); break;
+        case kRelRms: c.text_right(cx, ry, w, v ? error_text(d.error.rel_rmse, "{:.3g}") : std::string(kDash), Role::number); break;
+        case kCosine: c.text_right(cx, ry, w, v ? error_text(d.error.cosine, "{:.6f}") : std::string(kDash), Role::number); break;
+        case kMaxAbs: c.text_right(cx, ry, w, v ? error_text(d.error.max_abs, "{:.3g}") : std::string(kDash), Role::number); break;
         case kStatus: c.text(cx, ry, st.text, st.problem ? Role::error : Role::muted, w); break;
       }
-      cx += kColumns[col].width;
+      cx += l.widths[col];
     }
     if (i == cursor_.pos) c.restyle(area.x, ry, area.w, Role::selected);
   }
-  if (listed_ && order_.empty() && y + 1 < area.y + area.h) c.text(area.x, y + 1, "(no tensors)", Role::muted, area.w);
+  if (listed_ && order.empty() && y + 1 < area.y + area.h) c.text(area.x, y + 1, "(no tensors)", Role::muted, area.w);
 }
 
-void DiffPane::draw_detail(Canvas& c, const Rect& area) {
-  const TensorDiff& d = rows_[detail_row_].diff;
-  int y = area.y;
-  auto line = [&](std::string_view label, const std::string& va, const std::string& vb, Role role = Role::normal) {
-    if (y >= area.y + area.h) return;
-    const int label_w = std::min(12, area.w / 4), col_w = std::max(1, (area.w - label_w) / 2);
-    c.text(area.x, y, label, Role::key, label_w - 1);
-    c.text(area.x + label_w, y, va, role, col_w - 1);
-    c.text(area.x + label_w + col_w, y, vb, role, area.w - label_w - col_w);
-    ++y;
+// name, type, shape and the value statistics of each side, then the error of A against B.
+std::vector<DiffPane::DetailLine> DiffPane::detail_lines() const {
+  const DiffRow& r = rows_[detail_row_];
+  const TensorDiff& d = r.diff;
+  std::vector<DetailLine> out;
+  auto side = [&](std::string label, std::string a, std::string b, Role role = Role::normal) {
+    out.push_back({std::move(label), std::move(a), std::move(b), role, false});
   };
-  c.text(area.x, y++, d.key, Role::header, area.w);
-  line("", "A " + a_->model.path, "B " + b_->model.path, Role::muted);
-  line("name", side_name(a_->model, d.a, d.a_expert), side_name(b_->model, d.b, d.b_expert));
-  line("type", type_text(a_->model, d.a), type_text(b_->model, d.b));
-  line("shape", shape_text(a_->model, d.a, d.a_expert), shape_text(b_->model, d.b, d.b_expert),
+  auto pair = [&](std::string label, std::string value, Role role = Role::number) {
+    out.push_back({std::move(label), std::move(value), {}, role, true});
+  };
+  side("name", side_name(a_->model, d.a, d.a_expert), side_name(b_->model, d.b, d.b_expert));
+  side("type", type_text(a_->model, d.a), type_text(b_->model, d.b));
+  side("shape", shape_text(a_->model, d.a, d.a_expert), shape_text(b_->model, d.b, d.b_expert),
        d.shape_differs ? Role::error : Role::normal);
-  auto bytes = [](const Model& m, uint32_t i) { return i == kNone ? std::string(kDash) : format_bytes(m.tensors[i].nbytes); };
-  line("bytes", bytes(a_->model, d.a), bytes(b_->model, d.b));
   auto stat = [&](const std::optional<SideStats>& s, double SideStats::*field) {
     if (!s) return std::string("computing…");
     if (!s->problem.empty()) return s->problem;
     return fmt::format("{:.6g}", (*s).*field);
   };
-  line("min", stat(detail_a_, &SideStats::min), stat(detail_b_, &SideStats::min), Role::number);
-  line("max", stat(detail_a_, &SideStats::max), stat(detail_b_, &SideStats::max), Role::number);
-  line("mean", stat(detail_a_, &SideStats::mean), stat(detail_b_, &SideStats::mean), Role::number);
-  line("std", stat(detail_a_, &SideStats::std), stat(detail_b_, &SideStats::std), Role::number);
-  ++y;
-  const Row& r = rows_[detail_row_];
-  if (y < area.y + area.h) {
-    std::string err = r.valued && d.has_values
-                          ? fmt::format("A against B: rel rms {:.4g} · rms {:.4g} · max abs {:.4g} · cosine {:.7f} · {} elements",
-                                        d.error.rel_rmse, d.error.rmse, d.error.max_abs, d.error.cosine, d.error.elements)
-                          : "A against B: " + row_status(d, r.valued, cancelled_).text;
-    c.text(area.x, y++, err, Role::normal, area.w);
+  side("min", stat(detail_a_, &SideStats::min), stat(detail_b_, &SideStats::min), Role::number);
+  side("max", stat(detail_a_, &SideStats::max), stat(detail_b_, &SideStats::max), Role::number);
+  side("mean", stat(detail_a_, &SideStats::mean), stat(detail_b_, &SideStats::mean), Role::number);
+  side("std", stat(detail_a_, &SideStats::std), stat(detail_b_, &SideStats::std), Role::number);
+  auto bytes = [](const Model& m, uint32_t i) { return i == kNone ? std::string(kDash) : format_bytes(m.tensors[i].nbytes); };
+  side("bytes", bytes(a_->model, d.a), bytes(b_->model, d.b));
+  out.push_back({"A against B", {}, {}, Role::key, true});
+  if (r.valued && d.has_values) {
+    pair("rel rms", error_text(d.error.rel_rmse, "{:.4g}"));
+    pair("cosine", error_text(d.error.cosine, "{:.7f}"));
+    pair("max abs", error_text(d.error.max_abs, "{:.4g}"));
+    pair("rms", error_text(d.error.rmse, "{:.4g}"));
+    pair("elements", fmt::format("{}", d.error.elements));
+  } else {
+    const RowStatus st = row_status(r, cancelled_);
+    pair("error", st.text, st.problem ? Role::error : Role::muted);
   }
-  if (!d.note.empty() && y < area.y + area.h) c.text(area.x, y++, "expect: " + std::string(d.note), Role::warn, area.w);
+  if (!d.note.empty()) pair("expect", std::string(d.note), Role::warn);
+  return out;
+}
+
+void DiffPane::draw_detail(Canvas& c, const Rect& area) {
+  const TensorDiff& d = rows_[detail_row_].diff;
+  const int label_w = std::min(12, area.w / 4), col_w = std::max(1, (area.w - label_w) / 2);
+  auto line = [&](int y, const DetailLine& l) {
+    c.text(area.x, y, l.label, Role::key, (l.pair && l.a.empty() ? area.w : label_w - 1));
+    if (l.pair) return void(c.text(area.x + label_w, y, l.a, l.role, area.w - label_w));
+    c.text(area.x + label_w, y, l.a, l.role, col_w - 1);
+    c.text(area.x + label_w + col_w, y, l.b, l.role, area.w - label_w - col_w);
+  };
+  // The pair's key and the two models stay on top; the lines under them scroll.
+  int y = area.y;
+  c.text(area.x, y++, d.key, Role::header, area.w);
+  // Paths cut in the middle keep their file names.
+  if (y < area.y + area.h)
+    line(y++, {"", "A " + elide_middle(a_->model.path, col_w - 3), "B " + elide_middle(b_->model.path, area.w - label_w - col_w - 2),
+               Role::muted, false});
+  const std::vector<DetailLine> lines = detail_lines();
+  detail_count_ = lines.size();
+  detail_page_ = std::max(1, area.y + area.h - y);
+  detail_cursor_.clamp(static_cast<int64_t>(lines.size()), detail_page_);
+  for (int k = 0; k < detail_page_ && y < area.y + area.h; ++k) {
+    const int64_t i = detail_cursor_.top + k;
+    if (i >= static_cast<int64_t>(lines.size())) break;
+    line(y++, lines[static_cast<size_t>(i)]);
+  }
 }
 
 std::string DiffPane::position() const {
-  if (detail_open_) return "detail";
-  return fmt::format("row {}/{}", order_.empty() ? 0 : cursor_.pos + 1, order_.size());
+  if (detail_open_) {
+    if (detail_count_ <= static_cast<size_t>(detail_page_)) return "detail";
+    const int64_t last = std::min<int64_t>(detail_cursor_.top + detail_page_, static_cast<int64_t>(detail_count_));
+    return fmt::format("detail {}-{}/{}", detail_cursor_.top + 1, last, detail_count_);
+  }
+  const auto n = order_.order().size();
+  return fmt::format("row {}/{}", n == 0 ? 0 : cursor_.pos + 1, n);
 }
 
 std::string DiffPane::state() const {
   if (computing_) return fmt::format("comparing values {}/{}", valued_, to_value_);
-  return cancelled_ && valued_ < to_value_ ? "cancelled" : "worst first";
+  return cancelled_ && (!listed_ || valued_ < to_value_) ? "cancelled" : "worst first";
 }
 
-std::string DiffPane::hints() const { return detail_open_ ? "Esc close" : "Enter side by side  x run in Compute  s again"; }
+std::string DiffPane::hints() const {
+  if (!detail_open_) return "Enter side by side  x run in Compute  s again";
+  return detail_count_ > static_cast<size_t>(detail_page_) ? "Esc close  ↑↓ scroll" : "Esc close";
+}
 
 }  // namespace akview::tui

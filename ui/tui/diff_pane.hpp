@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/diff.hpp"
+#include "ui/tui/diff_order.hpp"
 #include "ui/tui/pane.hpp"
 #include "ui/tui/session.hpp"
 
@@ -47,21 +48,29 @@ class DiffPane : public Pane {
   bool detail_open() const { return detail_open_; }
 
  private:
-  struct Row {
-    TensorDiff diff;
-    bool valued = false;   // the value comparison ran (has_values or value_problem says how)
+  // The widest cell of each column over every pair, measured on the worker when the pairs are listed.
+  struct Widths {
+    int key = 0, type_a = 0, type_b = 0, shape = 0;
+  };
+  // One line of the side-by-side view: a label and A's and B's values, or one value for the pair.
+  struct DetailLine {
+    std::string label, a, b;
+    Role role = Role::normal;
+    bool pair = false;   // `a` is the pair's (the error of A against B), drawn across both columns
   };
   void start(PaneHost& host);
-  void resort();
+  void resort(const std::vector<uint32_t>* changed);
   void open_detail(PaneHost& host);
+  std::vector<DetailLine> detail_lines() const;
   void draw_detail(Canvas& c, const Rect& area);
   std::string side_name(const Model& m, uint32_t index, int64_t expert) const;
 
   std::shared_ptr<ModelSession> a_, b_;
   std::function<void(uint32_t, PaneHost&)> run_pair_;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
-  std::vector<Row> rows_;
-  std::vector<uint32_t> order_;          // rows_ indices, worst first
+  std::vector<DiffRow> rows_;
+  WorstFirst order_;
+  Widths widths_;
   bool started_ = false, listed_ = false, computing_ = false, cancelled_ = false;
   size_t valued_ = 0, to_value_ = 0;
   size_t only_a_ = 0, only_b_ = 0, shape_changes_ = 0;
@@ -71,6 +80,9 @@ class DiffPane : public Pane {
   bool detail_open_ = false;
   uint32_t detail_row_ = 0;
   std::optional<SideStats> detail_a_, detail_b_;
+  ListCursor detail_cursor_;             // the side-by-side view scrolls when the pane is short
+  int detail_page_ = 1;
+  size_t detail_count_ = 0;
 };
 
 // The value statistics of rows [row0, row0 + rows) of a tensor (all rows when rows < 0), decoded in

@@ -25,6 +25,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
   if (ref_) {
     constexpr size_t kCompute = 5;
     panes_.push_back(std::make_unique<DiffPane>(session_, ref_, [this](uint32_t tensor, PaneHost& host) {
+      tensors().select_tensor(tensor);   // Compute's "tensor …" line, Layout and Groups follow the pair
       static_cast<ComputePane&>(*panes_[kCompute]).run_tensor(tensor, host);
       select_pane(kCompute);
     }));

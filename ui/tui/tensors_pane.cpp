@@ -82,6 +82,12 @@ void TensorsPane::keep_selection(uint32_t tensor) {
   cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
 }
 
+bool TensorsPane::select_tensor(uint32_t tensor) {
+  if (tensor == kNone || table_.row_of(tensor) < 0) return false;
+  keep_selection(tensor);
+  return true;
+}
+
 void TensorsPane::request_name_sort(PaneHost& host) {
   auto request = table_.take_name_sort_request();
   if (!request) return;

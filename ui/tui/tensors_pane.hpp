@@ -43,6 +43,8 @@ class TensorsPane : public Pane {
   int64_t cursor_row() const { return cursor_.pos; }
   bool detail_open() const { return detail_open_; }
   uint32_t selected_tensor() const;   // kNone on a layer row or an empty table (the Groups and Compute panes follow it)
+  // Moves the cursor to `tensor` (the Diff pane's `x`); false when the table does not show it (filtered out).
+  bool select_tensor(uint32_t tensor);
 
  private:
   struct Layout {
