@@ -1,7 +1,9 @@
 // akview's own TUI through the real binary on a pty, asserting state: the demo folder's model list,
 // opening a model, search, filter and its inverse, sorting by bytes, Esc cancelling running statistics
 // with the next frame within 100 ms, the mouse (tabs, rows, wheel), a file truncated while statistics
-// run, and the model files untouched (sha256 and mtime) after a whole session.
+// run, and the model files untouched (sha256 and mtime) after a whole session; the Diff pane's
+// comparison cancelled with Esc and resumed with `s`, and its `x` running the pair in Compute with
+// the same error against the reference as `akview run --ref`.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,12 +13,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
+
+#include <fmt/format.h>
 
 #include "core/formats/format.hpp"
 #include "core/sha256.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/screens/harness.hpp"
 #include "tests/writers/gguf_writer.hpp"
+#include "ui/batch/commands.hpp"
 
 namespace akview::testing {
 namespace {
@@ -179,6 +185,102 @@ TEST(AkviewScreens, FileTruncatedWhileStatsRunIsAnErrorNotACrash) {
   EXPECT_NE(term.screen().find_row("slow.gguf@0x"), -1) << term.screen().text();
   EXPECT_NE(term.screen().find_row("the file changed while open"), -1) << term.screen().text();
   term.press("Esc");
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// The Diff pane's "errors DONE/TOTAL" on screen: DONE, or -1 when not shown (TOTAL in *total).
+int diff_errors_done(const Screen& screen, int* total = nullptr) {
+  static const std::regex kErrors(R"(errors (\d+)/(\d+))");
+  std::smatch m;
+  for (const std::string& row : screen.text_rows())
+    if (std::regex_search(row, m, kErrors)) {
+      if (total) *total = std::stoi(m[2]);
+      return std::stoi(m[1]);
+    }
+  return -1;
+}
+
+// A model against itself (akview A --ref A) with 96 large q8_0 matrices: comparing them takes
+// seconds, time enough for Esc to land mid-way. The pairs and the errors done stay, the rest say
+// they were not compared, the status bar says cancelled, and `s` goes on from there.
+TEST(AkviewScreens, EscCancelsTheDiffAndSGoesOn) {
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  for (int layer = 0; layer < 96; ++layer)
+    w.add_tensor({"blk." + std::to_string(layer) + ".ffn_up.weight", 8, {4096, 4096}});
+  ASSERT_TRUE(w.write(dir.file("slow.gguf"), /*sparse=*/true));
+  Terminal term;
+  term.start({AKVIEW_BINARY, "slow.gguf", "--ref", "slow.gguf"}, {120, 40}, {}, dir.path());
+  ASSERT_TRUE(term.wait_until([](const Screen& s) { return s.find_row("96 tensors") != -1; }, Terminal::default_timeout()))
+      << term.screen().text();
+  term.press("Esc");   // the Tensors pane's statistics: the diff would wait behind them on the one worker
+  term.send_key("8");
+  ASSERT_TRUE(term.wait_until([](const Screen& s) { return diff_errors_done(s) >= 1; }, Terminal::default_timeout()))
+      << term.screen().text();
+  const long keys = term.events_sent();
+  term.send_key("Esc");
+  ASSERT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().keys > keys; }, Terminal::default_timeout()));
+  term.settle();   // busy 0: the job stopped
+  int total = 0;
+  const int done = diff_errors_done(term.screen(), &total);
+  EXPECT_EQ(total, 96) << term.screen().text();
+  EXPECT_GE(done, 1);
+  ASSERT_LT(done, total) << "the comparison ended before Esc\n" << term.screen().text();
+  EXPECT_NE(term.screen().find_row("(Esc: s goes on)"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("not compared (Esc)"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("│ cancelled"), -1) << term.screen().text();
+  // s: on from where it stopped (the errors done are kept), then Esc again.
+  term.send_key("s");
+  ASSERT_TRUE(term.wait_until([&](const Screen& s) { return diff_errors_done(s) > done; }, Terminal::default_timeout()))
+      << term.screen().text();
+  term.press("Esc");
+  EXPECT_GT(diff_errors_done(term.screen()), done);
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// `x` on the Diff pane's worst pair runs A's tensor in Compute: the row's "vs ref" is what
+// `akview run --ref` computes for it (the same code, ui/batch's make_run_report).
+TEST(AkviewScreens, XRunsTheDiffPairInComputeWithItsErrorAgainstTheReference) {
+  const std::string demo = std::string(AKVIEW_DEMO_DIR) + "/demo/";
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  term.press("6");
+  for (int i = 0; i < 12 && term.screen().find_row("on reference") == -1; ++i) term.press("b");
+  ASSERT_NE(term.screen().find_row("on reference"), -1) << term.screen().text();
+  term.press("8");
+  ASSERT_EQ(diff_errors_done(term.screen()), 39) << term.screen().text();
+  term.press("Enter");   // the side-by-side view names A's tensor
+  const int name_row = term.screen().find_row("name ");
+  ASSERT_NE(name_row, -1) << term.screen().text();
+  std::smatch m;
+  const std::string row = term.screen().text_rows()[static_cast<size_t>(name_row)];
+  ASSERT_TRUE(std::regex_search(row, m, std::regex(R"(name\s+(\S+))"))) << row;
+  const std::string tensor = m[1];
+  term.press("Esc");
+  term.press("x");
+  EXPECT_NE(term.screen().find_row("tensor " + tensor + " · on reference"), -1) << term.screen().text();
+
+  auto a = open_model(demo + "llama-demo-q4km.gguf");
+  auto b = open_model(demo + "llama-demo-bf16");
+  ASSERT_TRUE(a.ok() && b.ok());
+  RunQuery query;
+  query.tensors = {tensor};
+  query.options.backend = "reference";
+  auto report = make_run_report(*a, &*b, query, {});
+  ASSERT_TRUE(report.ok()) << report.error().to_string();
+  ASSERT_EQ(report->runs.size(), 1u);
+  ASSERT_TRUE(report->runs[0].vs_second.has_value());
+  const std::string vs_ref = fmt::format("{:.3g}", report->runs[0].vs_second->rel_rms);
+  std::string line;
+  for (const std::string& r : term.screen().text_rows())
+    if (r.starts_with(tensor + " ")) line = r;
+  ASSERT_FALSE(line.empty()) << "no result row\n" << term.screen().text();
+  EXPECT_NE(line.find("reference"), std::string::npos) << line;
+  EXPECT_TRUE(line.ends_with(" " + vs_ref)) << line << "\nexpected vs ref " << vs_ref;
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
 }
