@@ -202,13 +202,32 @@ RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& opti
 }
 
 Result<ErrorStats> compare_with_second(TensorRun& run, const TensorView& other) {
-  if (other.n_rows != run.n_rows || other.n_cols != run.n_cols)
+  const SecondPart whole{other, 0, other.n_rows};
+  return compare_with_second(run, std::span<const SecondPart>(&whole, 1));
+}
+
+Result<ErrorStats> compare_with_second(TensorRun& run, std::span<const SecondPart> parts) {
+  int64_t rows = 0;
+  bool fits = true;
+  for (const SecondPart& p : parts) {
+    fits = fits && p.view.n_cols == run.n_cols && 0 <= p.row_begin && p.row_begin <= p.row_end && p.row_end <= p.view.n_rows;
+    rows += p.row_end - p.row_begin;
+  }
+  if (!fits || rows != run.n_rows) {
+    const TensorView& other = parts.empty() ? TensorView{} : parts.front().view;
     return make_error(ErrorCode::bad_shape, "", kNoOffset,
-                      fmt::format("tensor '{}': shape [{}, {}] in the second model, [{}, {}] here", run.name, other.n_rows,
-                                  other.n_cols, run.n_rows, run.n_cols));
+                      parts.size() == 1 ? fmt::format("tensor '{}': shape [{}, {}] in the second model, [{}, {}] here", run.name,
+                                                      other.n_rows, other.n_cols, run.n_rows, run.n_cols)
+                                        : fmt::format("tensor '{}': {} rows of {} in {} parts of the second model, [{}, {}] here",
+                                                      run.name, rows, other.n_cols, parts.size(), run.n_rows, run.n_cols));
+  }
   if (run.x.size() != static_cast<size_t>(run.n_cols)) return make_error(ErrorCode::bad_shape, "", kNoOffset, "run holds no input vector");
   std::vector<double> ref(static_cast<size_t>(run.n_rows));
-  AKV_TRY(reference_matvec(other, run.x.data(), ref.data()));
+  int64_t at = 0;
+  for (const SecondPart& p : parts) {
+    AKV_TRY(reference_matvec_rows(p.view, p.row_begin, p.row_end, run.x.data(), ref.data() + at));
+    at += p.row_end - p.row_begin;
+  }
   run.vs_second = compare_outputs(run.y, ref);
   return *run.vs_second;
 }

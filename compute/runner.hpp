@@ -112,5 +112,12 @@ RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& opti
 // `--ref PATH`: the error of run.y against another model's tensor (same canonical name, same
 // logical shape) decoded by the reference with the same x. Fills run.vs_second and returns it.
 Result<ErrorStats> compare_with_second(TensorRun& run, const TensorView& other);
+// The same against rows of several tensors laid end to end (MoE: a stacked [experts, rows, cols]
+// tensor against one tensor per expert, or one expert against its slice of a stacked tensor).
+struct SecondPart {
+  TensorView view;
+  int64_t row_begin = 0, row_end = 0;
+};
+Result<ErrorStats> compare_with_second(TensorRun& run, std::span<const SecondPart> parts);
 
 }  // namespace akview::compute

@@ -1,9 +1,12 @@
 // MoE diff: a GGUF whose experts are stacked in one [E, rows, cols] tensor against an HF checkpoint
 // with a tensor per expert pairs expert by expert (the stacked tensor's slice E against expert E),
 // in both directions; a change to one expert shows on that expert's row alone, a missing expert is
-// reported missing, and the batch diff names the slice "name[E]".
+// reported missing, and the batch diff names the slice "name[E]". `run --ref` (and Compute's "vs ref")
+// pairs the same way: an expert's output against its slice of the stacked tensor, a stacked tensor's
+// against every expert's.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,6 +17,7 @@
 #include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
 #include "tests/writers/st_writer.hpp"
+#include "ui/batch/commands.hpp"
 
 namespace akview {
 namespace {
@@ -109,6 +113,51 @@ TEST(DiffMoe, AMissingExpertIsReportedMissingAndTheBatchDiffNamesTheSlice) {
   ASSERT_EQ(out.exit_code, 0) << out.err;
   EXPECT_NE(out.out.find("\"blk.0.ffn_up_exps.weight[1]\""), std::string::npos) << out.out;
   EXPECT_NE(out.out.find("\"model.layers.0.mlp.experts.1.up_proj.weight\""), std::string::npos);
+}
+
+// y of one run against the reference model's: expert 1's value at (row 0, col 5) is off by 0.5, so
+// y differs by 0.5·x[5] on that expert's row 0 and nowhere else.
+TEST(DiffMoe, RunRefComparesAnExpertWithItsSliceAndAStackedTensorWithEveryExpert) {
+  testing::TempDir dir;
+  const std::string gguf = dir.file("moe.gguf"), st = dir.file("moe.safetensors");
+  write_pair(gguf, st, /*changed=*/1, /*delta=*/0.5f, /*skip=*/-1);
+  auto g = open_model(gguf);
+  auto h = open_model(st);
+  ASSERT_TRUE(g.ok() && h.ok());
+  RunQuery query;
+  query.options.backend = "reference";
+  query.options.repeat = 1;
+  // Each expert of the HF side against its slice of the GGUF's stacked tensor.
+  auto per_expert = make_run_report(*h, &*g, query, {});
+  ASSERT_TRUE(per_expert.ok()) << per_expert.error().to_string();
+  EXPECT_TRUE(per_expert->ref_missing.empty());
+  EXPECT_TRUE(per_expert->failures.empty()) << per_expert->failures.front().error.to_string();
+  ASSERT_EQ(per_expert->runs.size(), static_cast<size_t>(kExperts));
+  for (const compute::TensorRun& run : per_expert->runs) {
+    SCOPED_TRACE(run.name);
+    ASSERT_TRUE(run.vs_second.has_value());
+    EXPECT_EQ(run.vs_second->n, kRows);
+    const bool changed = run.name.find(".experts.1.") != std::string::npos;
+    EXPECT_NEAR(run.vs_second->max_abs, changed ? 0.5 * std::fabs(run.x[5]) : 0.0, 1e-6);
+  }
+  // The GGUF's stacked tensor against the three experts laid end to end.
+  auto stacked = make_run_report(*g, &*h, query, {});
+  ASSERT_TRUE(stacked.ok()) << stacked.error().to_string();
+  EXPECT_TRUE(stacked->ref_missing.empty());
+  ASSERT_EQ(stacked->runs.size(), 1u);
+  const compute::TensorRun& run = stacked->runs[0];
+  ASSERT_TRUE(run.vs_second.has_value());
+  EXPECT_EQ(run.vs_second->n, kExperts * kRows);
+  EXPECT_NEAR(run.vs_second->max_abs, 0.5 * std::fabs(run.x[5]), 1e-6);
+  EXPECT_NEAR(run.vs_second->rms, 0.5 * std::fabs(run.x[5]) / std::sqrt(static_cast<double>(kExperts * kRows)), 1e-6);
+  // A missing expert leaves the stacked tensor without a counterpart (not a wrong one).
+  const std::string st2 = dir.file("moe2.safetensors");
+  write_pair(dir.file("unused.gguf"), st2, -1, 0, /*skip=*/2);
+  auto h2 = open_model(st2);
+  ASSERT_TRUE(h2.ok());
+  auto partial = make_run_report(*g, &*h2, query, {});
+  ASSERT_TRUE(partial.ok());
+  EXPECT_EQ(partial->ref_missing, std::vector<std::string>{"blk.0.ffn_up_exps.weight"});
 }
 
 TEST(DiffMoe, ExpertKeysSplitAndJoin) {

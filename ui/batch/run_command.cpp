@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/diff.hpp"
 #include "core/names/name_map.hpp"
 #include "core/tensor_view.hpp"
 #include "ui/batch/commands.hpp"
@@ -91,15 +92,53 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
     for (const auto& e : finder.name_map().entries)
       if (e.mapped) canonical_of[model.tensors[e.tensor].name] = e.canonical;
   }
+  auto ref_tensor = [&](std::string_view canonical) -> const Tensor* {
+    const uint32_t e = canonical.empty() ? kNone : theirs->find(canonical);
+    return e != kNone ? &ref->tensors[theirs->entries[e].tensor] : nullptr;
+  };
+  // The rows of `ref` that hold run's tensor: its tensor of the same canonical name (or native name,
+  // unmapped on both sides); for MoE, paired as core/diff pairs them, an expert's slice of a stacked
+  // [experts, rows, cols] tensor, or each expert's tensor one after the other for a stacked one.
+  auto ref_parts = [&](const compute::TensorRun& run, std::vector<compute::SecondPart>& parts) -> Status {
+    std::string_view canonical;
+    if (auto c = canonical_of.find(run.name); c != canonical_of.end()) canonical = c->second;
+    auto add = [&](const Tensor& t, int64_t expert, int64_t experts) -> Status {
+      auto view = make_tensor_view(*ref, t);
+      if (!view) return std::move(view).error();
+      const int64_t rows = experts > 0 ? view->n_rows / experts : view->n_rows;
+      if (expert >= experts) return {};   // no such expert in ref: missing
+      if (expert >= 0 && rows != run.n_rows)
+        return make_error(ErrorCode::bad_shape, ref->path, t.offset,
+                          fmt::format("tensor '{}': expert {} of '{}' has {} rows, {} here", run.name, expert, t.name, rows, run.n_rows));
+      parts.push_back({*view, expert >= 0 ? expert * rows : 0, expert >= 0 ? (expert + 1) * rows : view->n_rows});
+      return {};
+    };
+    const Tensor* other = ref_tensor(canonical);
+    if (!other) other = ref->find(run.name);
+    if (other) return add(*other, -1, 0);
+    if (auto split = split_expert_key(canonical)) {
+      if (const Tensor* stacked = ref_tensor(split->stacked); stacked && stacked->rank >= 3)
+        return add(*stacked, split->expert, ref->shape(*stacked).front());
+      return {};
+    }
+    const Tensor* mine = model.find(run.name);
+    if (!mine || mine->rank < 3 || expert_key(canonical, 0).empty()) return {};
+    const int64_t experts = model.shape(*mine).front();
+    for (int64_t e = 0; e < experts; ++e) {
+      const Tensor* t = ref_tensor(expert_key(canonical, e));
+      if (!t) {   // an expert missing from ref: so is the stacked tensor
+        parts.clear();
+        return {};
+      }
+      AKV_TRY(add(*t, -1, 0));
+    }
+    return {};
+  };
   auto compare_with_ref = [&](compute::TensorRun& run) {
-    const Tensor* other = nullptr;
-    if (auto c = canonical_of.find(run.name); c != canonical_of.end())
-      if (uint32_t e = theirs->find(c->second); e != kNone) other = &ref->tensors[theirs->entries[e].tensor];
-    if (!other) other = ref->find(run.name);   // same native name (unmapped on both sides)
-    if (!other) return report.ref_missing.push_back(run.name);
-    auto view = make_tensor_view(*ref, *other);
-    if (!view) return report.failures.push_back({run.name + " (--ref)", view.error()});
-    auto cmp = compute::compare_with_second(run, *view);
+    std::vector<compute::SecondPart> parts;
+    if (Status s = ref_parts(run, parts); !s) return report.failures.push_back({run.name + " (--ref)", s.error()});
+    if (parts.empty()) return report.ref_missing.push_back(run.name);
+    auto cmp = compute::compare_with_second(run, parts);
     if (!cmp) report.failures.push_back({run.name + " (--ref)", cmp.error()});
   };
 
