@@ -45,16 +45,21 @@ void WorstFirst::merge(std::span<const DiffRow> rows, std::vector<uint32_t> chan
   const auto begin = order_.begin();
   const auto compared_begin = begin + static_cast<std::ptrdiff_t>(findings_);
   const auto waiting_begin = compared_begin + static_cast<std::ptrdiff_t>(compared_);
-  std::vector<uint32_t> out;
+  std::vector<uint32_t>& out = scratch_;
+  out.clear();
   out.reserve(order_.size());
   std::merge(begin, compared_begin, new_findings.begin(), new_findings.end(), std::back_inserter(out));
   // Among equal errors the rows already shown stay ahead: they keep their place on screen.
   std::merge(compared_begin, waiting_begin, new_compared.begin(), new_compared.end(), std::back_inserter(out), worse);
-  for (auto it = waiting_begin; it != order_.end(); ++it)
-    if (!std::binary_search(changed.begin(), changed.end(), *it)) out.push_back(*it);
+  // The waiting rows and `changed` are both in A's order: one walk drops the changed ones.
+  auto drop = changed.begin();
+  for (auto it = waiting_begin; it != order_.end(); ++it) {
+    while (drop != changed.end() && *drop < *it) ++drop;
+    if (drop == changed.end() || *drop != *it) out.push_back(*it);
+  }
   findings_ += new_findings.size();
   compared_ += new_compared.size();
-  order_ = std::move(out);
+  order_.swap(out);
 }
 
 }  // namespace akview::tui

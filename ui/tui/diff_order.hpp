@@ -35,6 +35,7 @@ class WorstFirst {
 
  private:
   std::vector<uint32_t> order_;   // rows indices: findings, compared, waiting
+  std::vector<uint32_t> scratch_;  // the next order, built beside it (kept to spare an allocation)
   size_t findings_ = 0, compared_ = 0;
 };
 
