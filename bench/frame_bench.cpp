@@ -122,6 +122,7 @@ int run(const std::string& path, int width, int height) {
   const double bytes_first = key_frame(app, canvas, ']');
   const double bytes_asc = key_frame(app, canvas, '[');
   const double bytes_again = key_frame(app, canvas, ']');
+  const std::string rss_bytes = rss_now();
   for (int i = 0; i < 4; ++i) key_frame(app, canvas, '<');
   // A million names sort on the worker: the key returns at once (rows in model order, "sorting…"),
   // frames keep coming while it runs, and the order lands when it is done.
@@ -138,10 +139,12 @@ int run(const std::string& path, int width, int height) {
   const double name_worker = ms_since(t_name);
   const double name_desc = key_frame(app, canvas, ']');
   const double name_again = key_frame(app, canvas, '[');
+  const std::string rss_name = rss_now();
 
   std::vector<double> filter;
   key_frame(app, canvas, '\\');
   for (char ch : std::string("layers.7.experts.12")) filter.push_back(key_frame(app, canvas, ch));
+
   for (int i = 0; i < 6; ++i) filter.push_back(key_frame(app, canvas, tui::kKeyBackspace));
   const double accept = key_frame(app, canvas, tui::kKeyEnter);
 
@@ -161,7 +164,12 @@ int run(const std::string& path, int width, int height) {
               std::max(name_first, name_wait_frame) <= 30 ? "ok" : "OVER");
   std::printf("  %-34s reverse %8.2f ms  again %8.2f ms  %s\n", "", name_desc, name_again,
               std::max(name_desc, name_again) <= 30 ? "ok" : "OVER");
+  std::printf("  %-34s %s after the sorts by bytes\n  %-34s %s after the sorts by name\n", "RSS", rss_bytes.c_str(), "",
+              rss_name.c_str());
   line("filter keystroke (literal + dots)", summarize(filter), 30);
+  std::string each;
+  for (double v : filter) each += fmt::format(" {:.1f}", v);
+  std::printf("  %-34s%s ms (typed, then 6 Backspaces)\n", "", each.c_str());
   std::printf("  %-34s %8.2f ms\n", "filter accepted", accept);
   std::printf("  %-34s %8.1f MB (budget %.0f MB) %s\n", "peak RSS", rss_mb, budget, rss_mb <= budget ? "ok" : "OVER");
   std::printf("  %-34s %s at the end\n", "", rss_now().c_str());

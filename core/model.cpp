@@ -2,6 +2,7 @@
 // (4 bytes a slot, so a million tensors cost 8 MB of index rather than a node-based map).
 #include "core/model.hpp"
 
+#include <algorithm>
 #include <array>
 #include <functional>
 
@@ -44,6 +45,19 @@ uint32_t Model::add_tensor(Tensor t, std::span<const int64_t> shape) {
 std::string_view Model::intern(std::string s) {
   strings_.push_back(std::move(s));
   return strings_.back();
+}
+
+void Model::pack_names() {
+  size_t total = 0;
+  for (const Tensor& t : tensors) total += t.name.size();
+  auto block = std::make_unique<char[]>(total + 1);
+  char* at = block.get();
+  for (Tensor& t : tensors) {
+    std::copy(t.name.begin(), t.name.end(), at);
+    t.name = std::string_view(at, t.name.size());
+    at += t.name.size();
+  }
+  names_ = std::move(block);   // a second pack copies from the first block before dropping it
 }
 
 constexpr uint64_t kEmptySlot = ~uint64_t{0};

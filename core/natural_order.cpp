@@ -30,6 +30,22 @@ bool natural_less(std::string_view a, std::string_view b) {
   return a.size() - i < b.size() - j;
 }
 
+size_t natural_key_size(std::string_view name) {
+  size_t n = 0, i = 0;
+  while (i < name.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) {
+      ++n;
+      ++i;
+      continue;
+    }
+    while (i < name.size() && name[i] == '0') ++i;
+    const size_t start = i;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    n += (i - start < 9 ? 1 : 2) + (i - start);
+  }
+  return n;
+}
+
 void append_natural_key(std::string& out, std::string_view name) {
   size_t i = 0;
   while (i < name.size()) {

@@ -2,6 +2,7 @@
 // Shared by the tensor table (ui) and the model catalog (core).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,5 +16,7 @@ bool natural_less(std::string_view a, std::string_view b);
 // against other characters; counts of 9 and more add a second byte) followed by the digits without
 // leading zeros.
 void append_natural_key(std::string& out, std::string_view name);
+// The number of bytes append_natural_key appends for `name` (to size a buffer of many keys once).
+size_t natural_key_size(std::string_view name);
 
 }  // namespace akview

@@ -106,6 +106,7 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto model = f.open(*probe, options);
     if (model) {
       model->path = path;
+      model->pack_names();
       model->build_index();
     }
     return model;

@@ -2,6 +2,7 @@
 #include "core/names/name_map.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <functional>
 
 #include "core/names/model_config.hpp"
@@ -19,22 +20,44 @@ std::optional<CanonicalName> map_tensor_name(const Tensor& t, std::string_view a
   return name_matcher().match(t.name, arch);
 }
 
-std::string_view NameMap::keep(std::string_view text) {
-  constexpr size_t kBlock = size_t{1} << 20;
-  if (block_used_ + text.size() > block_size_) {
-    block_size_ = std::max(kBlock, text.size());
-    blocks_.push_back(std::make_unique<char[]>(block_size_));
-    block_used_ = 0;
-  }
-  char* at = blocks_.back().get() + block_used_;
-  std::copy(text.begin(), text.end(), at);
-  block_used_ += text.size();
-  return {at, text.size()};
+NameMapEntry NameMapEntries::operator[](size_t i) const {
+  const Row& r = rows_[i];
+  NameMapEntry e;
+  e.tensor = r.tensor;
+  e.layer = r.layer;
+  if (r.rule == kUnmapped) return e;
+  e.mapped = true;
+  e.rule = r.rule & ~kHasNote;
+  const NameRule& rule = name_rules()[e.rule];
+  e.role = rule.role;
+  if (r.rule & kHasNote) e.note = rule.note;
+  e.canonical = canonical(i);
+  return e;
 }
 
-void NameMap::add(NameMapEntry entry, std::string_view canonical) {
-  if (entry.mapped) entry.canonical = keep(canonical);
-  entries.push_back(entry);
+std::string_view NameMapEntries::canonical(size_t i) const {
+  const Row& r = rows_[i];
+  return r.rule == kUnmapped ? std::string_view() : std::string_view(blocks_[r.block].get() + r.at, r.size);
+}
+
+void NameMap::add(const NameMapEntry& entry) {
+  NameMapEntries::Row row{entry.tensor, NameMapEntries::kUnmapped, static_cast<int32_t>(entry.layer), 0, 0, 0};
+  if (entry.mapped) {
+    row.rule = entry.rule | (entry.note.empty() ? 0 : NameMapEntries::kHasNote);
+    constexpr size_t kBlock = size_t{1} << 20;
+    const std::string_view text = entry.canonical;
+    if (entries.blocks_.empty() || block_used_ + text.size() > block_size_) {
+      block_size_ = std::max(kBlock, text.size());
+      entries.blocks_.push_back(std::make_unique<char[]>(block_size_));
+      block_used_ = 0;
+    }
+    std::copy(text.begin(), text.end(), entries.blocks_.back().get() + block_used_);
+    row.block = static_cast<uint32_t>(entries.blocks_.size() - 1);
+    row.at = static_cast<uint32_t>(block_used_);
+    row.size = static_cast<uint32_t>(text.size());
+    block_used_ += text.size();
+  }
+  entries.rows_.push_back(row);
 }
 
 void NameMap::finish_index() {
@@ -42,10 +65,11 @@ void NameMap::finish_index() {
   while (n < 2 * entries.size()) n *= 2;
   slots_.assign(n, 0);
   for (uint32_t e = 0; e < entries.size(); ++e) {
-    if (!entries[e].mapped) continue;
-    size_t i = std::hash<std::string_view>{}(entries[e].canonical) & (n - 1);
+    if (!entries.mapped(e)) continue;
+    const std::string_view name = entries.canonical(e);
+    size_t i = std::hash<std::string_view>{}(name) & (n - 1);
     while (slots_[i] != 0) {
-      if (entries[slots_[i] - 1].canonical == entries[e].canonical) break;   // the first of equal names wins
+      if (entries.canonical(slots_[i] - 1) == name) break;   // the first of equal names wins
       i = (i + 1) & (n - 1);
     }
     if (slots_[i] == 0) slots_[i] = e + 1;
@@ -56,23 +80,25 @@ uint32_t NameMap::find(std::string_view canonical) const {
   if (slots_.empty()) return kNone;
   const size_t mask = slots_.size() - 1;
   for (size_t i = std::hash<std::string_view>{}(canonical) & mask; slots_[i] != 0; i = (i + 1) & mask)
-    if (entries[slots_[i] - 1].canonical == canonical) return slots_[i] - 1;
+    if (entries.canonical(slots_[i] - 1) == canonical) return slots_[i] - 1;
   return kNone;
 }
 
 NameMap build_name_map(const Model& model, std::string_view arch) {
   NameMap map;
   map.arch = arch.empty() ? name_map_arch(model) : std::string(arch);
-  map.entries.reserve(model.tensors.size());
+  map.reserve(model.tensors.size());
   for (uint32_t i = 0; i < model.tensors.size(); ++i) {
     const Tensor& t = model.tensors[i];
     if (t.flags & kTensorCompanion) continue;
     NameMapEntry e;
     e.tensor = i;
-    std::string canonical;
-    if (auto c = map_tensor_name(t, map.arch)) {
+    auto c = map_tensor_name(t, map.arch);
+    // A layer number past 32 bits is no real model's: such a name stays unmapped (rows keep 32 bits).
+    if (c && (c->layer > INT32_MAX || c->layer < INT32_MIN)) c.reset();
+    if (c) {
       e.mapped = true;
-      canonical = std::move(c->name);
+      e.canonical = c->name;
       e.role = c->role;
       e.note = c->note;
       e.rule = c->rule;
@@ -80,7 +106,7 @@ NameMap build_name_map(const Model& model, std::string_view arch) {
     } else {
       map.unmapped.push_back(i);
     }
-    map.add(e, canonical);
+    map.add(e);
   }
   map.finish_index();
   return map;

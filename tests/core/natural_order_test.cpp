@@ -13,6 +13,7 @@ namespace {
 std::string key(std::string_view name) {
   std::string k;
   append_natural_key(k, name);
+  EXPECT_EQ(natural_key_size(name), k.size()) << name;   // buffers of many keys are sized by it
   return k;
 }
 

@@ -60,7 +60,7 @@ class MappingPaneTest : public ::testing::Test {
     host_.accept();
   }
   std::string native_at(uint64_t row) const {
-    const NameMapEntry* e = pane_->entry_at(row);
+    const auto e = pane_->entry_at(row);
     return e ? std::string(session_->model.tensors[e->tensor].name) : std::string("(none)");
   }
 
@@ -165,8 +165,8 @@ TEST_F(MappingPaneTest, CanonicalSortPutsUnmappedLast) {
   draw(80, 24);
   pane_->act(Action::toggle_canonical, host_);
   EXPECT_TRUE(pane_->sorted_by_canonical());
-  const NameMapEntry* first = pane_->entry_at(0);
-  ASSERT_NE(first, nullptr);
+  const auto first = pane_->entry_at(0);
+  ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->canonical, "layers.0.attention.k.weight");
   EXPECT_EQ(pane_->entry_at(2)->canonical, "layers.2.attention.k.weight");
   EXPECT_FALSE(pane_->entry_at(8)->mapped);

@@ -124,6 +124,27 @@ TEST_F(MlxTableTest, DotsInAPlainFilterMatchAnyCharacterLikeTheRegex) {
   EXPECT_EQ(table_->shown_tensors(), 3u);
 }
 
+TEST_F(MlxTableTest, TypingAndBackspacingAFilterGivesWhatAFreshFilterGives) {
+  // Each prefix typed one character at a time (narrowing and remembered), then backspaced
+  // (answered from what was remembered): the rows equal those of a table filtered afresh.
+  const std::string typed = "layers.1.self_attn.q";
+  std::vector<std::vector<uint32_t>> forward;
+  for (size_t n = 1; n <= typed.size(); ++n) {
+    ASSERT_EQ(table_->set_filter(typed.substr(0, n)), "");
+    forward.push_back(table_->rows());
+  }
+  for (size_t n = typed.size(); n-- > 1;) {
+    ASSERT_EQ(table_->set_filter(typed.substr(0, n)), "");
+    EXPECT_EQ(table_->rows(), forward[n - 1]) << typed.substr(0, n);
+    TensorTable fresh(*session_);
+    ASSERT_EQ(fresh.set_filter(typed.substr(0, n)), "");
+    EXPECT_EQ(fresh.rows(), table_->rows()) << typed.substr(0, n);
+  }
+  // The inverse of a remembered pattern is its own pattern, not the remembered one.
+  ASSERT_EQ(table_->set_filter("!layers.1"), "");
+  EXPECT_EQ(table_->shown_tensors() + forward[7].size(), session_->model.tensors.size());
+}
+
 TEST_F(MlxTableTest, SearchFindsAndWraps) {
   const int64_t first = table_->search("o_proj", 0, 1);
   ASSERT_GE(first, 0);

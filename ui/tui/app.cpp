@@ -72,6 +72,9 @@ void App::start_open(std::string path) {
       return;
     }
     auto session = make_session(std::move(*model));
+    // The names were packed at the open: the header's pages are dropped (the Header pane and the
+    // metadata fault back in the few they read), so a big header does not stay resident.
+    for (const SourceFile& f : session->model.files) f.map.release_pages();
     std::shared_ptr<ModelSession> ref;
     if (!options_.ref_path.empty()) {
       auto second = akview::open_model(options_.ref_path, opt);
@@ -85,6 +88,7 @@ void App::start_open(std::string path) {
         return;
       }
       ref = make_session(std::move(*second));
+      for (const SourceFile& f : ref->model.files) f.map.release_pages();
     }
     ctx.post([this, gen, session, ref] {
       if (gen != generation_) return;

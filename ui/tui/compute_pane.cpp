@@ -101,7 +101,7 @@ std::string ComputePane::selection_label() const {
     case Scope::tensor:
       return t < session_->model.tensors.size() ? std::string(session_->model.tensors[t].name) : "(no tensor selected)";
     case Scope::layer: {
-      const NameMapEntry* e = t != kNone ? session_->entry(t) : nullptr;
+      const auto e = t != kNone ? session_->entry(t) : std::nullopt;
       return e && e->layer >= 0 ? fmt::format("layer {}", e->layer) : "(the selected tensor is in no layer)";
     }
     case Scope::filter: return filter_.empty() ? "every matrix" : "filter " + filter_;
@@ -170,7 +170,7 @@ bool ComputePane::start_run(PaneHost& host) {
       query.tensors.push_back(std::string(session_->model.tensors[t].name));
       break;
     case Scope::layer: {
-      const NameMapEntry* e = t != kNone ? session_->entry(t) : nullptr;
+      const auto e = t != kNone ? session_->entry(t) : std::nullopt;
       if (!e || e->layer < 0) {
         host.flash("the selected tensor is in no layer");
         return true;

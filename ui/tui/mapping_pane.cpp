@@ -29,8 +29,8 @@ std::vector<uint32_t> sorted_entries(const Model& model, const NameMap& map, boo
   auto native = [&](uint32_t e) { return model.tensors[map.entries[e].tensor].name; };
   if (by_canonical) {
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      const NameMapEntry& ea = map.entries[a];
-      const NameMapEntry& eb = map.entries[b];
+      const NameMapEntry ea = map.entries[a];
+      const NameMapEntry eb = map.entries[b];
       if (ea.mapped != eb.mapped) return ea.mapped;
       return ea.mapped ? natural_less(ea.canonical, eb.canonical) : natural_less(native(a), native(b));
     });
@@ -65,9 +65,9 @@ Columns columns_for(int w) {
 
 MappingPane::MappingPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
 
-const NameMapEntry* MappingPane::entry_at(uint64_t row) const {
-  if (!session_->names || row >= view_.size()) return nullptr;
-  return &session_->names->entries[view_[row]];
+std::optional<NameMapEntry> MappingPane::entry_at(uint64_t row) const {
+  if (!session_->names || row >= view_.size()) return std::nullopt;
+  return session_->names->entries[view_[row]];
 }
 
 const std::vector<uint32_t>& MappingPane::order() {
@@ -116,14 +116,13 @@ void MappingPane::request_sort(PaneHost& host) {
 }
 
 void MappingPane::refresh() {
-  const NameMapEntry* was = entry_at(static_cast<uint64_t>(cursor_.pos));
-  const uint32_t keep = was ? static_cast<uint32_t>(was - session_->names->entries.data()) : kNone;
+  const uint32_t keep = session_->names && static_cast<uint64_t>(cursor_.pos) < view_.size() ? view_[cursor_.pos] : kNone;
   view_.clear();
   if (!session_->names) return;
   const NameMap& map = *session_->names;
   const Model& model = session_->model;
   for (uint32_t e : order()) {
-    const NameMapEntry& entry = map.entries[e];
+    const NameMapEntry entry = map.entries[e];
     if (unmapped_only_ && entry.mapped) continue;
     if (filter_re_) {
       const std::string_view native = model.tensors[entry.tensor].name;
@@ -273,7 +272,7 @@ void MappingPane::draw_config(Canvas& canvas, const Rect& area) {
 }
 
 bool MappingPane::row_matches(uint64_t row) const {
-  const NameMapEntry* e = entry_at(row);
+  const auto e = entry_at(row);
   if (!e) return false;
   return find_ignore_case(session_->model.tensors[e->tensor].name, search_) != std::string_view::npos ||
          (e->mapped && find_ignore_case(e->canonical, search_) != std::string_view::npos);

@@ -35,7 +35,7 @@ class MappingPane : public Pane {
   uint64_t row_count() const { return view_.size(); }
   int64_t cursor_row() const { return cursor_.pos; }
   // The name-map entry shown at `row` (nullptr when none or the map is not built yet).
-  const NameMapEntry* entry_at(uint64_t row) const;
+  std::optional<NameMapEntry> entry_at(uint64_t row) const;
   bool sorted_by_canonical() const { return by_canonical_; }
 
  private:

@@ -35,8 +35,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
   names.label = "name map";
   names.run = [s = session_](JobContext& ctx) {
     auto map = std::make_shared<const NameMap>(build_name_map(s->model));
-    // Mapping read every name in the header: its pages are dropped again (a later read faults the
-    // few it needs back in), so a big header does not stay resident.
+    // Mapping read the metadata (config, architecture): those pages are dropped again.
     for (const SourceFile& f : s->model.files) f.map.release_pages();
     ctx.post([s, map] { attach_names(*s, map); });
   };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,8 +41,14 @@ struct ModelSession {
   uint64_t values_version = 0;
   uint64_t names_version = 0;
 
-  const NameMapEntry* entry(uint32_t tensor) const {
-    return names && tensor < entry_of.size() && entry_of[tensor] != kNone ? &names->entries[entry_of[tensor]] : nullptr;
+  std::optional<NameMapEntry> entry(uint32_t tensor) const {
+    if (names && tensor < entry_of.size() && entry_of[tensor] != kNone) return names->entries[entry_of[tensor]];
+    return std::nullopt;
+  }
+  // The canonical name of a mapped tensor, else empty (no entry built: for loops over every tensor).
+  std::string_view canonical(uint32_t tensor) const {
+    return names && tensor < entry_of.size() && entry_of[tensor] != kNone ? names->entries.canonical(entry_of[tensor])
+                                                                          : std::string_view();
   }
   const ValueSummary* value(uint32_t tensor) const {
     return tensor < values.size() && values[tensor].state != ValueSummary::State::pending ? &values[tensor] : nullptr;

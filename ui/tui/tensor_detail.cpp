@@ -41,7 +41,7 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
     out.push_back({std::move(label), std::move(value), role});
   };
   add("name", std::string(t.name), Role::key);
-  if (const NameMapEntry* e = session.entry(tensor)) {
+  if (const auto e = session.entry(tensor)) {
     if (e->mapped) {
       add("canonical", std::string(e->canonical), Role::key);
       add("role", std::string(e->role));

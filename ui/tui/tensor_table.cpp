@@ -43,10 +43,30 @@ bool is_dot_literal(std::string_view p) {
 bool dot_literal_search(std::string_view hay, std::string_view pat) {
   if (pat.size() > hay.size()) return false;
   if (pat.find('.') == std::string_view::npos) return hay.find(pat) != std::string_view::npos;
-  for (size_t i = 0; i + pat.size() <= hay.size(); ++i) {
+  auto match_at = [&](size_t i) {
     size_t k = 0;
     while (k < pat.size() && (pat[k] == '.' ? hay[i + k] != '\n' && hay[i + k] != '\r' : hay[i + k] == pat[k])) ++k;
-    if (k == pat.size()) return true;
+    return k == pat.size();
+  };
+  // The longest run without a dot is looked for with find() (memchr and memcmp); only where it
+  // occurs is the whole pattern tried.
+  size_t anchor = 0, anchor_len = 0;
+  for (size_t a = 0; a < pat.size();) {
+    size_t b = a;
+    while (b < pat.size() && pat[b] != '.') ++b;
+    if (b - a > anchor_len) anchor = a, anchor_len = b - a;
+    a = b + 1;
+  }
+  if (anchor_len == 0) {
+    for (size_t i = 0; i + pat.size() <= hay.size(); ++i)
+      if (match_at(i)) return true;
+    return false;
+  }
+  const std::string_view run = pat.substr(anchor, anchor_len);
+  for (size_t p = hay.find(run, anchor); p != std::string_view::npos; p = hay.find(run, p + 1)) {
+    const size_t i = p - anchor;
+    if (i + pat.size() > hay.size()) return false;
+    if (match_at(i)) return true;
   }
   return false;
 }
@@ -102,7 +122,7 @@ TensorTable::TensorTable(const ModelSession& session) : session_(session) {
 
 std::string_view TensorTable::display_name(uint32_t tensor) const {
   if (show_canonical_)
-    if (const NameMapEntry* e = session_.entry(tensor); e && e->mapped) return e->canonical;
+    if (const std::string_view c = session_.canonical(tensor); !c.empty()) return c;
   return session_.model.tensors[tensor].name;
 }
 
@@ -119,15 +139,14 @@ double TensorTable::bits_per_weight(uint32_t tensor) const {
 }
 
 int64_t TensorTable::layer_of(uint32_t tensor) const {
-  if (const NameMapEntry* e = session_.entry(tensor)) return e->layer;
+  if (const auto e = session_.entry(tensor)) return e->layer;
   return parse_layer(session_.model.tensors[tensor].name);
 }
 
 bool TensorTable::unit_matches(uint32_t u) const {
   for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) {
     std::string_view native = session_.model.tensors[t].name;
-    const NameMapEntry* e = session_.entry(t);
-    std::string_view canonical = e && e->mapped ? std::string_view(e->canonical) : std::string_view();
+    const std::string_view canonical = session_.canonical(t);
     bool hit;
     if (regex_) {
       hit = std::regex_search(native.begin(), native.end(), *regex_) ||
@@ -151,6 +170,19 @@ std::string TensorTable::set_filter(std::string_view pattern) {
       return std::string("bad regex: ") + e.what();
     }
   }
+  // Backspace returns to a pattern typed a moment ago: its result is taken back, not recomputed.
+  for (size_t h = filter_history_.size(); h-- > 0;) {
+    if (filter_history_[h].pattern != pattern) continue;
+    const std::vector<uint64_t>& bits = filter_history_[h].keep;
+    for (uint32_t u = 0; u < units_.size(); ++u) keep_[u] = static_cast<uint8_t>(bits[u / 64] >> (u % 64) & 1);
+    filter_history_.resize(h + 1);
+    filter_ = std::string(pattern);
+    invert_ = invert;
+    regex_ = std::move(re);
+    literal_ = regex_ ? std::string() : std::string(body);
+    rebuild_rows();
+    return {};
+  }
   // Typing one more character of a literal only narrows: test the units kept so far.
   const bool narrowing = !re && !regex_ && !invert && !invert_ && body.find(literal_) != std::string_view::npos &&
                          !literal_.empty();
@@ -161,6 +193,13 @@ std::string TensorTable::set_filter(std::string_view pattern) {
   for (uint32_t u = 0; u < units_.size(); ++u) {
     if (narrowing && !keep_[u]) continue;
     keep_[u] = body.empty() ? 1 : static_cast<uint8_t>(unit_matches(u) != invert_);
+  }
+  // Remembered as bits (a million units: 125 KB a pattern), the last kFilterHistory patterns.
+  if (!body.empty()) {
+    if (filter_history_.size() >= kFilterHistory) filter_history_.erase(filter_history_.begin());
+    FilterResult r{std::string(pattern), std::vector<uint64_t>((units_.size() + 63) / 64, 0)};
+    for (uint32_t u = 0; u < units_.size(); ++u) r.keep[u / 64] |= uint64_t{keep_[u]} << (u % 64);
+    filter_history_.push_back(std::move(r));
   }
   rebuild_rows();
   return {};
@@ -249,10 +288,14 @@ NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
   // One natural-order key per unit in one buffer, then byte comparisons (natural_order.hpp).
   auto shown = [&](uint32_t tensor) -> std::string_view {
     if (r.canonical && r.names && tensor < r.entry_of.size() && r.entry_of[tensor] != kNone)
-      if (const NameMapEntry& e = r.names->entries[r.entry_of[tensor]]; e.mapped) return e.canonical;
+      if (const std::string_view c = r.names->entries.canonical(r.entry_of[tensor]); !c.empty()) return c;
     return model.tensors[tensor].name;
   };
+  // Sized once (a million keys take ~25 MB; growing by doubling would hold half as much again).
+  size_t total = 0;
+  for (uint32_t t : r.units) total += natural_key_size(shown(t));
   std::string keys;
+  keys.reserve(total);
   std::vector<uint32_t> at(r.units.size() + 1);
   for (size_t u = 0; u < r.units.size(); ++u) {
     at[u] = static_cast<uint32_t>(keys.size());
@@ -325,6 +368,7 @@ void TensorTable::refresh(bool names_changed) {
                  (names_changed && c == Column::name);
     it = stale ? sort_cache_.erase(it) : std::next(it);
   }
+  if (names_changed) filter_history_.clear();   // canonical names match from now on
   if (names_changed && !filter_.empty()) {
     set_filter(std::string(filter_));   // canonical names now match too
     return;

@@ -118,6 +118,13 @@ class TensorTable {
   std::vector<uint32_t> units_;         // leading tensor of each unit, in model order
   std::vector<uint32_t> unit_end_;      // units_[u] .. unit_end_[u]: the tensor and its companions
   std::vector<uint8_t> keep_;           // per unit: passes the filter
+  // The filters typed last and their results (so Backspace answers at once on a big model).
+  struct FilterResult {
+    std::string pattern;
+    std::vector<uint64_t> keep;         // bit u: unit u passes
+  };
+  static constexpr size_t kFilterHistory = 64;
+  std::vector<FilterResult> filter_history_;
   std::map<std::pair<Column, bool>, std::vector<uint32_t>> sort_cache_;   // unit order per sort
   std::vector<LayerGroup> groups_;
   std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
