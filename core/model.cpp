@@ -70,9 +70,15 @@ void Model::build_index() {
   slots_.assign(cap, kEmptySlot);
   const size_t mask = cap - 1;
   constexpr uint32_t kAhead = 16;   // slots prefetched this many names ahead (NameSet::prefetch)
-  for (uint32_t i = 0; i < tensors.size(); ++i) {
-    if (i + kAhead < tensors.size()) __builtin_prefetch(&slots_[hash_name(tensors[i + kAhead].name) & mask]);
-    const uint64_t h = hash_name(tensors[i].name);
+  uint64_t ahead[kAhead];            // the hashes of names i .. i+kAhead-1, each computed once
+  const auto n = static_cast<uint32_t>(tensors.size());
+  for (uint32_t i = 0; i < kAhead && i < n; ++i) ahead[i] = hash_name(tensors[i].name);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t h = ahead[i % kAhead];
+    if (i + kAhead < n) {
+      ahead[i % kAhead] = hash_name(tensors[i + kAhead].name);
+      __builtin_prefetch(&slots_[ahead[i % kAhead] & mask]);
+    }
     const uint64_t tag = h >> 32;
     size_t at = h & mask;
     bool duplicate = false;

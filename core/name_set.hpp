@@ -38,16 +38,21 @@ class NameSet {
 
   // Starts loading the slot `name` hashes to: a loop over a million names that prefetches a few
   // names ahead waits for one cache miss at a time instead of one per name.
-  void prefetch(std::string_view name) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash_name(name) & (slots_.size() - 1)]);
+  void prefetch(std::string_view name) const { prefetch_hashed(hash_name(name)); }
+  void prefetch_hashed(uint64_t h) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
   }
 
   // Inserts `index` under `name`; returns the index already stored under an equal name (and does
   // not insert), or kAbsent. `name_of(i)` gives the name of a stored index.
   template <typename NameOf>
   uint32_t insert(std::string_view name, uint32_t index, NameOf&& name_of) {
+    return insert_hashed(hash_name(name), name, index, name_of);
+  }
+  // insert() with the name's hash_name() already known (a loop that prefetched by it).
+  template <typename NameOf>
+  uint32_t insert_hashed(uint64_t h, std::string_view name, uint32_t index, NameOf&& name_of) {
     if ((count_ + 1) * 3 > slots_.size() * 2) grow(name_of);
-    const uint64_t h = hash_name(name);
     const uint32_t tag = static_cast<uint32_t>(h >> 32);
     const size_t mask = slots_.size() - 1;
     for (size_t at = h & mask;; at = (at + 1) & mask) {

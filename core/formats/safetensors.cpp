@@ -238,10 +238,16 @@ class HeaderParser {
     NameSet names;
     names.reserve(end - first_tensor_);
     auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };
-    constexpr uint32_t kAhead = 16;   // names whose slots are being loaded
+    constexpr uint32_t kAhead = 16;   // names whose slots are being loaded (each hashed once)
+    uint64_t ahead[kAhead];
+    for (uint32_t i = first_tensor_; i < end && i - first_tensor_ < kAhead; ++i) ahead[i % kAhead] = hash_name(name_of(i));
     for (uint32_t i = first_tensor_; i < end; ++i) {
-      if (i + kAhead < end) names.prefetch(model_.tensors[i + kAhead].name);
-      if (names.insert(model_.tensors[i].name, i, name_of) != NameSet::kAbsent)
+      const uint64_t h = ahead[i % kAhead];
+      if (i + kAhead < end) {
+        ahead[i % kAhead] = hash_name(name_of(i + kAhead));
+        names.prefetch_hashed(ahead[i % kAhead]);
+      }
+      if (names.insert_hashed(h, model_.tensors[i].name, i, name_of) != NameSet::kAbsent)
         return make_error(ErrorCode::duplicate_tensor, path_, key_offset(i),
                           fmt::format("tensor {} appears twice in the header", quote_name(model_.tensors[i].name)));
     }

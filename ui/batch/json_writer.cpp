@@ -112,6 +112,15 @@ void JsonWriter::value(double v) {
   if (!std::isfinite(v)) return value(nullptr);
   before_value();
   char tmp[64];
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) {
+    // A whole number of at most 15 digits: nlohmann writes its digits and ".0" (32.0, -0.0).
+    char* at = tmp;
+    if (std::signbit(v)) *at++ = '-';
+    at = std::to_chars(at, tmp + sizeof tmp, static_cast<uint64_t>(std::fabs(v))).ptr;
+    *at++ = '.';
+    *at++ = '0';
+    return put(std::string_view(tmp, static_cast<size_t>(at - tmp)));
+  }
   put(std::string_view(tmp, nlohmann::detail::to_chars(tmp, tmp + sizeof tmp, v) - tmp));
 }
 
