@@ -2,6 +2,7 @@
 #include "compute/thread_pool.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 
@@ -14,11 +15,30 @@ ThreadPool::ThreadPool(int threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
 }
+
+namespace {
+// How long a worker waits for the next generation (and the caller for the workers) by spinning
+// before sleeping on the condition variable.
+constexpr auto kSpin = std::chrono::microseconds(2000);
+
+// Spins until `ready()` or kSpin has passed; true if ready.
+template <typename Ready>
+bool spin_until(Ready&& ready) {
+  const auto until = std::chrono::steady_clock::now() + kSpin;
+  for (int i = 0;; ++i) {
+    if (ready()) return true;
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() > until) return false;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+}  // namespace
 
 void ThreadPool::drain() {
   for (;;) {
@@ -31,16 +51,17 @@ void ThreadPool::drain() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    {
+    auto ready = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(ready)) {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      wake_.wait(lock, ready);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     drain();
+    finished_.fetch_add(1, std::memory_order_acq_rel);
     {
-      std::lock_guard lock(mutex_);
-      ++finished_;
+      std::lock_guard lock(mutex_);   // a caller between its check and its wait sees this notify
     }
     done_.notify_all();
   }
@@ -58,14 +79,17 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t)
     fn_ = &fn;
     n_tasks_ = n_tasks;
     next_.store(0, std::memory_order_relaxed);
-    finished_ = 0;
-    ++generation_;
+    finished_.store(0, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);   // publishes the fields above
   }
   wake_.notify_all();
   drain();
-  std::unique_lock lock(mutex_);
   // Every worker takes part in every generation, so none can still be reading fn_ afterwards.
-  done_.wait(lock, [&] { return finished_ == workers_.size(); });
+  auto all_done = [&] { return finished_.load(std::memory_order_acquire) == workers_.size(); };
+  if (!spin_until(all_done)) {
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, all_done);
+  }
   fn_ = nullptr;
 }
 

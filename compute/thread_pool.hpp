@@ -1,5 +1,8 @@
 // A small persistent thread pool for the cpu backend: parallel_for over task indices, the calling
-// thread takes part, tasks are claimed from an atomic counter (dynamic load balancing).
+// thread takes part, tasks are claimed from an atomic counter (dynamic load balancing). Workers
+// spin for a short while after a generation before they sleep, and the caller spins before it
+// waits for them: on a virtual machine a sleeping vCPU takes long to wake, and back-to-back
+// matvecs of a few ms then ran on the caller alone (half the speed, run to run).
 #pragma once
 
 #include <atomic>
@@ -37,9 +40,9 @@ class ThreadPool {
   const std::function<void(int64_t)>* fn_ = nullptr;
   int64_t n_tasks_ = 0;
   std::atomic<int64_t> next_{0};
-  size_t finished_ = 0;   // workers done with the current generation
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<size_t> finished_{0};      // workers done with the current generation
+  std::atomic<uint64_t> generation_{0};  // stored last (release) when a generation is set up
+  std::atomic<bool> stop_{false};
 };
 
 // The pool shared by the cpu and blas backends (created on first use with default_thread_count()).
