@@ -135,6 +135,28 @@ TEST_F(ComputePaneTest, ReferenceAndCpuRowsSitSideBySide) {
   EXPECT_NE(find_row(c, {"tensor", "backend", "rel rms"}), -1) << screen_text(c);
 }
 
+TEST_F(ComputePaneTest, OpenclUploadIsReportedOnItsOwnOnceAndNotAgain) {
+  open(256, 64);
+  selected_ = index_of("blk.1.attn_q.weight");
+  std::string label;
+  for (const auto& c : pane_->choices())
+    if (c.backend == "opencl" && c.available && label.empty()) label = c.label;
+  if (label.empty()) GTEST_SKIP() << "no OpenCL device is offered on this machine";
+  run_on(label);
+  ASSERT_EQ(pane_->rows().size(), 1u);
+  if (pane_->rows()[0].state != ComputePane::Row::State::done || !pane_->rows()[0].backend.starts_with("opencl"))
+    GTEST_SKIP() << "opencl did not run here: " << pane_->rows()[0].backend << " " << pane_->rows()[0].note;
+  auto c = draw(200, 40);
+  int line = find_row(c, {"last run: 1 run, 0 failed · upload "});
+  ASSERT_NE(line, -1) << screen_text(c);
+  EXPECT_NE(c.row_text(line).find("GB/s), not in the times"), std::string::npos) << c.row_text(line);
+  // The same tensor again: its weights are on the device already, nothing is copied.
+  run_on(label);
+  c = draw(200, 40);
+  EXPECT_NE(find_row(c, {"last run: 1 run, 0 failed"}), -1) << screen_text(c);
+  EXPECT_EQ(find_row(c, {"upload"}), -1) << screen_text(c);
+}
+
 TEST_F(ComputePaneTest, LayerAndFilterSelectWhatRunSelects) {
   open(32, 16);
   selected_ = index_of("blk.1.attn_q.weight");

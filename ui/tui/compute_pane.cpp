@@ -267,6 +267,20 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
   for (const compute::RunFailure& f : report->failures)
     put_row(Row{f.name, label, Row::State::failed, 0, 0, std::nullopt, f.error.to_string(), std::nullopt});
   last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s", report->failures.size());
+  // OpenCL copies the weights to its device once and keeps them: that copy is timed on its own.
+  double upload = 0;
+  uint64_t uploaded = 0;
+  bool any_upload = false;
+  for (const compute::TensorRun& run : report->runs)
+    if (run.upload_seconds) {
+      any_upload = true;
+      upload += *run.upload_seconds;
+      uploaded += run.weight_bytes;
+    }
+  if (any_upload)
+    last_ += mask_timings_ ? std::string(" · upload — (not in the times: the weights stay on the device)")
+                           : fmt::format(" · upload {} ({:.2f} GB/s), not in the times: the weights stay on the device",
+                                         time_text(upload), upload > 0 ? static_cast<double>(uploaded) / upload / 1e9 : 0.0);
 }
 
 void ComputePane::run_tensor(uint32_t tensor, PaneHost& host) {

@@ -60,6 +60,7 @@ class ComputePane : public Pane {
   const std::vector<Row>& rows() const { return rows_; }
   bool running() const { return running_ != 0; }
   const Choice& backend() const { return choices_[choice_]; }
+  const std::vector<Choice>& choices() const { return choices_; }
   // Runs one tensor now (the Diff pane's `x`), whatever the selection says.
   void run_tensor(uint32_t tensor, PaneHost& host);
   // Picks the backend by label; false when there is none.
