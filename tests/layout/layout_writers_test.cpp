@@ -100,6 +100,26 @@ TEST(LayoutWriters, BytesInTheZipDirectoryAfterItsEntriesAreAGap) {
   EXPECT_TRUE(gap);
 }
 
+// Found by the layout fuzz target: zip records of a PyTorch checkpoint shorter and longer than the
+// storage they hold. The storage's tensors stay inside the record, and a record's bytes past its
+// storage are a gap inside it; every depth still tiles its parent.
+TEST(LayoutWriters, ZipRecordsShorterOrLongerThanTheirStorage) {
+  for (const char* name : {"zip_record_shorter_than_storage.bin", "zip_record_longer_than_storage.bin"}) {
+    const std::string path = std::string(AKVIEW_SOURCE_DIR) + "/tests/fuzz/corpus/layout/" + name;
+    auto model = open_model(path);
+    ASSERT_TRUE(model.ok()) << model.error().to_string();
+    const auto regions = collect_regions(*model, 0);
+    EXPECT_EQ(coverage_problem(regions, model->files[0].map.size()), "") << name;
+  }
+  const std::string longer = std::string(AKVIEW_SOURCE_DIR) + "/tests/fuzz/corpus/layout/zip_record_longer_than_storage.bin";
+  auto model = open_model(longer);
+  ASSERT_TRUE(model.ok());
+  bool past = false;
+  for (const Region& r : collect_regions(*model, 0))
+    past = past || (r.kind == RegionKind::gap && r.label == "past the storage" && r.offset == 0xd08 && r.size == 2);
+  EXPECT_TRUE(past);
+}
+
 TEST(LayoutWriters, GgufKeyValueChildrenSplitEachEntry) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/kv.gguf";
