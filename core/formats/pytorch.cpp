@@ -233,6 +233,10 @@ Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
     if (rec->second->method != 0)
       return make_error(ErrorCode::unsupported, file, rec->second->local_header,
                         fmt::format("storage record '{}' is compressed; only stored records are read", rec->second->name));
+    if (rec->second->compressed_size != rec->second->size)
+      return make_error(ErrorCode::size_mismatch, file, rec->second->local_header,
+                        fmt::format("stored record '{}' has different sizes ({} vs {} compressed)", rec->second->name,
+                                    rec->second->size, rec->second->compressed_size));
     places.push_back({rec->second->data_offset, rec->second->size});
   }
   AKV_TRY(build_tensors(model, *pickle, places, file));
