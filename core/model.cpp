@@ -64,7 +64,8 @@ constexpr uint64_t kEmptySlot = ~uint64_t{0};
 
 // Each slot keeps 32 bits of the name's hash beside the index, so a probe compares names only when
 // the tags agree: a million lookups then touch the slot array, not a million random names.
-void Model::build_index() {
+uint32_t Model::build_index() {
+  uint32_t first_duplicate = kNone;
   size_t cap = 16;
   while (cap < tensors.size() * 2) cap <<= 1;
   slots_.assign(cap, kEmptySlot);
@@ -90,7 +91,18 @@ void Model::build_index() {
       at = (at + 1) & mask;
     }
     if (!duplicate) slots_[at] = tag << 32 | i;
+    else if (first_duplicate == kNone) first_duplicate = i;
   }
+  indexed_ = tensors.size();
+  return first_duplicate;
+}
+
+bool Model::has_index() const { return !slots_.empty() && indexed_ == tensors.size(); }
+
+void Model::drop_index() {
+  slots_.clear();
+  slots_.shrink_to_fit();
+  indexed_ = 0;
 }
 
 const Tensor* Model::find(std::string_view name) const {

@@ -149,8 +149,14 @@ class Model {
   // million names of a 94 MB header take ~25 MB; the header's pages can then be dropped).
   void pack_names();
 
-  // Name lookup; build_index() after the tensors are final. find() returns nullptr if absent.
-  void build_index();
+  // Name lookup; build_index() after the tensors are final (it returns the first tensor whose name
+  // an earlier tensor has, else kNone; the first of equal names is the one found). A parser that
+  // builds it early (the duplicate check of a one-file model) leaves it for open_model, which builds
+  // it unless has_index(); whatever reorders the tensors afterwards calls drop_index().
+  // find() returns nullptr if absent.
+  uint32_t build_index();
+  bool has_index() const;
+  void drop_index();
   const Tensor* find(std::string_view name) const;
   const MetaEntry* find_meta(std::string_view key) const;
 
@@ -161,6 +167,7 @@ class Model {
   std::deque<std::string> strings_;
   std::unique_ptr<char[]> names_;        // pack_names(): every tensor name, end to end
   std::vector<uint64_t> slots_;          // open-addressing hash: (hash tag << 32) | tensor index
+  size_t indexed_ = 0;                   // tensors.size() when the index was built
 };
 
 }  // namespace akview

@@ -130,6 +130,7 @@ void order_companions(Model& model) {
   tensors.reserve(n);
   for (uint32_t i : order) tensors.push_back(model.tensors[i]);
   model.tensors = std::move(tensors);
+  model.drop_index();   // built for the old order (safetensors' duplicate check)
   for (auto& q : model.quants)
     for (uint32_t* c : {&q.scales, &q.biases, &q.global_scale})
       if (*c != kNone) *c = new_index[*c];

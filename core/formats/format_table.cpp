@@ -2,6 +2,7 @@
 // when the content is too short or too broken to tell (so a broken .gguf gets GGUF's error).
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
@@ -106,8 +107,11 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto model = f.open(*probe, options);
     if (model) {
       model->path = path;
-      model->pack_names();
-      model->build_index();
+      model->pack_names();   // the index holds tensor numbers and hashes: it stays valid
+      if (!model->has_index()) model->build_index();
+#ifndef NDEBUG
+      for (const Tensor& t : model->tensors) assert(model->find(t.name) && model->find(t.name)->name == t.name);
+#endif
     }
     return model;
   }

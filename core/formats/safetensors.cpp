@@ -235,6 +235,15 @@ class HeaderParser {
   // Duplicate names, once the count is known (so the hash table is sized once, never grown).
   Status check_unique_names() {
     const auto end = static_cast<uint32_t>(model_.tensors.size());
+    if (first_tensor_ == 0) {
+      // The model holds this file's tensors alone (so far): its own name index finds duplicates, built
+      // once here rather than a second table beside it (open_model keeps it unless it went stale).
+      const uint32_t i = model_.build_index();
+      if (i != kNone)
+        return make_error(ErrorCode::duplicate_tensor, path_, key_offset(i),
+                          fmt::format("tensor {} appears twice in the header", quote_name(model_.tensors[i].name)));
+      return {};
+    }
     NameSet names;
     names.reserve(end - first_tensor_);
     auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };

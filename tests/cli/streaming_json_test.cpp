@@ -5,6 +5,7 @@
 // member order and number spelling); text tables print every odd name escaped.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ namespace akview::testing {
 namespace {
 
 constexpr int kTensors = 3000;
+constexpr int kLongTensors = 70000;   // past print_json_rows' 4 chunks of 16384: made on two threads
 
 // print_json's bytes for a document: dump(2), invalid UTF-8 replaced, and a newline.
 std::string documented(const nlohmann::json& j) {
@@ -45,9 +47,10 @@ std::string odd_name(int i) {
 
 class StreamingJson : public ::testing::Test {
  protected:
+  virtual int count() const { return kTensors; }
   void SetUp() override {
     path_ = dir_.file("odd.safetensors");
-    for (int i = 0; i < kTensors; ++i) {
+    for (int i = 0; i < count(); ++i) {
       const Dtype& d = kDtypes[i % 4];
       std::vector<int64_t> shape = i % 7 == 0 ? std::vector<int64_t>{} : std::vector<int64_t>{i % 5 + 1, 3};
       uint64_t n = 1;
@@ -66,7 +69,7 @@ class StreamingJson : public ::testing::Test {
   nlohmann::json expected_tensors() const {
     nlohmann::json rows = nlohmann::json::array();
     uint64_t offset = 8 + header_len_;
-    for (int i = 0; i < kTensors; ++i) {
+    for (int i = 0; i < count(); ++i) {
       const StTensor& t = tensors_[i];
       const Dtype& d = kDtypes[i % 4];
       uint64_t n = 1;
@@ -114,6 +117,37 @@ TEST_F(StreamingJson, SortedAndFilteredTensorsJsonIsTheDocumentedSubset) {
     if (i % 10 == 9) want.push_back(all[i]);
   EXPECT_TRUE(r.out == documented(want));
   EXPECT_EQ(nlohmann::json::parse(r.out).size(), static_cast<size_t>(kTensors / 10));
+}
+
+// A listing long enough to be made in chunks on two threads: the same documented bytes, also when
+// the first chunks hold no row of a filter, and in a sorted order.
+class StreamingJsonLong : public StreamingJson {
+ protected:
+  int count() const override { return kLongTensors; }
+};
+
+TEST_F(StreamingJsonLong, ChunkedTensorsJsonIsTheDocumentedDocumentByteForByte) {
+  const nlohmann::json all = expected_tensors();
+  auto r = run_akview({"tensors", path_, "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(r.out == documented(all));
+  // Only names numbered 60000..69999 that the rules do not map: chunks 0-2 give no row.
+  r = run_akview({"tensors", path_, "--json", "--filter", "\\.6[0-9]{4}$"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  nlohmann::json want = nlohmann::json::array();
+  for (int i = 60000; i < kLongTensors; ++i)
+    if (i % 10 != 9) want.push_back(all[i]);
+  EXPECT_TRUE(r.out == documented(want)) << r.out.substr(0, 300);
+  // Sorted by bytes, descending (ties in model order): positions are the sorted order's.
+  r = run_akview({"tensors", path_, "--json", "--sort", "bytes", "--desc"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<int> order(kLongTensors);
+  for (int i = 0; i < kLongTensors; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return all[a]["nbytes"].get<uint64_t>() > all[b]["nbytes"].get<uint64_t>(); });
+  want = nlohmann::json::array();
+  for (int i : order) want.push_back(all[i]);
+  EXPECT_TRUE(r.out == documented(want));
 }
 
 // The other streamed documents: what nlohmann makes of them again is the same bytes.

@@ -26,9 +26,10 @@ struct TensorQuery {
   bool descending = false;
   bool companions = true;        // list scales/biases beneath their logical tensor
 };
-// The rows, made one at a time as the source runs (it reads `model`, which must outlive it).
+// The rows, made one at a time as the source runs (it reads `model`, which must outlive it); any
+// range of its positions can be made on its own, two at once (print_json_rows makes long ones so).
 // Fails with ErrorCode::usage for a bad regex or sort column.
-Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query);
+Result<RangedRows<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query);
 Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const TensorQuery& query);
 TensorRow make_tensor_row(const Model& model, const Tensor& t);
 

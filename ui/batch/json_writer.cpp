@@ -39,11 +39,23 @@ bool plain(std::string_view s) {
 
 JsonWriter::JsonWriter(std::FILE* out, MemberOrder order) : out_(out), order_(order), buf_(new char[kBufferBytes]) {}
 
+JsonWriter::JsonWriter(std::string* sink, MemberOrder order) : sink_(sink), order_(order), buf_(new char[kBufferBytes]) {}
+
 JsonWriter::~JsonWriter() { flush(); }
 
 void JsonWriter::flush() {
-  if (len_) std::fwrite(buf_.get(), 1, len_, out_);
+  if (len_) write_out(std::string_view(buf_.get(), len_));
   len_ = 0;
+}
+
+void JsonWriter::continue_array(uint64_t elements_before) { levels_.push_back({']', elements_before}); }
+
+void JsonWriter::raw(std::string_view piece, uint64_t elements) {
+  assert(!levels_.empty() && levels_.back().close == ']' && !after_key_);
+  if (elements == 0) return;
+  if (levels_.back().count == 0 && !piece.empty() && piece.front() == ',') piece.remove_prefix(1);
+  put(piece);
+  levels_.back().count += elements;
 }
 
 void JsonWriter::begin(char open, char close) {

@@ -26,6 +26,8 @@ enum class MemberOrder : uint8_t { sorted, as_written };
 class JsonWriter {
  public:
   explicit JsonWriter(std::FILE* out, MemberOrder order = MemberOrder::sorted);
+  // Writes into `sink` (appended to at each flush) instead of a FILE*.
+  explicit JsonWriter(std::string* sink, MemberOrder order = MemberOrder::sorted);
   ~JsonWriter();   // flushes
   JsonWriter(const JsonWriter&) = delete;
   JsonWriter& operator=(const JsonWriter&) = delete;
@@ -78,6 +80,12 @@ class JsonWriter {
     value(std::string_view(v));
   }
 
+  // A piece of an array written by another writer: continue_array(1) there (the array's level, as
+  // if an element came before, without its '['), and raw() here, which puts the piece's bytes (less
+  // its leading comma when this array has no element yet) and counts its elements.
+  void continue_array(uint64_t elements_before);
+  void raw(std::string_view piece, uint64_t elements);
+
   // The newline that ends a document (print_json's), and the buffer handed to the FILE*.
   void end_document();
   void flush();
@@ -115,16 +123,21 @@ class JsonWriter {
   }
   void put(std::string_view s) {
     reserve(s.size());
-    if (s.size() > kBufferBytes) return std::fwrite(s.data(), 1, s.size(), out_), void();
+    if (s.size() > kBufferBytes) return write_out(s);
     std::memcpy(buf_.get() + len_, s.data(), s.size());
     len_ += s.size();
+  }
+  void write_out(std::string_view s) {
+    if (sink_) sink_->append(s);
+    else std::fwrite(s.data(), 1, s.size(), out_);
   }
   void put(char c) {
     reserve(1);
     buf_[len_++] = c;
   }
 
-  std::FILE* out_;
+  std::FILE* out_ = nullptr;
+  std::string* sink_ = nullptr;
   [[maybe_unused]] MemberOrder order_;   // checked in debug builds
   std::vector<Level> levels_;
   bool after_key_ = false;

@@ -130,9 +130,10 @@ void write_json(JsonWriter& w, const TensorRow& r) {
 
 }  // namespace
 
-Status print_tensors(std::FILE* out, const RowStream<TensorRow>& rows, OutputFormat format) {
+Status print_tensors(std::FILE* out, const RangedRows<TensorRow>& ranged, OutputFormat format) {
   if (format == OutputFormat::json)
-    return print_json_rows(out, rows, [](JsonWriter& w, const TensorRow& r) { write_json(w, r); });
+    return print_json_rows(out, ranged, [](JsonWriter& w, const TensorRow& r) { write_json(w, r); });
+  const RowStream<TensorRow> rows = ranged.stream();
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,canonical,type,shape,parameters,nbytes,bits_per_weight,file,offset\n");
     return rows([&](const TensorRow& r) {

@@ -28,6 +28,18 @@ using RowSink = std::function<void(const Row&)>;
 template <typename Row>
 using RowStream = std::function<Status(const RowSink<Row>&)>;
 
+// A source whose rows come from numbered positions (tensors in the model's or a sorted order): it
+// makes the rows of any range [begin, end) of them, so a printer can make a long listing's ranges on
+// two threads and write them in order. stream() is the whole range as a RowStream.
+template <typename Row>
+struct RangedRows {
+  size_t positions = 0;
+  std::function<Status(size_t begin, size_t end, const RowSink<Row>&)> range;
+  RowStream<Row> stream() const {
+    return [n = positions, f = range](const RowSink<Row>& sink) { return f(0, n, sink); };
+  }
+};
+
 // A source over rows already made (the TUI's and the tests' vectors).
 template <typename Row>
 RowStream<Row> rows_of(const std::vector<Row>& rows) {

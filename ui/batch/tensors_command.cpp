@@ -134,7 +134,7 @@ TensorRow make_tensor_row(const Model& model, const Tensor& t) {
   return row;
 }
 
-Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query) {
+Result<RangedRows<TensorRow>> tensor_row_source(const Model& model, const TensorQuery& query) {
   const SortColumn* column = nullptr;
   for (const auto& c : sort_columns())
     if (c.name == query.sort) column = &c;
@@ -163,7 +163,11 @@ Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQ
       if (plan->shows(model.tensors[i], canonical)) shown.push_back(i);
     plan->order = sorted_order(*plan, std::move(shown), *column, query.descending);
   }
-  return RowStream<TensorRow>([plan = std::shared_ptr<const TensorPlan>(std::move(plan))](const RowSink<TensorRow>& sink) {
+  RangedRows<TensorRow> out;
+  out.positions = plan->in_model_order ? model.tensors.size() : plan->order.size();
+  // Positions are tensors (model order, filtered as they come) or entries of the sorted order. Each
+  // call keeps its own row, so two ranges may be made at once (the plan and the model are read only).
+  out.range = [plan = std::shared_ptr<const TensorPlan>(std::move(plan))](size_t begin, size_t end, const RowSink<TensorRow>& sink) {
     const Model& model = *plan->model;
     TensorRow row;   // reused: its strings keep their capacity from row to row
     std::optional<CanonicalName> canonical;
@@ -172,23 +176,25 @@ Result<RowStream<TensorRow>> tensor_row_source(const Model& model, const TensorQ
       if (canonical) row.canonical = std::move(canonical->name);
       sink(row);
     };
-    if (plan->in_model_order) {
-      for (const Tensor& t : model.tensors)
+    for (size_t k = begin; k < end; ++k) {
+      if (plan->in_model_order) {
+        const Tensor& t = model.tensors[k];
         if (plan->shows(t, canonical)) emit(t);
-    } else {
-      for (uint32_t i : plan->order) {
-        canonical = map_tensor_name(model.tensors[i], plan->arch);
-        emit(model.tensors[i]);
+      } else {
+        const Tensor& t = model.tensors[plan->order[k]];
+        canonical = map_tensor_name(t, plan->arch);
+        emit(t);
       }
     }
     return Status();
-  });
+  };
+  return out;
 }
 
 Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const TensorQuery& query) {
   auto source = tensor_row_source(model, query);
   if (!source) return std::move(source).error();
-  return collect_rows(*source);
+  return collect_rows(source->stream());
 }
 
 }  // namespace akview
