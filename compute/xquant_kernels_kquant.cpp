@@ -122,7 +122,7 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 }
 
 #if AKVIEW_XQ_AVX2
-// AVX2 kernels for the common K-quants: codes unpacked 32 at a time in registers, P as 8 int32
+// AVX2 kernels for the K-quants and IQ4_XS: codes unpacked 32 at a time in registers, P as 8 int32
 // lanes (exact), then the scalar kernel's float step per super-block, so y equals its y bit for bit.
 // sum over 32 unsigned codes (<= 63) times x codes, as 8 int32 lanes of 4 elements each.
 inline __m256i dot32(__m256i c, const int8_t* xc) {
@@ -190,6 +190,86 @@ void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   int32_t M = 0;
   for (int k = 0; k < 16; ++k) M += 32 * s[k] * bs[k];
   acc += x.d[b] * load_f16(p + 208) * static_cast<float>(hsum_i32(P) - M);
+}
+
+// sum over 32 unsigned codes times x codes, the first 16 times s0 and the last 16 times s1, as 8
+// int32 lanes (the scale multiplies the pair sums in the same madd; every product fits 32 bits).
+inline __m256i dot32_scaled(__m256i c, __m256i x, int s0, int s1) {
+  const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(s1)), _mm_set1_epi16(static_cast<int16_t>(s0)));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(c, x), sc);
+}
+inline __m256i load_x32(const int8_t* xc) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc)); }
+
+// q2_K: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3, in sub-blocks 8n + 2j (l < 16) and
+// 8n + 2j + 1; scale p[k] & 15, min p[k] >> 4.
+void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+  const int8_t* xc = x.codes.data() + 256 * b;
+  const int16_t* bs = x.bsum16.data() + 16 * b;
+  const __m256i m3 = _mm256_set1_epi8(3);
+  __m256i P = _mm256_setzero_si256();
+  for (int n = 0; n < 2; ++n) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * n));
+    for (int j = 0; j < 4; ++j) {
+      const int k = 8 * n + 2 * j;
+      const __m256i c = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3);
+      P = _mm256_add_epi32(P, dot32_scaled(c, load_x32(xc + 128 * n + 32 * j), p[k] & 0xF, p[k + 1] & 0xF));
+    }
+  }
+  int32_t M = 0;
+  for (int k = 0; k < 16; ++k) M += (p[k] >> 4) * bs[k];
+  acc += x.d[b] * load_f16(p + 80) * static_cast<float>(hsum_i32(P)) - x.d[b] * load_f16(p + 82) * static_cast<float>(M);
+}
+
+// q3_K: c = q + 4 in 0..7: the 2 low bits as q2_K's, bit 2 is bit 4n + j of hmask[l]; 16 signed
+// 6-bit scales; the zero point 4 comes off P in integers.
+void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+  const int8_t* xc = x.codes.data() + 256 * b;
+  const int16_t* bs = x.bsum16.data() + 16 * b;
+  int8_t s[16];
+  decode::q3_k_unpack_scales(p + 96, s);
+  const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+  const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  __m256i P = _mm256_setzero_si256();
+  for (int n = 0; n < 2; ++n) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 + 32 * n));
+    for (int j = 0; j < 4; ++j) {
+      const int k = 8 * n + 2 * j;
+      const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)));
+      const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
+      const __m256i c = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3), high);
+      P = _mm256_add_epi32(P, dot32_scaled(c, load_x32(xc + 128 * n + 32 * j), s[k] - 32, s[k + 1] - 32));
+    }
+  }
+  int32_t M = 0;
+  for (int k = 0; k < 16; ++k) M += 4 * (s[k] - 32) * bs[k];
+  acc += x.d[b] * load_f16(p + 108) * static_cast<float>(hsum_i32(P) - M);
+}
+
+// IQ4_XS: the signed IQ4_NL values v of the nibbles, dotted with x as |v| * (x with v's sign)
+// (unsigned by signed bytes; q8_K codes are within ±127, so no pair of products saturates). The
+// scalar kernel's c = v + 128 less its zero point 128 gives the same P.
+void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+  const int8_t* xc = x.codes.data() + 256 * b;
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
+  const __m256i m4 = _mm256_set1_epi8(0x0F);
+  const uint16_t h = load_u16(p + 2);
+  auto scale = [&](int ib) { return ((((p[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((h >> (2 * ib)) & 3) << 4))) - 32; };
+  auto two_halves = [](const int8_t* a, const int8_t* b2) {
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
+                                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(b2)), 1);
+  };
+  __m256i P = _mm256_setzero_si256();
+  for (int t = 0; t < 4; ++t) {   // sub-blocks ib = 2t (bytes 0-15 of q) and 2t + 1 (bytes 16-31)
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 8 + 32 * t));
+    const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, m4));
+    const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+    const int s0 = scale(2 * t), s1 = scale(2 * t + 1);
+    const int8_t* x0 = xc + 64 * t;   // ib 2t: elements 0-15 low nibbles, 16-31 high; ib 2t+1 at +32
+    const __m256i xl = two_halves(x0, x0 + 32), xh = two_halves(x0 + 16, x0 + 48);
+    P = _mm256_add_epi32(P, dot32_scaled(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo), s0, s1));
+    P = _mm256_add_epi32(P, dot32_scaled(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi), s0, s1));
+  }
+  acc += x.d[b] * load_f16(p) * static_cast<float>(hsum_i32(P));
 }
 
 using BlockAvx2Fn = void (*)(const uint8_t*, const XqInput&, int64_t, float&);
@@ -382,20 +462,19 @@ void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx,
 #else
 #define XQ_VNNI(bytes, block) nullptr
 #endif
-// One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel. q2_K, q3_K and
-// IQ4_XS have no AVX2 kernel yet: without AVX-512 their best is the scalar kernel.
+// One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel.
 #define XQ_ROW(type, bytes, vnni_block, unpack, avx2)                                                             \
   XqKernelRow {                                                                                                  \
     TypeId::type, ActQuant::q8_k, best_rows(XQ_VNNI(bytes, vnni_block), avx2, rows_scalar<bytes, unpack>),       \
         best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2                            \
   }
 constexpr std::array kTable = {
-    XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, nullptr),
-    XQ_ROW(q3_k, 110, q3_k_block, unpack_q3_k, nullptr),
+    XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, XQ_AVX2(84, q2_k_avx2)),
+    XQ_ROW(q3_k, 110, q3_k_block, unpack_q3_k, XQ_AVX2(110, q3_k_avx2)),
     XQ_ROW(q4_k, 144, q45_k_block<false>, unpack_q45_k<false>, XQ_AVX2(144, q45_k_avx2<false>)),
     XQ_ROW(q5_k, 176, q45_k_block<true>, unpack_q45_k<true>, XQ_AVX2(176, q45_k_avx2<true>)),
     XQ_ROW(q6_k, 210, q6_k_block, unpack_q6_k, XQ_AVX2(210, q6_k_avx2)),
-    XQ_ROW(iq4_xs, 136, iq4_xs_block, unpack_iq4_xs, nullptr),
+    XQ_ROW(iq4_xs, 136, iq4_xs_block, unpack_iq4_xs, XQ_AVX2(136, iq4_xs_avx2)),
 };
 #undef XQ_ROW
 #undef XQ_VNNI

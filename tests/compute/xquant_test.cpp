@@ -7,6 +7,7 @@
 //      |y - y_q| <= (n_blocks + 16) * 2^-24 * sum_j (|w_j| + mu_j) |xq_j|    (xquant.hpp)
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -321,6 +322,58 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
       }
     }
   }
+}
+
+}  // namespace
+}  // namespace akview::compute
+
+namespace akview::compute {
+namespace {
+
+// The AVX2 kernels sum P in int32 lanes and then take the scalar kernel's float step: their y equals
+// the scalar kernel's bit for bit, on random blocks of every K-quant type and IQ4_XS (scales, codes
+// and high bits at random; d and dmin finite, some of them zero).
+TEST(XQuantMatvec, Avx2KernelsEqualTheScalarKernelBitForBit) {
+  struct Type {
+    TypeId type;
+    uint32_t block_bytes;
+    std::vector<uint32_t> f16_fields;   // byte offsets of d (and dmin) in a block
+  };
+  const Type kTypes[] = {{TypeId::q2_k, 84, {80, 82}},   {TypeId::q3_k, 110, {108}}, {TypeId::q4_k, 144, {0, 2}},
+                         {TypeId::q5_k, 176, {0, 2}},    {TypeId::q6_k, 210, {208}}, {TypeId::iq4_xs, 136, {0}}};
+  constexpr int64_t kRows = 16, kCols = 1024;
+  int compared = 0;
+  for (const Type& t : kTypes) {
+    SCOPED_TRACE(std::string(type_info(t.type).name));
+    std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / 256 * t.block_bytes));
+    uint32_t state = 777u + static_cast<uint32_t>(t.type);
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (auto& v : bytes) v = static_cast<uint8_t>(next() >> 24);
+    for (size_t at = 0, k = 0; at < bytes.size(); at += t.block_bytes, ++k)
+      for (uint32_t f : t.f16_fields) {
+        // finite halves of either sign between 2^-14 and 2, and now and then zero
+        const uint16_t h = k % 7 == 3 ? 0 : static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
+        bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
+        bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
+      }
+    TensorView v;
+    v.type = t.type;
+    v.n_rows = kRows;
+    v.n_cols = kCols;
+    v.data = bytes;
+    v.row_bytes = bytes.size() / kRows;
+    if (xquant_variant(v, XqPath::avx2) != "avx2") continue;   // an AVX2 kernel is not built here
+    std::vector<float> x(kCols);
+    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) / 250.0f;
+    std::vector<float> scalar(kRows), avx2(kRows);
+    ASSERT_TRUE(xquant_matvec(v, x.data(), scalar.data(), XqPath::scalar).ok());
+    ASSERT_TRUE(xquant_matvec(v, x.data(), avx2.data(), XqPath::avx2).ok());
+    for (int64_t r = 0; r < kRows; ++r) EXPECT_EQ(std::bit_cast<uint32_t>(avx2[r]), std::bit_cast<uint32_t>(scalar[r])) << "row " << r << ": " << avx2[r] << " vs " << scalar[r];
+    ++compared;
+  }
+#if defined(__AVX2__)
+  EXPECT_EQ(compared, 6) << "an AVX2 build has an AVX2 kernel for each of the six types";
+#endif
 }
 
 }  // namespace
