@@ -146,7 +146,7 @@ class Model {
   // Stores a string that must outlive the parse (an unescaped JSON name); returns a stable view.
   std::string_view intern(std::string s);
   // After the parse: copies every tensor name into one block and points the names there (a
-  // million names of a 94 MB header take ~25 MB; the header's pages can then be dropped).
+  // million names of a 94 MB header take ~20 MB; the header's pages can then be dropped).
   void pack_names();
 
   // Name lookup; build_index() after the tensors are final (it returns the first tensor whose name
