@@ -9,7 +9,9 @@
 # Long runs accumulate: the corpus ($build/corpus/<target>) persists between runs, so repeated runs
 # add up executions; at idle priority on a shared machine, e.g.
 #   AKVIEW_FUZZ_SEED=0 AKVIEW_FUZZ_SECONDS=1800 nice -n 19 tests/fuzz/run_fuzz.sh
-# (AKVIEW_FUZZ_SEED=0: a fresh random seed per run, so repeated runs do not replay the same mutations).
+# (AKVIEW_FUZZ_SEED=0: a fresh random seed per run, so repeated runs do not replay the same mutations;
+# AKVIEW_FUZZ_TIMEOUT=60 for runs at idle priority beside other work: libFuzzer's per-input timeout is
+# wall-clock time, and a fuzzer starved by a build for 5 s reports a timeout that is none).
 # The table gives per target: executions, wall seconds, executions per second, corpus size, findings.
 # AKVIEW_FUZZ_JOBS (default 1) runs that many fuzzing processes per target in parallel.
 set -euo pipefail
@@ -19,6 +21,7 @@ seconds="${AKVIEW_FUZZ_SECONDS:-10}"
 # A fixed seed by default, so the CI step explores the same inputs on every run (AKVIEW_FUZZ_SEED=0: random).
 seed="${AKVIEW_FUZZ_SEED:-1}"
 jobs="${AKVIEW_FUZZ_JOBS:-1}"
+timeout="${AKVIEW_FUZZ_TIMEOUT:-5}"
 build="${AKVIEW_FUZZ_BUILD:-build-fuzz}"
 oracles="$(cd "$root/../shared/oracles" 2>/dev/null && pwd || true)"
 
@@ -69,13 +72,13 @@ for t in "${targets[@]}"; do
   started=$SECONDS
   if [ "$jobs" -gt 1 ]; then
     # -jobs writes fuzz-N.log per worker in the current folder: run from the findings folder.
-    (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=5 \
+    (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout="$timeout" \
       -max_len="$max_len" -print_final_stats=1 -jobs="$jobs" -workers="$jobs" -artifact_prefix="$root/$findings/" \
       "$root/$corpus" "${seeds[@]/#/$root/}") >"$log" 2>&1 || rc=$?
     cat "$findings"/fuzz-*.log >>"$log" 2>/dev/null || true
     rm -f "$findings"/fuzz-*.log
   else
-    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout=5 -max_len="$max_len" \
+    "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout="$timeout" -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
   fi
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')"
