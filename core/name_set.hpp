@@ -38,7 +38,6 @@ class NameSet {
 
   // Starts loading the slot `name` hashes to: a loop over a million names that prefetches a few
   // names ahead waits for one cache miss at a time instead of one per name.
-  void prefetch(std::string_view name) const { prefetch_hashed(hash_name(name)); }
   void prefetch_hashed(uint64_t h) const {
     if (!slots_.empty()) __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
   }

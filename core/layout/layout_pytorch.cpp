@@ -35,25 +35,19 @@ std::string storage_value(const Model& model, uint32_t s) {
   return shorten(fmt::format("{} bytes: {}", model.torch_storages[s].nbytes, names));
 }
 
-// The tensors of storage `s` at `depth` over the region that holds it, [storage offset, `end`): the
-// region may be shorter than the storage claims (a zip record cut short) or longer (a record with
-// bytes past the storage); shared bytes (views, tied weights) are overlaps.
+// The tensors of storage `s` at `depth` over its bytes, up to `end` (the region that holds them may be
+// shorter than the storage claims: a zip record cut short); shared bytes (views, tied weights) are overlaps.
 bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionWriter& w, uint64_t end) {
   const TorchStorage& st = model.torch_storages[s];
-  const uint64_t storage_end = st.offset + st.nbytes;
   std::vector<Span> spans;
   for (uint32_t i = 0; i < model.torch_tensors.size(); ++i)
     if (model.torch_tensors[i].storage == s) spans.push_back(Span{model.tensors[i].offset, model.tensors[i].nbytes, i});
   SpanCallbacks cb;
   cb.describe = [&](uint32_t id) { return describe_tensor(model, id); };
   cb.unclaimed = [&](uint64_t a, uint64_t b, uint8_t d) {
-    if (a < storage_end && b > storage_end)
-      return cb.unclaimed(a, storage_end, d) && cb.unclaimed(storage_end, b, d);
-    if (a >= storage_end)
-      return w.emit(d, a, b - a, RegionKind::gap, "past the storage", fmt::format("{} bytes of the record after the storage's {}", b - a, st.nbytes));
     return w.emit(d, a, b - a, RegionKind::padding, "unused storage bytes", fmt::format("{} bytes no tensor views", b - a));
   };
-  return emit_spans(w, depth, st.offset, end, std::move(spans), cb);
+  return emit_spans(w, depth, st.offset, std::min(st.offset + st.nbytes, end), std::move(spans), cb);
 }
 
 class ZipWalker {

@@ -33,7 +33,6 @@ class NameMapEntries {
   size_t size() const { return rows_.size(); }
   bool empty() const { return rows_.empty(); }
   NameMapEntry operator[](size_t i) const;
-  uint32_t tensor(size_t i) const { return rows_[i].tensor; }
   bool mapped(size_t i) const { return rows_[i].rule != kUnmapped; }
   std::string_view canonical(size_t i) const;
 

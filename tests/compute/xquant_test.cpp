@@ -269,6 +269,17 @@ TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
 namespace akview::compute {
 namespace {
 
+// A view over `bytes`: rows x cols of `type`, rows end to end.
+TensorView view_of(TypeId type, int64_t rows, int64_t cols, std::span<const uint8_t> bytes) {
+  TensorView v;
+  v.type = type;
+  v.n_rows = rows;
+  v.n_cols = cols;
+  v.data = bytes;
+  v.row_bytes = bytes.size() / static_cast<size_t>(rows);
+  return v;
+}
+
 // K-quant blocks whose dmin is 0 while their 6-bit mins are not: the mins then add nothing (ggml:
 // d*P - dmin*M), and every path must say so — a zero dmin is not a zero-point marker. Also q8_0
 // weights of -128 and q5 blocks with every high bit set, on every path, against the exact sum over
@@ -293,12 +304,7 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
     uint32_t state = 12345;
     for (auto& v : bytes) v = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
     for (size_t at = 0, k = 0; at < bytes.size(); at += e.block_bytes, ++k) e.patch(bytes.data() + at, static_cast<uint32_t>(k));
-    TensorView v;
-    v.type = e.type;
-    v.n_rows = kRows;
-    v.n_cols = kCols;
-    v.data = bytes;
-    v.row_bytes = bytes.size() / kRows;
+    const TensorView v = view_of(e.type, kRows, kCols, bytes);
     std::vector<float> x(kCols);
     for (auto& f : x) f = static_cast<float>(static_cast<int32_t>((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 500.0f;
     std::vector<float> w(static_cast<size_t>(kRows * kCols));
@@ -356,12 +362,7 @@ TEST(XQuantMatvec, Avx2KernelsEqualTheScalarKernelBitForBit) {
         bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
         bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
       }
-    TensorView v;
-    v.type = t.type;
-    v.n_rows = kRows;
-    v.n_cols = kCols;
-    v.data = bytes;
-    v.row_bytes = bytes.size() / kRows;
+    const TensorView v = view_of(t.type, kRows, kCols, bytes);
     if (xquant_variant(v, XqPath::avx2) != "avx2") continue;   // an AVX2 kernel is not built here
     std::vector<float> x(kCols);
     for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) / 250.0f;
