@@ -282,19 +282,34 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   }
   entry.format = model->format;
   entry.parameters = model->total_parameters();
+  if (const MetaEntry* m = model->find_meta("general.name"); m && m->value.type == MetaType::string)
+    entry.model_name = std::string(m->value.str);
+  if (auto config = extract_config(*model)) entry.config = std::move(*config);
+  entry.architecture = entry.config.arch;
   std::set<std::string> paths;
   for (const auto& f : model->files)
-    if (paths.insert(f.path).second) entry.size_bytes += f.map.size();
-  entry.files = static_cast<uint32_t>(paths.size());
-  std::map<std::string, uint64_t> bytes_by_type;
-  for (const auto& t : model->tensors)
-    if (!(t.flags & kTensorCompanion)) bytes_by_type[type_label(*model, t)] += t.nbytes;
-  uint64_t most = 0;
-  for (const auto& [label, bytes] : bytes_by_type)
-    if (bytes > most || entry.main_type.empty()) {
-      most = bytes;
-      entry.main_type = label;
+    if (paths.insert(f.path).second) {
+      entry.files.push_back({f.path, f.role, f.map.size()});
+      entry.size_bytes += f.map.size();
     }
+  std::map<std::string, CatalogType> by_type;
+  for (const auto& t : model->tensors) {
+    if (t.flags & kTensorCompanion) continue;
+    ++entry.tensors;
+    CatalogType& row = by_type[type_label(*model, t)];
+    ++row.tensors;
+    row.bytes += t.nbytes;
+  }
+  for (auto& [label, row] : by_type) {
+    row.type = label;
+    entry.types.push_back(std::move(row));
+  }
+  std::stable_sort(entry.types.begin(), entry.types.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+}
+
+const std::string& CatalogEntry::main_type() const {
+  static const std::string none;
+  return types.empty() ? none : types.front().type;
 }
 
 }  // namespace akview

@@ -39,7 +39,22 @@
 #include <string>
 #include <vector>
 
+#include "core/names/model_config.hpp"
+
 namespace akview {
+
+// One type's share of a model (non-companion tensors; composite types carry bits and group).
+struct CatalogType {
+  std::string type;        // "q4_k", "mlx.affine 4-bit g64"
+  uint64_t tensors = 0;
+  uint64_t bytes = 0;
+};
+
+struct CatalogFile {
+  std::string path;
+  std::string role;        // SourceFile::role: "model", "shard 1/4", "blob", "config", ...
+  uint64_t size = 0;
+};
 
 struct CatalogEntry {
   std::string name;        // "llama3.2:1b", "org/name", "org/name@1a2b3c4", "model.gguf", "folder", "ollama/llama3.2:1b"
@@ -50,9 +65,16 @@ struct CatalogEntry {
   std::string format;      // Model::format
   uint64_t size_bytes = 0; // sum of the sizes of the model's files
   uint64_t parameters = 0; // Model::total_parameters()
-  std::string main_type;   // the type holding the most bytes among non-companion tensors: "q4_k", "mlx.affine 4-bit g64"
-  uint32_t files = 0;
+  std::string architecture;   // ModelConfig::arch ("" when unknown)
+  std::string model_name;     // general.name, when the model carries one
+  uint64_t tensors = 0;       // non-companion tensors
+  std::vector<CatalogType> types;   // by bytes, most first
+  std::vector<CatalogFile> files;   // each file once, in the model's order
+  ModelConfig config;         // empty when the model carries none (or it does not parse)
   std::string error;       // one line (Error::to_string) when the model does not open
+
+  // The type holding the most bytes among non-companion tensors ("" before describe or on error).
+  const std::string& main_type() const;
 };
 
 // nullopt when `path` is not a catalog (open it directly); otherwise the models it holds (rules above).

@@ -94,16 +94,16 @@ TEST(Catalog, OllamaStoreListsEveryModelByDisplayName) {
   EXPECT_EQ((*catalog)[0].error, "");
   EXPECT_EQ((*catalog)[0].format, "ollama");
   EXPECT_EQ((*catalog)[0].parameters, 64u);
-  EXPECT_EQ((*catalog)[0].main_type, "bf16");
+  EXPECT_EQ((*catalog)[0].main_type(), "bf16");
   EXPECT_EQ((*catalog)[1].parameters, 32u * 16 + 32);
-  EXPECT_EQ((*catalog)[1].main_type, "q4_0");
-  EXPECT_EQ((*catalog)[1].files, 4u);   // manifest, config blob, model blob, template blob
+  EXPECT_EQ((*catalog)[1].main_type(), "q4_0");
+  EXPECT_EQ((*catalog)[1].files.size(), 4u);   // manifest, config blob, model blob, template blob
   // The two models share no blob, so their files together are every file of the store.
   uint64_t store_bytes = 0;
   for (const auto& f : fs::recursive_directory_iterator(dir.path()))
     if (f.is_regular_file()) store_bytes += f.file_size();
   EXPECT_EQ((*catalog)[0].size_bytes + (*catalog)[1].size_bytes, store_bytes);
-  EXPECT_EQ((*catalog)[0].files, 3u);   // manifest, config blob, tensor blob
+  EXPECT_EQ((*catalog)[0].files.size(), 3u);   // manifest, config blob, tensor blob
 }
 
 TEST(Catalog, OllamaStoreOfOneModelIsStillAListButAnEmptyOneIsNot) {
@@ -163,7 +163,7 @@ TEST(Catalog, HuggingFaceCacheNamesReposAndFollowsSnapshotSymlinks) {
   EXPECT_EQ((*catalog)[0].error, "");
   EXPECT_EQ((*catalog)[0].format, "safetensors");
   EXPECT_EQ((*catalog)[0].parameters, 64u);
-  EXPECT_EQ((*catalog)[0].files, 1u);
+  EXPECT_EQ((*catalog)[0].files.size(), 1u);
   EXPECT_EQ((*catalog)[0].size_bytes, fs::file_size(hub + "/models--org--tiny/blobs/model.safetensors-blob"));
 
   // HF_HOME (the folder above hub/) and one repo folder list the same models.
@@ -218,10 +218,10 @@ TEST(Catalog, PlainFolderListsFilesSplitSetsAndModelFoldersInNaturalOrder) {
   EXPECT_EQ((*catalog)[0].open_path, dir.file("folder"));
   for (auto& e : *catalog) describe_catalog_entry(e);
   EXPECT_EQ((*catalog)[3].format, "gguf-split");
-  EXPECT_EQ((*catalog)[3].files, 2u);
+  EXPECT_EQ((*catalog)[3].files.size(), 2u);
   EXPECT_EQ((*catalog)[3].parameters, 2u * 32 * 16 + 32);
   EXPECT_EQ((*catalog)[1].size_bytes, fs::file_size(dir.file("m2.gguf")));
-  EXPECT_EQ((*catalog)[0].main_type, "bf16");
+  EXPECT_EQ((*catalog)[0].main_type(), "bf16");
 
   // Batch commands name the models instead of opening one of them.
   auto opened = open_model(dir.path());
@@ -245,7 +245,7 @@ TEST(Catalog, BrokenModelGetsAnErrorAndTheOthersAreStillDescribed) {
   EXPECT_EQ((*catalog)[0].error.find('\n'), std::string::npos);
   EXPECT_EQ((*catalog)[1].error, "");
   EXPECT_EQ((*catalog)[1].format, "gguf");
-  EXPECT_EQ((*catalog)[1].main_type, "q4_0");
+  EXPECT_EQ((*catalog)[1].main_type(), "q4_0");
 }
 
 TEST(Catalog, SingleModelsAreNotCatalogs) {

@@ -80,6 +80,17 @@ TEST(DemoModel, FolderListsEveryFormatInBatchMode) {
     EXPECT_EQ(j[i]["format"], want[i].second) << j[i].dump();
     EXPECT_FALSE(j[i].contains("error")) << j[i].dump();
     EXPECT_EQ(j[i]["parameters"], j[0]["parameters"]) << j[i]["name"];   // the same weights, five ways
+    EXPECT_EQ(j[i]["tensors"], j[0]["tensors"]) << j[i]["name"];
+    EXPECT_EQ(j[i]["architecture"], "llama") << j[i].dump();
+    // The type mix adds up to the tensors, most bytes first, and its first row is the main type.
+    uint64_t tensors = 0, last = UINT64_MAX;
+    for (const auto& t : j[i]["types"]) {
+      tensors += t["tensors"].get<uint64_t>();
+      EXPECT_LE(t["bytes"].get<uint64_t>(), last) << j[i].dump();
+      last = t["bytes"].get<uint64_t>();
+    }
+    EXPECT_EQ(tensors, j[i]["tensors"].get<uint64_t>()) << j[i].dump();
+    EXPECT_EQ(j[i]["types"][0]["type"], j[i]["main_type"]) << j[i].dump();
   }
   EXPECT_EQ(j[1]["main_type"], "mlx.affine 4-bit g64");
   EXPECT_EQ(j[2]["main_type"], "q4_k");

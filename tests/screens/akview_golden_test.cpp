@@ -47,9 +47,9 @@ class Goldens : public ::testing::TestWithParam<Size> {
 TEST_P(Goldens, DemoModelListAndTensorsStates) {
   Terminal term;
   start(term, "demo", AKVIEW_DEMO_DIR);
-  shoot(term, "demo_list");
   term.press("Down");
   term.press("Down");
+  shoot(term, "demo_list");   // the GGUF selected: its panel shows a type mix and a quantization
   term.press("Enter");   // llama-demo-q4km.gguf; the settle waits for the open and the stats
   shoot(term, "demo_tensors");
   // The column cursor moves over the columns shown; 40 columns show no bytes column.

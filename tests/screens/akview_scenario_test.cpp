@@ -1,5 +1,5 @@
 // akview's own TUI through the real binary on a pty, asserting state: the demo folder's model list,
-// opening a model, search, filter and its inverse, sorting by bytes, Esc cancelling running statistics
+// the panel about the selected model (and a model that does not open), opening a model, search, filter and its inverse, sorting by bytes, Esc cancelling running statistics
 // with the next frame within 100 ms, the mouse (tabs, rows, wheel), a file truncated while statistics
 // run, and the model files untouched (sha256 and mtime) after a whole session; the Diff pane's
 // comparison cancelled with Esc and resumed with `s`, and its `x` running the pair in Compute with
@@ -57,6 +57,50 @@ TEST(AkviewScreens, DemoListOpensAModelAndQuitsCleanly) {
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
   EXPECT_FALSE(term.alt_screen_active());
+}
+
+// The panel under the model list describes the selected model and follows the cursor; a model that
+// does not open says why there (file, offset, what is wrong); a short terminal shows the list alone.
+TEST(AkviewScreens, ModelListPanelDescribesTheSelectedModel) {
+  TempDir dir;
+  GgufWriter good;
+  good.set("general.architecture", gguf_string("qwen3"));
+  good.set("general.name", gguf_string("tiny one"));
+  good.set("qwen3.block_count", gguf_u32(2));
+  good.add_tensor({"blk.0.ffn_up.weight", 8, {64, 32}});   // q8_0: 2,176 bytes each
+  good.add_tensor({"blk.1.ffn_up.weight", 8, {64, 32}});
+  good.add_tensor({"output_norm.weight", 0, {64}});
+  ASSERT_TRUE(good.write(dir.file("a-good.gguf")));
+  GgufWriter broken = good;
+  broken.options().truncate_to = 100;   // inside the tensor infos
+  ASSERT_TRUE(broken.write(dir.file("b-broken.gguf")));
+  Terminal term;
+  term.start({AKVIEW_BINARY, "."}, {100, 30}, {}, dir.path());
+  ASSERT_TRUE(term.wait_for_text("a-good.gguf", Terminal::default_timeout())) << term.screen().text();
+  term.settle();
+  // Rows 3-4 are the list; the panel starts under it with the selected model's name.
+  const int title = term.screen().find_row("qwen3");
+  ASSERT_NE(title, -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("format        gguf · qwen3 · \"tiny one\""), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("tensors       3 · 4.2K parameters"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("94%    4.25 KiB      2 tensors  q8_0"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row(" 6%       256 B      1 tensor   f32"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("config        2 layers"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("model  a-good.gguf"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("? help"), -1) << term.screen().text();
+  term.press("Down");
+  const int error_row = term.screen().find_row("cannot open   ");
+  ASSERT_NE(error_row, -1) << term.screen().text();
+  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(error_row)].find("b-broken.gguf@0x"), std::string::npos)
+      << term.screen().text();
+  EXPECT_EQ(term.screen().find_row("format        gguf"), -1) << term.screen().text();
+  // Too short for the panel: the list alone.
+  term.resize(60, 12);
+  term.settle();
+  EXPECT_NE(term.screen().find_row("b-broken.gguf"), -1) << term.screen().text();
+  EXPECT_EQ(term.screen().find_row("path "), -1) << term.screen().text();
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
 }
 
 TEST(AkviewScreens, TooSmallTerminalSaysSo) {

@@ -16,10 +16,15 @@ nlohmann::json to_json(const CatalogEntry& e) {
     return j;
   }
   j["format"] = e.format;
+  j["architecture"] = e.architecture.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.architecture);
   j["bytes"] = e.size_bytes;
   j["parameters"] = e.parameters;
-  j["main_type"] = e.main_type;
-  j["files"] = e.files;
+  j["tensors"] = e.tensors;
+  j["main_type"] = e.main_type();
+  nlohmann::json types = nlohmann::json::array();
+  for (const CatalogType& t : e.types) types.push_back({{"type", t.type}, {"tensors", t.tensors}, {"bytes", t.bytes}});
+  j["types"] = std::move(types);
+  j["files"] = e.files.size();
   return j;
 }
 
@@ -33,7 +38,7 @@ void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, Out
     fmt::print(out, "name,source,format,bytes,parameters,main_type,files,path,error\n");
     for (const auto& e : entries)
       fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(e.name), e.source, csv_field(e.format), e.size_bytes,
-                 e.parameters, csv_field(e.main_type), e.files, csv_field(e.open_path), csv_field(e.error));
+                 e.parameters, csv_field(e.main_type()), e.files.size(), csv_field(e.open_path), csv_field(e.error));
     return;
   }
   size_t name_w = 4;
@@ -47,7 +52,7 @@ void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, Out
       fmt::print(out, "{:<{}}  {:<11} error: {}\n", name, name_w, e.source, escape_for_terminal(e.error));
     else
       fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", name, name_w, e.source, e.format,
-                 format_bytes(e.size_bytes), format_count(e.parameters), escape_for_terminal(e.main_type), e.files);
+                 format_bytes(e.size_bytes), format_count(e.parameters), escape_for_terminal(e.main_type()), e.files.size());
   }
 }
 

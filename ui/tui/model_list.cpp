@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "ui/tui/text_search.hpp"
 
+#include "ui/batch/explain_report.hpp"
 #include "ui/batch/printers.hpp"
 
 namespace akview::tui {
@@ -23,6 +26,92 @@ constexpr ListColumn kListColumns[] = {
     {"model", 0, 0, false}, {"format", 20, 2, false}, {"size", 10, 1, true},
     {"params", 7, 3, true}, {"main type", 20, 4, false}, {"files", 5, 5, true},
 };
+
+// The detail panel under the list needs this many rows (title and at least the first lines) to be shown.
+constexpr int kMinDetailRows = 8;
+constexpr int kMaxTypeLines = 4;
+
+// `path` below `root` (as given, or made absolute: Ollama blob paths are absolute) without it.
+std::string relative_to(const std::string& path, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const fs::path& base : {fs::path(root).lexically_normal(), fs::absolute(root, ec).lexically_normal()}) {
+    const fs::path rel = fs::path(path).lexically_normal().lexically_relative(base);
+    if (!base.empty() && !rel.empty() && *rel.begin() != "..") return rel.string();
+  }
+  return path;
+}
+
+// "4 layers · dim 256 · 8 heads (4 kv) · ffn 688 · context 2048 · vocab 512": the numbers a reader
+// compares first; the Mapping pane shows all of them with their sources.
+std::string config_summary(const ModelConfig& c) {
+  std::string out;
+  auto add = [&](const ConfigValue& v, std::string_view before, std::string_view after) {
+    if (!v.present) return;
+    out += fmt::format("{}{}{}{}", out.empty() ? "" : " · ", before, static_cast<uint64_t>(v.value), after);
+  };
+  add(c.layers, "", " layers");
+  add(c.dim, "dim ", "");
+  add(c.heads, "", " heads");
+  if (c.kv_heads.present && c.heads.present) out += fmt::format(" ({} kv)", static_cast<uint64_t>(c.kv_heads.value));
+  add(c.ffn_dim, "ffn ", "");
+  add(c.context, "context ", "");
+  add(c.vocab, "vocab ", "");
+  return out;
+}
+
+// What the panel under the list says about one model (filled by the header-only describe).
+std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& root, int width, int rows) {
+  std::vector<DetailLine> out;
+  auto add = [&](std::string label, std::string value, Role role = Role::normal) {
+    out.push_back({std::move(label), std::move(value), role});
+  };
+  add("path", e.open_path, Role::key);
+  if (!e.described) {
+    add("", "reading its header…", Role::muted);
+    return out;
+  }
+  if (!e.error.empty()) {
+    bool first = true;
+    for (std::string& line : wrap_words(e.error, static_cast<size_t>(std::max(8, width))))
+      add(std::exchange(first, false) ? "cannot open" : "", std::move(line), Role::error);
+    return out;
+  }
+  std::string format = e.format;
+  if (!e.architecture.empty()) format += " · " + e.architecture;
+  if (!e.model_name.empty()) format += fmt::format(" · \"{}\"", e.model_name);
+  add("format", format);
+  add("size", fmt::format("{} in {} file{}", format_bytes(e.size_bytes), e.files.size(), e.files.size() == 1 ? "" : "s"),
+      Role::number);
+  add("tensors", fmt::format("{} · {} parameters", e.tensors, format_count(e.parameters)), Role::number);
+  uint64_t bytes = 0;
+  for (const CatalogType& t : e.types) bytes += t.bytes;
+  for (size_t k = 0; k < e.types.size() && k < kMaxTypeLines; ++k) {
+    const CatalogType& t = e.types[k];
+    const double pct = bytes ? 100.0 * static_cast<double>(t.bytes) / static_cast<double>(bytes) : 0;
+    const std::string share = pct < 0.5 && t.bytes ? "<1%" : fmt::format("{:.0f}%", pct);
+    add(k ? "" : "types", fmt::format("{:>4}  {:>10}  {:>5} tensor{}  {}", share, format_bytes(t.bytes), t.tensors,
+                                      t.tensors == 1 ? " " : "s", t.type),
+        Role::type_quant);
+  }
+  if (e.types.size() > kMaxTypeLines) add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
+  if (std::string config = config_summary(e.config); !config.empty()) add("config", config);
+  if (!e.config.quantization.empty()) add("quantization", e.config.quantization);
+  // The files as many as fit; the last row says how many did not.
+  const int left = rows - static_cast<int>(out.size());
+  const size_t shown = e.files.size() <= static_cast<size_t>(std::max(0, left)) ? e.files.size()
+                                                                                 : static_cast<size_t>(std::max(0, left - 1));
+  int role_w = 0;
+  for (size_t k = 0; k < shown; ++k) role_w = std::max(role_w, display_width(e.files[k].role));
+  for (size_t k = 0; k < shown; ++k) {
+    const CatalogFile& f = e.files[k];
+    add(k ? "" : "files", fmt::format("{:>10}  {:<{}}  {}", format_bytes(f.size), f.role, role_w, relative_to(f.path, root)),
+        Role::muted);
+  }
+  if (shown < e.files.size() && left > 0)
+    add(shown ? "" : "files", fmt::format("… {} more files", e.files.size() - shown), Role::muted);
+  return out;
+}
 
 bool icontains(std::string_view hay, std::string_view needle) {
   return needle.empty() || find_ignore_case(hay, lower_ascii(needle)) != std::string_view::npos;
@@ -61,7 +150,11 @@ const CatalogEntry* ModelList::take_chosen() {
 }
 
 void ModelList::draw(Canvas& c, const Rect& area) {
-  page_ = std::max(1, area.h - 1);
+  // The list takes the rows it needs; a panel about the selected model takes the rest, when the
+  // height leaves it room (with a long list, the list keeps all but kMinDetailRows).
+  const int n_rows = static_cast<int>(std::min<size_t>(entries_->size(), 1 << 20));
+  const bool detail = !entries_->empty() && area.h - 1 - kMinDetailRows >= 3 && area.w >= 30;
+  page_ = detail ? std::clamp(n_rows, 1, area.h - 1 - kMinDetailRows) : std::max(1, area.h - 1);
   cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
   // Columns by priority, the name takes the rest.
   std::vector<const ListColumn*> cols;
@@ -78,7 +171,7 @@ void ModelList::draw(Canvas& c, const Rect& area) {
   int longest_name = display_width("model"), longest_type = 0;
   for (const CatalogEntry& e : *entries_) {
     longest_name = std::max(longest_name, display_width(e.name));
-    longest_type = std::max(longest_type, display_width(e.main_type));
+    longest_type = std::max(longest_type, display_width(e.main_type()));
   }
   const int name_w = std::max(1, std::min(area.w - fixed(), longest_name));
   const int spare = std::max(0, area.w - fixed() - name_w);
@@ -129,10 +222,10 @@ void ModelList::draw(Canvas& c, const Rect& area) {
         text = format_count(e.parameters);
         role = Role::number;
       } else if (col->title == "main type") {
-        text = e.main_type;
+        text = e.main_type();
         role = Role::type_quant;
       } else if (col->title == "files") {
-        text = std::to_string(e.files);
+        text = std::to_string(e.files.size());
         role = Role::number;
       }
       if (col->right) c.text_right(x, y, w, text, role);
@@ -141,6 +234,16 @@ void ModelList::draw(Canvas& c, const Rect& area) {
     }
     if (i == cursor_.pos) c.restyle(area.x, y, area.w, Role::selected);
   }
+  if (detail) draw_detail(c, {area.x, area.y + 1 + page_, area.w, area.h - 1 - page_});
+}
+
+void ModelList::draw_detail(Canvas& c, const Rect& area) {
+  const CatalogEntry& e = (*entries_)[static_cast<size_t>(cursor_.pos)];
+  c.fill(area.x, area.y, area.w, Role::header);
+  c.text(area.x + 1, area.y, e.name, Role::header, area.w - 2);
+  const int label_w = 14;
+  const int rows = area.h - 1;
+  draw_detail_lines(c, area.x, area.y + 1, area.w, rows, label_w, entry_lines(e, where_, area.w - label_w - 1, rows));
 }
 
 bool ModelList::act(Action action, PaneHost& host) {
@@ -179,7 +282,7 @@ bool ModelList::act(Action action, PaneHost& host) {
 }
 
 void ModelList::click(int, int y, PaneHost&) {
-  if (y < 1) return;
+  if (y < 1 || y > page_) return;   // the column headers, the detail panel
   cursor_.pos = cursor_.top + y - 1;
   cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
 }

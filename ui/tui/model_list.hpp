@@ -1,5 +1,7 @@
 // The model list: the models a store, a cache or a folder holds (core/catalog.hpp), one row each
 // with name, format, size, parameters, main type and files, filled in by the worker (headers only).
+// Under the list, where the height allows, a panel tells more about the selected model: its path,
+// format and architecture, tensors, type mix, config numbers and files.
 #pragma once
 
 #include <memory>
@@ -22,7 +24,7 @@ class ModelList : public Pane {
   void click(int x, int y, PaneHost& host) override;
   void wheel(int rows) override;
   std::string position() const override;
-  std::string hints() const override { return "Enter open  / search  q quit"; }
+  std::string hints() const override { return "Enter open  / search  ? help  q quit"; }
 
   const std::string& where() const { return where_; }
   size_t size() const { return entries_->size(); }
@@ -31,6 +33,8 @@ class ModelList : public Pane {
   const CatalogEntry* take_chosen();
 
  private:
+  void draw_detail(Canvas& canvas, const Rect& area);
+
   std::string where_;
   std::shared_ptr<std::vector<CatalogEntry>> entries_;
   ListCursor cursor_;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ui/tui/canvas.hpp"
 #include "ui/tui/keys.hpp"
@@ -46,6 +47,16 @@ class Pane {
   // Called before each frame on the UI thread (e.g. to ask the worker for what became visible).
   virtual void before_frame(PaneHost& host) {}
 };
+
+// One label/value line of a detail view (a tensor's fields, the selected model of the list).
+struct DetailLine {
+  std::string label;
+  std::string value;
+  Role role = Role::normal;
+};
+// Draws lines [first, first + h) at (x, y): labels muted in a column of `label_w`, values after it.
+void draw_detail_lines(Canvas& c, int x, int y, int w, int h, int label_w, const std::vector<DetailLine>& lines,
+                       int64_t first = 0);
 
 // Cursor and scroll offset of a vertical list of `count` rows shown `page` rows at a time.
 struct ListCursor {

@@ -238,15 +238,7 @@ void TensorsPane::draw_detail(Canvas& c, const Rect& area) {
   c.text(area.x, area.y, "tensor detail  (Esc closes)", Role::header, area.w);
   detail_page_ = std::max(1, area.h - 1);
   detail_cursor_.clamp(static_cast<int64_t>(detail_.size()), detail_page_);
-  const int label_w = std::min(14, area.w / 3);
-  for (int k = 0; k < detail_page_; ++k) {
-    int64_t i = detail_cursor_.top + k;
-    if (i >= static_cast<int64_t>(detail_.size())) break;
-    const DetailLine& line = detail_[static_cast<size_t>(i)];
-    const int y = area.y + 1 + k;
-    c.text(area.x + 1, y, line.label, Role::muted, label_w - 1);
-    c.text(area.x + label_w + 1, y, line.value, line.role, area.w - label_w - 1);
-  }
+  draw_detail_lines(c, area.x, area.y + 1, area.w, detail_page_, std::min(14, area.w / 3), detail_, detail_cursor_.top);
 }
 
 bool TensorsPane::act(Action action, PaneHost& host) {

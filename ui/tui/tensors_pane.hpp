@@ -16,11 +16,6 @@ namespace akview::tui {
 
 // Every field of one tensor, its companions, canonical name and role, value statistics, the first
 // decoded values and the caveat or the reason it cannot be decoded, as label/value lines.
-struct DetailLine {
-  std::string label;
-  std::string value;
-  Role role = Role::normal;
-};
 std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_t tensor);
 
 class TensorsPane : public Pane {
