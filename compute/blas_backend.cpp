@@ -7,29 +7,68 @@
 // its kernel runs, so the guard may jump out of it; the one cost of such a fault is the scratch
 // buffer that call took from OpenBLAS's allocator, which is never given back (after many faults
 // OpenBLAS grows its table and says so once on stderr: "precompiled NUM_THREADS exceeded").
+//
+// libopenblas.so.0 is loaded with dlopen the first time the backend is asked for (as OpenCL is):
+// linked, its thread pool started with every process and one of its threads spun in sched_yield for
+// ~0.1 s of CPU, beside a listing or a TUI that never multiplies. Without the library the backend
+// is unavailable with dlerror's reason (AKVIEW_OPENBLAS_LIBRARY names another file; tests use it).
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <vector>
 
 #include <cblas.h>
+#include <fmt/format.h>
 
 #include "compute/backends.hpp"
 #include "compute/thread_pool.hpp"
 #include "core/decode/decode.hpp"
 #include "core/fault_guard.hpp"
 
-extern "C" void openblas_set_num_threads(int);   // declared by OpenBLAS's cblas.h; repeated for netlib headers
-
 namespace akview::compute {
 namespace {
 
 constexpr int64_t kMaxBlasDim = 0x7fffffff;
+
+// The two entry points akview calls, resolved once per process.
+struct BlasApi {
+  decltype(&::cblas_sgemv) sgemv = nullptr;
+  void (*set_num_threads)(int) = nullptr;
+  std::string why;   // empty when loaded
+};
+
+const BlasApi& blas_api() {
+  static const BlasApi api = [] {
+    BlasApi a;
+    const char* env = std::getenv("AKVIEW_OPENBLAS_LIBRARY");
+    const char* lib = env && *env ? env : "libopenblas.so.0";
+    void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      a.why = fmt::format("cannot load {}: {}", lib, e ? e : "unknown error");
+      return a;
+    }
+    a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(h, "cblas_sgemv"));
+    a.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
+    if (!a.sgemv || !a.set_num_threads) {
+      a.why = fmt::format("{} lacks {}", lib, a.sgemv ? "openblas_set_num_threads" : "cblas_sgemv");
+      a.sgemv = nullptr;
+    }
+    return a;
+  }();
+  return api;
+}
 constexpr uint64_t kTileBytes = uint64_t{256} << 10;   // fits the L2 of one core
 
 class BlasBackend final : public Backend {
  public:
   std::string_view name() const override { return "blas"; }
-  Availability availability() const override { return {true, ""}; }
+  Availability availability() const override {
+    const BlasApi& api = blas_api();
+    return {api.sgemv != nullptr, api.why};
+  }
   bool supports(const TensorView& view) const override { return view.type == TypeId::f32 || can_decode(view.type); }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
@@ -43,8 +82,10 @@ class BlasBackend final : public Backend {
     }
     if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
       return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
+    const BlasApi& api = blas_api();
+    if (!api.sgemv) return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: " + api.why);
     std::lock_guard lock(mutex_);
-    openblas_set_num_threads(1);
+    api.set_num_threads(1);
     const int64_t cols = view.n_cols;
     const int64_t tile_rows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
     const int64_t n_tiles = (view.n_rows + tile_rows - 1) / tile_rows;
@@ -57,7 +98,7 @@ class BlasBackend final : public Backend {
       if (direct) {   // sgemv straight on the mapping, on this (guarded) thread: OpenBLAS is single-threaded here
         const float* w = reinterpret_cast<const float*>(view.data.data()) + r0 * cols;
         status[t] = guard_reads([&] {
-          cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, w,
+          api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, w,
                       static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
         });
         return;
@@ -68,7 +109,7 @@ class BlasBackend final : public Backend {
         status[t] = std::move(s);
         return;
       }
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, tile.data(),
+      api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, tile.data(),
                   static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
     });
     for (auto& s : status)

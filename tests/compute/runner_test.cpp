@@ -257,6 +257,26 @@ TEST(OpenClUnavailableDeathTest, MissingLoaderLibrary) {
               ::testing::ExitedWithCode(0), "reason: cannot load /nonexistent/libOpenCL.so.1");
 }
 
+// OpenBLAS is loaded on first use too: without it the blas backend is unavailable, says why, and
+// refuses a matvec, while auto goes on with the others.
+int child_blas_unavailable() {
+  setenv("AKVIEW_OPENBLAS_LIBRARY", "/nonexistent/libopenblas.so.0", 1);
+  const Availability a = find_backend("blas")->availability();
+  std::fprintf(stderr, "reason: %s\n", a.reason.c_str());
+  auto t = testing::make_block_tensor(TypeId::q4_0, 4, 1, 1);
+  std::vector<float> x(static_cast<size_t>(t.view.n_cols), 1.0f), y(static_cast<size_t>(t.view.n_rows));
+  const Status s = find_backend("blas")->matvec(t.view, x.data(), y.data());
+  auto picked = pick_backend("auto", t.view);
+  const bool ok = !a.available && !s.ok() && s.error().to_string().find("cannot load") != std::string::npos && picked.ok() &&
+                  (*picked)->name() != "blas";
+  std::exit(ok ? 0 : 1);
+}
+
+TEST(BlasUnavailableDeathTest, MissingLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(child_blas_unavailable(), ::testing::ExitedWithCode(0), "reason: cannot load /nonexistent/libopenblas.so.0");
+}
+
 TEST(OpenClUnavailableDeathTest, NoIcdInstalled) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(child_opencl_unavailable("OCL_ICD_VENDORS", "/nonexistent-icd-dir", "no OpenCL platform"),

@@ -37,9 +37,9 @@ bool plain(std::string_view s) {
 
 }  // namespace
 
-JsonWriter::JsonWriter(std::FILE* out, MemberOrder order) : out_(out), order_(order), buf_(new char[kBufferBytes]) {}
+JsonWriter::JsonWriter(std::FILE* out, MemberOrder order) : out_(out), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
 
-JsonWriter::JsonWriter(std::string* sink, MemberOrder order) : sink_(sink), order_(order), buf_(new char[kBufferBytes]) {}
+JsonWriter::JsonWriter(std::string* sink, MemberOrder order) : sink_(sink), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
 
 JsonWriter::~JsonWriter() { flush(); }
 
@@ -72,8 +72,7 @@ void JsonWriter::end() {
     const size_t spaces = levels_.size() * kIndent;
     reserve(1 + spaces);
     buf_[len_++] = '\n';
-    std::memset(buf_.get() + len_, ' ', spaces);
-    len_ += spaces;
+    indent(spaces);
   }
   put(level.close);
 }
@@ -91,7 +90,9 @@ void JsonWriter::key(std::string_view k) {
   levels_.back().last_key = std::string(k);
 #endif
   value(k);
-  put(": ");
+  reserve(2);
+  buf_[len_++] = ':';
+  buf_[len_++] = ' ';
   after_key_ = true;
 }
 
@@ -108,32 +109,35 @@ void JsonWriter::value(std::string_view s) {
   put(nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
+// Numbers are written straight into the buffer (room for the longest first).
 void JsonWriter::value(uint64_t v) {
   before_value();
-  char tmp[24];
-  put(std::string_view(tmp, std::to_chars(tmp, tmp + sizeof tmp, v).ptr - tmp));
+  reserve(24);
+  len_ = static_cast<size_t>(std::to_chars(buf_.get() + len_, buf_.get() + len_ + 24, v).ptr - buf_.get());
 }
 
 void JsonWriter::value(int64_t v) {
   before_value();
-  char tmp[24];
-  put(std::string_view(tmp, std::to_chars(tmp, tmp + sizeof tmp, v).ptr - tmp));
+  reserve(24);
+  len_ = static_cast<size_t>(std::to_chars(buf_.get() + len_, buf_.get() + len_ + 24, v).ptr - buf_.get());
 }
 
 void JsonWriter::value(double v) {
   if (!std::isfinite(v)) return value(nullptr);
   before_value();
-  char tmp[64];
+  reserve(64);
+  char* const start = buf_.get() + len_;
+  char* at = start;
   if (v == std::trunc(v) && std::fabs(v) < 1e15) {
     // A whole number of at most 15 digits: nlohmann writes its digits and ".0" (32.0, -0.0).
-    char* at = tmp;
     if (std::signbit(v)) *at++ = '-';
-    at = std::to_chars(at, tmp + sizeof tmp, static_cast<uint64_t>(std::fabs(v))).ptr;
+    at = std::to_chars(at, start + 64, static_cast<uint64_t>(std::fabs(v))).ptr;
     *at++ = '.';
     *at++ = '0';
-    return put(std::string_view(tmp, static_cast<size_t>(at - tmp)));
+  } else {
+    at = nlohmann::detail::to_chars(at, start + 64, v);
   }
-  put(std::string_view(tmp, nlohmann::detail::to_chars(tmp, tmp + sizeof tmp, v) - tmp));
+  len_ += static_cast<size_t>(at - start);
 }
 
 void JsonWriter::value(bool v) {

@@ -100,6 +100,7 @@ class JsonWriter {
   };
   static constexpr size_t kIndent = 2;            // print_json's dump(2)
   static constexpr size_t kBufferBytes = 1 << 16;
+  static constexpr size_t kSlack = 64;             // allocated past kBufferBytes (indent)
 
   // Separator and indentation of the next array element or member (nothing after a key).
   void before_value() {
@@ -112,7 +113,16 @@ class JsonWriter {
     reserve(2 + spaces);
     if (levels_.back().count++) buf_[len_++] = ',';
     buf_[len_++] = '\n';
-    std::memset(buf_.get() + len_, ' ', spaces);
+    indent(spaces);
+  }
+  // `spaces` blanks; up to kSlack of them as one fixed-size copy (the buffer has kSlack bytes of
+  // room past kBufferBytes, so the copy may run past what is kept): a call to memset per member
+  // cost as much as the rest of a tensor row.
+  void indent(size_t spaces) {
+    static constexpr char kBlanks[] = "                                                                ";
+    static_assert(sizeof kBlanks - 1 == kSlack);
+    if (spaces <= kSlack) std::memcpy(buf_.get() + len_, kBlanks, kSlack);
+    else std::memset(buf_.get() + len_, ' ', spaces);
     len_ += spaces;
   }
   void begin(char open, char close);
