@@ -2,7 +2,8 @@
 // whose names hold every kind of odd byte: `tensors --json` equals, byte for byte, the documented
 // document (README "JSON reference") built here independently with nlohmann::json and dumped the
 // way print_json does; map, diff, meta and stats JSON equal their own nlohmann re-dump (same layout,
-// member order and number spelling); text tables print every odd name escaped.
+// member order and number spelling); text tables print every odd name escaped; text and CSV made
+// in chunks list every row in order.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_util.hpp"
@@ -148,6 +150,64 @@ TEST_F(StreamingJsonLong, ChunkedTensorsJsonIsTheDocumentedDocumentByteForByte) 
   want = nlohmann::json::array();
   for (int i : order) want.push_back(all[i]);
   EXPECT_TRUE(r.out == documented(want));
+}
+
+// CSV records: fields split at commas and line ends outside quotes; a quoted field's "" is a quote.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> records(1);
+  std::string field;
+  bool quoted = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') field += text[++i];
+      else if (c == '"') quoted = false;
+      else field += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',' || c == '\n') {
+      records.back().push_back(std::move(field));
+      field.clear();
+      if (c == '\n') records.emplace_back();
+    } else {
+      field += c;
+    }
+  }
+  if (records.back().empty()) records.pop_back();
+  return records;
+}
+
+// Text and CSV are made in chunks on two threads as well: every row, in order, and the text's name
+// column as wide as the widest name of all chunks (the widest names are in the last one).
+TEST_F(StreamingJsonLong, ChunkedTextAndCsvListEveryRowInOrder) {
+  const nlohmann::json all = expected_tensors();
+  auto r = run_akview({"tensors", path_, "--csv"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto records = parse_csv(r.out);
+  ASSERT_EQ(records.size(), static_cast<size_t>(kLongTensors) + 1);
+  for (int i = 0; i < kLongTensors; ++i) {
+    const auto& rec = records[static_cast<size_t>(i) + 1];
+    ASSERT_EQ(rec.size(), 9u) << i;
+    EXPECT_EQ(rec[0], all[i]["name"].get<std::string>()) << i;
+    EXPECT_EQ(rec[5], std::to_string(all[i]["nbytes"].get<uint64_t>())) << i;
+    EXPECT_EQ(rec[8], std::to_string(all[i]["offset"].get<uint64_t>())) << i;
+  }
+  r = run_akview({"tensors", path_});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines;
+  for (size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(r.out.substr(at, end - at));
+  ASSERT_EQ(lines.size(), static_cast<size_t>(kLongTensors) + 1);
+  const size_t type_at = lines[0].find("  type") + 2;
+  EXPECT_EQ(type_at, std::string("model.layers.69999.self_attn.q_proj.weight").size() + 2);
+  for (int i = 0; i < kLongTensors; ++i) {
+    const std::string& line = lines[static_cast<size_t>(i) + 1];
+    const std::string offset = fmt::format("0x{:x}", all[i]["offset"].get<uint64_t>());
+    EXPECT_EQ(line.substr(line.size() - offset.size()), offset) << i;
+    if (i % 10 == 9) {   // an ASCII name: the type starts at the column the header says
+      EXPECT_EQ(line.compare(0, all[i]["name"].get<std::string>().size(), all[i]["name"].get<std::string>()), 0) << i;
+      EXPECT_EQ(line.compare(type_at, std::strlen(kDtypes[i % 4].type), kDtypes[i % 4].type), 0) << line;
+    }
+  }
 }
 
 // The other streamed documents: what nlohmann makes of them again is the same bytes.

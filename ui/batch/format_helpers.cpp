@@ -58,7 +58,16 @@ size_t utf8_sequence(std::string_view s, size_t i, char32_t& cp) {
 
 }  // namespace
 
+bool printable_ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) - 0x20u >= 0x5fu) return false;   // outside 0x20..0x7e
+  return true;
+}
+
+size_t escaped_size(std::string_view s) { return printable_ascii(s) ? s.size() : escape_for_terminal(s).size(); }
+
 std::string escape_for_terminal(std::string_view s) {
+  if (printable_ascii(s)) return std::string(s);   // most names: nothing to escape
   std::string out;
   out.reserve(s.size());
   size_t i = 0;

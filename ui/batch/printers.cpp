@@ -110,6 +110,21 @@ void print_info(std::FILE* out, const InfoReport& r, OutputFormat format) {
 
 namespace {
 
+// `s` padded with blanks to `width` columns, as fmt's {:<N} / {:>N}: printable ASCII directly (one
+// column a byte), anything else through fmt, whose display-width scan cost a third of a listing.
+void append_padded(fmt::memory_buffer& buf, std::string_view s, size_t width, bool right) {
+  static constexpr std::string_view kBlanks = "                                                                        ";
+  if (s.size() >= width || width - s.size() > kBlanks.size() || !printable_ascii(s)) {
+    if (right) fmt::format_to(fmt::appender(buf), "{:>{}}", s, width);
+    else fmt::format_to(fmt::appender(buf), "{:<{}}", s, width);
+    return;
+  }
+  const std::string_view pad = kBlanks.substr(0, width - s.size());
+  if (right) buf.append(pad);
+  buf.append(s);
+  if (!right) buf.append(pad);
+}
+
 void write_json(JsonWriter& w, const TensorRow& r) {
   w.begin_object();   // members in key order (README "JSON reference", nlohmann's sorted objects)
   if (r.group_size) w.field("bits", r.bits);
@@ -133,27 +148,50 @@ void write_json(JsonWriter& w, const TensorRow& r) {
 Status print_tensors(std::FILE* out, const RangedRows<TensorRow>& ranged, OutputFormat format) {
   if (format == OutputFormat::json)
     return print_json_rows(out, ranged, [](JsonWriter& w, const TensorRow& r) { write_json(w, r); });
-  const RowStream<TensorRow> rows = ranged.stream();
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,canonical,type,shape,parameters,nbytes,bits_per_weight,file,offset\n");
-    return rows([&](const TensorRow& r) {
-      fmt::print(out, "{},{},{},{},{},{},{:.4f},{},{}\n", csv_field(r.name), csv_field(r.canonical.value_or("")),
-                 csv_field(type_label(r)), csv_field(format_shape(r.shape)), r.parameters, r.nbytes, r.bits_per_weight,
-                 csv_field(r.file), r.offset);
+    return print_text_rows(out, ranged, [](fmt::memory_buffer& buf, const TensorRow& r) {
+      fmt::format_to(fmt::appender(buf), "{},{},{},{},{},{},{:.4f},{},{}\n", csv_field(r.name),
+                     csv_field(r.canonical.value_or("")), csv_field(type_label(r)), csv_field(format_shape(r.shape)),
+                     r.parameters, r.nbytes, r.bits_per_weight, csv_field(r.file), r.offset);
     });
   }
-  size_t name_w = 4;   // a first pass measures the name column
-  AKV_TRY(rows([&](const TensorRow& r) {
-    name_w = std::max(name_w, escape_for_terminal(r.name).size() + (r.companion ? 2 : 0));
-  }));
+  // A first pass measures the name column (chunks on two threads, as the rows themselves).
+  struct Widest {
+    size_t width = 0;
+    Status status;
+  };
+  size_t name_w = 4;
+  AKV_TRY(in_ordered_chunks<Widest>(
+      ranged.positions,
+      [&](size_t begin, size_t end, Widest& w) {
+        w.width = 0;
+        w.status = ranged.range(begin, end, [&](const TensorRow& r) {
+          w.width = std::max(w.width, escaped_size(r.name) + (r.companion ? 2 : 0));
+        });
+      },
+      [&](Widest& w) {
+        name_w = std::max(name_w, w.width);
+        return w.status;
+      }));
   name_w = std::min<size_t>(name_w, 72);
   fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6}  {:>12}\n", "name", name_w, "type", "shape", "params", "bytes",
              "bpw", "offset");
-  return rows([&](const TensorRow& r) {
-    std::string name = (r.companion ? "  " : "") + escape_for_terminal(r.name);
-    fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6.2f}  {:>12}{}\n", name, name_w, type_label(r),
-               format_shape(r.shape), format_count(r.parameters), format_bytes(r.nbytes), r.bits_per_weight,
-               format_offset(r.offset), r.unsupported ? "  (unsupported)" : "");
+  // The row is fmt's "{:<N}  {:<18} {:<20} {:>10} {:>11} {:>6.2f}  {:>12}" cell by cell.
+  return print_text_rows(out, ranged, [name_w](fmt::memory_buffer& buf, const TensorRow& r) {
+    append_padded(buf, (r.companion ? "  " : "") + escape_for_terminal(r.name), name_w, false);
+    buf.append(std::string_view("  "));
+    append_padded(buf, type_label(r), 18, false);
+    buf.push_back(' ');
+    append_padded(buf, format_shape(r.shape), 20, false);
+    buf.push_back(' ');
+    append_padded(buf, format_count(r.parameters), 10, true);
+    buf.push_back(' ');
+    append_padded(buf, format_bytes(r.nbytes), 11, true);
+    fmt::format_to(fmt::appender(buf), " {:>6.2f}  ", r.bits_per_weight);
+    append_padded(buf, format_offset(r.offset), 12, true);
+    if (r.unsupported) buf.append(std::string_view("  (unsupported)"));
+    buf.push_back('\n');
   });
 }
 

@@ -2,12 +2,14 @@
 // Text output escapes control characters, so a hostile tensor name never reaches the terminal raw.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <future>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.hpp"
@@ -26,6 +28,8 @@ enum class OutputFormat { text, json, csv };
 // text (bidi controls, zero-width characters, line/paragraph separators, BOM, tags) become \u{202e};
 // everything else, wide (CJK) characters included, passes through unchanged.
 std::string escape_for_terminal(std::string_view s);
+bool printable_ascii(std::string_view s);          // bytes 0x20..0x7e only: nothing to escape, one column each
+size_t escaped_size(std::string_view s);           // escape_for_terminal(s).size(), without it for plain ASCII
 std::string format_bytes(uint64_t bytes);          // "1.50 MiB"
 std::string format_count(uint64_t n);              // "1.2B", "40.9K"
 std::string format_shape(const std::vector<int64_t>& shape);   // "[4096, 14336]"
@@ -51,45 +55,76 @@ Status print_json_rows(std::FILE* out, const RowStream<Row>& rows, Write&& write
   return Status();
 }
 
-// print_json_rows over a ranged source: past a few chunks of positions, a second thread makes and
-// writes every other chunk into a buffer while this one does the chunk before it, and the two are
-// put out in order (the bytes are exactly print_json_rows'). A failing chunk's rows up to the
+// Positions [0, n) in chunks of kRowChunk, made by `make(begin, end, Piece&)` on two threads (a
+// second one makes every other chunk while this one makes the chunk before it) and handed to
+// `put(Piece&) -> Status` here, in order; the first put that fails ends it with its Status.
+constexpr size_t kRowChunk = 4096;
+template <typename Piece, typename Make, typename Put>
+Status in_ordered_chunks(size_t n, Make&& make, Put&& put) {
+  Piece a, b;
+  for (size_t begin = 0; begin < n; begin += 2 * kRowChunk) {
+    const size_t mid = std::min(n, begin + kRowChunk), end = std::min(n, begin + 2 * kRowChunk);
+    std::future<void> other;
+    if (mid < end) other = std::async(std::launch::async, [&] { make(mid, end, b); });
+    make(begin, mid, a);
+    if (other.valid()) other.get();
+    AKV_TRY(put(a));
+    if (mid < end) AKV_TRY(put(b));
+  }
+  return Status();
+}
+
+// Rows made as text in chunks (in_ordered_chunks) by `format(fmt::memory_buffer&, const Row&)`,
+// which appends one row; the bytes are those of formatting them one by one. A failing chunk's rows
+// up to the failure are written, then its Status returned.
+template <typename Row, typename Format>
+Status print_text_rows(std::FILE* out, const RangedRows<Row>& rows, Format&& format) {
+  struct Piece {
+    fmt::memory_buffer bytes;
+    Status status;
+  };
+  return in_ordered_chunks<Piece>(
+      rows.positions,
+      [&](size_t begin, size_t end, Piece& p) {
+        p.bytes.clear();
+        p.status = rows.range(begin, end, [&](const Row& r) { format(p.bytes, r); });
+      },
+      [&](Piece& p) {
+        std::fwrite(p.bytes.data(), 1, p.bytes.size(), out);
+        return p.status;
+      });
+}
+
+// print_json_rows over a ranged source: past a few chunks of positions the rows are made in chunks
+// (in_ordered_chunks; the bytes are exactly print_json_rows'). A failing chunk's rows up to the
 // failure are written, then its Status returned.
 template <typename Row, typename Write>
 Status print_json_rows(std::FILE* out, const RangedRows<Row>& rows, Write&& write) {
-  constexpr size_t kChunk = 4096;
-  if (rows.positions < 4 * kChunk) return print_json_rows(out, rows.stream(), write);
+  if (rows.positions < 4 * kRowChunk) return print_json_rows(out, rows.stream(), write);
   struct Piece {
     std::string bytes;
     uint64_t elements = 0;
     Status status;
   };
-  auto make = [&](size_t begin, Piece& p) {
-    p.bytes.clear();
-    p.elements = 0;
-    JsonWriter w(&p.bytes);
-    w.continue_array(1);   // the outer array's elements: each one after a comma
-    p.status = rows.range(begin, std::min(rows.positions, begin + kChunk), [&](const Row& r) {
-      write(w, r);
-      ++p.elements;
-    });
-    w.flush();
-  };
   JsonWriter w(out);
   w.begin_array();
-  Piece a, b;
-  for (size_t begin = 0; begin < rows.positions; begin += 2 * kChunk) {
-    const bool second = begin + kChunk < rows.positions;
-    std::future<void> other;
-    if (second) other = std::async(std::launch::async, [&] { make(begin + kChunk, b); });
-    make(begin, a);
-    if (second) other.get();
-    for (Piece* p : {&a, &b}) {
-      if (p == &b && !second) break;
-      w.raw(p->bytes, p->elements);
-      if (!p->status) return p->status;
-    }
-  }
+  AKV_TRY(in_ordered_chunks<Piece>(
+      rows.positions,
+      [&](size_t begin, size_t end, Piece& p) {
+        p.bytes.clear();
+        p.elements = 0;
+        JsonWriter pw(&p.bytes);
+        pw.continue_array(1);   // the outer array's elements: each one after a comma
+        p.status = rows.range(begin, end, [&](const Row& r) {
+          write(pw, r);
+          ++p.elements;
+        });
+        pw.flush();
+      },
+      [&](Piece& p) {
+        w.raw(p.bytes, p.elements);
+        return p.status;
+      }));
   w.end_array();
   w.end_document();
   return Status();
