@@ -102,7 +102,8 @@ size_t find_invalid_utf8(std::span<const uint8_t> bytes) {
   const size_t n = bytes.size();
   size_t i = 0;
   while (i < n) {
-    // ASCII fast path: 8 bytes at a time.
+    // ASCII fast path: 32 bytes at a time (one test of four words), then 8.
+    while (i + 32 <= n && ((load8(p + i) | load8(p + i + 8) | load8(p + i + 16) | load8(p + i + 24)) & kHighs) == 0) i += 32;
     while (i + 8 <= n && (load8(p + i) & kHighs) == 0) i += 8;
     if (i >= n) break;
     if (p[i] < 0x80) {

@@ -61,6 +61,27 @@ TEST(SafetensorsRoundTrip, EveryDtypeReadsBackItsBytes) {
   EXPECT_EQ(by_offset.back()->type, TypeId::boolean);
 }
 
+// Names are views into the mapped header, unless the open packs them into a block of their own
+// (the TUI, which then drops the header's pages); either way every name finds its tensor.
+TEST(SafetensorsRoundTrip, NamesStayInTheHeaderUnlessPacked) {
+  TempDir dir;
+  const auto tensors = every_dtype();
+  const std::string path = dir.file("all.safetensors");
+  ASSERT_TRUE(testing::write_safetensors(path, tensors));
+  for (const bool pack : {false, true}) {
+    OpenOptions options;
+    options.pack_names = pack;
+    auto m = open_model(path, options);
+    ASSERT_TRUE(m.ok()) << m.error().to_string();
+    const MappedFile& map = m->files.front().map;
+    for (const Tensor& t : m->tensors) {
+      const auto* p = reinterpret_cast<const uint8_t*>(t.name.data());
+      EXPECT_EQ(p >= map.data() && p < map.data() + map.size(), !pack) << t.name;
+      EXPECT_EQ(m->find(t.name), &t) << t.name;
+    }
+  }
+}
+
 std::vector<std::vector<StTensor>> three_shards() {
   std::vector<std::vector<StTensor>> shards(3);
   for (int i = 0; i < 9; ++i)

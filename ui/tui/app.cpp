@@ -61,6 +61,7 @@ void App::start_open(std::string path) {
     OpenOptions opt;
     opt.progress = [&ctx](double f) { ctx.progress(f); };
     opt.cancel = &ctx.cancel();
+    opt.pack_names = true;   // the header's pages are dropped below
     auto model = akview::open_model(path, opt);
     if (ctx.cancelled()) return;
     if (!model) {
