@@ -106,6 +106,15 @@ TEST(DemoModel, FolderListsEveryFormatInBatchMode) {
   EXPECT_NE(tensors.err.find("holds 5 models"), std::string::npos) << tensors.err;
 }
 
+// `info` names the architecture of every format: GGUF's general.architecture, else config.json's model_type.
+TEST(DemoModel, InfoNamesTheArchitectureOfEveryFormat) {
+  for (const auto& path : {kGguf, kMlx, kOllamaInt4, kBf16}) {
+    auto r = run_akview({"info", path, "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(nlohmann::json::parse(r.out)["architecture"], "llama") << path;
+  }
+}
+
 TEST(DemoModel, QuantizedAgainstOriginalPairsEveryTensor) {
   for (const auto& quantized : {kGguf, kMlx, kOllamaInt4}) {
     auto r = run_akview({"diff", quantized, kBf16, "--json"});

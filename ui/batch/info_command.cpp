@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/names/model_config.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview {
@@ -19,6 +20,8 @@ InfoReport make_info_report(const Model& model) {
   r.path = model.path;
   r.format = model.format;
   r.architecture = meta_string(model, "general.architecture");
+  if (r.architecture.empty())   // SafeTensors, MLX, Ollama safetensors: config.json's model_type
+    if (auto config = extract_config(model)) r.architecture = config->arch;
   r.name = meta_string(model, "general.name");
   for (const auto& f : model.files) r.files.push_back({f.path, f.role, f.map.size(), f.header_bytes, f.data_offset});
   std::map<std::string, TypeMixRow> mix;
