@@ -15,7 +15,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "compute/backends.hpp"
+#include "compute/dl_library.hpp"
 #include "compute/thread_pool.hpp"
 #include "core/decode/decode.hpp"
 #include "core/fault_guard.hpp"
@@ -42,18 +42,15 @@ struct BlasApi {
 const BlasApi& blas_api() {
   static const BlasApi api = [] {
     BlasApi a;
-    const char* env = std::getenv("AKVIEW_OPENBLAS_LIBRARY");
-    const char* lib = env && *env ? env : "libopenblas.so.0";
-    void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-      const char* e = dlerror();
-      a.why = fmt::format("cannot load {}: {}", lib, e ? e : "unknown error");
+    const DlLibrary lib = open_library("AKVIEW_OPENBLAS_LIBRARY", "libopenblas.so.0");
+    if (!lib.handle) {
+      a.why = lib.why;
       return a;
     }
-    a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(h, "cblas_sgemv"));
-    a.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(h, "openblas_set_num_threads"));
+    a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(lib.handle, "cblas_sgemv"));
+    a.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(lib.handle, "openblas_set_num_threads"));
     if (!a.sgemv || !a.set_num_threads) {
-      a.why = fmt::format("{} lacks {}", lib, a.sgemv ? "openblas_set_num_threads" : "cblas_sgemv");
+      a.why = fmt::format("{} lacks {}", lib.name, a.sgemv ? "openblas_set_num_threads" : "cblas_sgemv");
       a.sgemv = nullptr;
     }
     return a;

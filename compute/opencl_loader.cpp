@@ -4,10 +4,11 @@
 #include <dlfcn.h>
 
 #include <array>
-#include <cstdlib>
 #include <mutex>
 
 #include <fmt/format.h>
+
+#include "compute/dl_library.hpp"
 
 namespace akview::compute {
 namespace {
@@ -25,14 +26,13 @@ struct Loaded {
 
 Loaded load() {
   Loaded l;
-  const char* env = std::getenv("AKVIEW_OPENCL_LIBRARY");   // tests point it at a missing file
-  const char* lib = env && *env ? env : "libOpenCL.so.1";
-  void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    const char* e = dlerror();
-    l.why = fmt::format("cannot load {}: {}", lib, e ? e : "unknown error");
+  const DlLibrary library = open_library("AKVIEW_OPENCL_LIBRARY", "libOpenCL.so.1");
+  if (!library.handle) {
+    l.why = library.why;
     return l;
   }
+  void* h = library.handle;
+  const std::string& lib = library.name;
   bool missing = false;
   auto sym = [&](auto member, const char* name) {
     void* p = dlsym(h, name);
