@@ -3,7 +3,8 @@
 // bits [i*bits, (i+1)*bits)). Fused as y = sum_g scale_g * sum((q - k_g) x) + (scale_g k_g + bias_g) * sum(x),
 // k_g the code nearest the group's zero (cpu_centre.hpp), so rows whose terms cancel keep their digits.
 // 2/4/8 bits: SIMD, with x permuted once per matvec to match the nibble/crumb interleave;
-// 3/5/6 bits: 8 codes from `bits` bytes at a time into a 32-float buffer, then a dot.
+// 3/5/6 bits: with AVX-512 VBMI 16 codes at a time by one vpmultishiftqb; otherwise 8 codes from
+// `bits` bytes at a time into a 32-float buffer, then a dot.
 #include <algorithm>
 #include <array>
 
@@ -75,10 +76,55 @@ void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e
 }
 
 constexpr bool kSimdBits(int bits) { return AKVIEW_CPU_AVX2 && (bits == 8 || bits == 4 || bits == 2); }
+constexpr bool kVbmiBits(int bits) { return AKVIEW_CPU_VBMI && (bits == 3 || bits == 5 || bits == 6); }
 
 // sum over one group of (q - k) * x: a vector of partial sums on the SIMD path, a float otherwise.
+// sum over `n` codes from element e0 (a multiple of 8) of (q - k) * x, one code at a time: the
+// end of a row, where a 16-byte load would run past it.
+template <int kBits>
+float tail_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t n, int k, const float* x) {
+  float acc = 0;
+  for (int64_t c = 0; c < n; c += 8) {
+    const uint64_t at = static_cast<uint64_t>(e0 + c) * kBits / 8;
+    uint64_t word = 0;
+    for (int i = 0; i < kBits && at + i < row_bytes; ++i) word |= static_cast<uint64_t>(row[at + i]) << (8 * i);
+    for (int i = 0; i < 8 && c + i < n; ++i)
+      acc += static_cast<float>(static_cast<int>((word >> (i * kBits)) & ((1u << kBits) - 1)) - k) * x[e0 + c + i];
+  }
+  return acc;
+}
+
 template <int kBits>
 auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, int k, const float* x, const float* xperm) {
+#if AKVIEW_CPU_VBMI
+  if constexpr (kVbmiBits(kBits)) {
+    // 16 codes are 2*kBits bytes: pshufb puts the first kBits of them in qword 0 and the next kBits
+    // in qword 1, vpmultishiftqb takes code j of a qword from its bit j*kBits, the mask keeps kBits
+    // bits; the 16 codes become floats (vpmovzxbd, vcvtdq2ps) less k. The last 16 codes of a row
+    // (a 16-byte load would pass its end) go one at a time.
+    static const __m128i kSpread = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, kBits, kBits + 1, kBits + 2, kBits + 3, kBits + 4,
+                                                 kBits + 5, kBits + 6, kBits + 7);
+    static const __m128i kShifts = _mm_setr_epi8(0, kBits, 2 * kBits, 3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits,
+                                                 0, kBits, 2 * kBits, 3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits);
+    const __m128i mask = _mm_set1_epi8((1 << kBits) - 1);
+    const __m512i kv = _mm512_set1_epi32(k);
+    __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+    int64_t e = 0;
+    auto sixteen = [&](int64_t at_e) {
+      const uint64_t at = static_cast<uint64_t>(e0 + at_e) * kBits / 8;
+      __m128i b = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + at)), kSpread);
+      b = _mm_and_si128(_mm_multishift_epi64_epi8(kShifts, b), mask);
+      return _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_cvtepu8_epi32(b), kv));
+    };
+    for (; e + 32 <= g && static_cast<uint64_t>(e0 + e + 16) * kBits / 8 + 16 <= row_bytes; e += 32) {
+      acc0 = _mm512_fmadd_ps(sixteen(e), _mm512_loadu_ps(x + e0 + e), acc0);
+      acc1 = _mm512_fmadd_ps(sixteen(e + 16), _mm512_loadu_ps(x + e0 + e + 16), acc1);
+    }
+    __m512 acc = _mm512_add_ps(acc0, acc1);
+    if (e < g) acc = _mm512_add_ps(acc, _mm512_zextps128_ps512(_mm_set_ss(tail_dot<kBits>(row, row_bytes, e0 + e, g - e, k, x))));
+    return acc;
+  } else
+#endif
 #if AKVIEW_CPU_AVX512
   if constexpr (kBits == 8 || kBits == 4) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
@@ -132,7 +178,7 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, in
     return _mm256_add_ps(acc0, acc1);
   }
 #endif
-  if constexpr (!kSimdBits(kBits)) {
+  if constexpr (!kSimdBits(kBits) && !kVbmiBits(kBits)) {
     // Whole group first, then the dot: reading a vector right after the scalar stores that wrote it
     // stalls on store forwarding.
     alignas(64) float buf[256];
