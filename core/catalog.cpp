@@ -285,7 +285,6 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   if (const MetaEntry* m = model->find_meta("general.name"); m && m->value.type == MetaType::string)
     entry.model_name = std::string(m->value.str);
   if (auto config = extract_config(*model)) entry.config = std::move(*config);
-  entry.architecture = entry.config.arch;
   std::set<std::string> paths;
   for (const auto& f : model->files)
     if (paths.insert(f.path).second) {

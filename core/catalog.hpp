@@ -65,12 +65,11 @@ struct CatalogEntry {
   std::string format;      // Model::format
   uint64_t size_bytes = 0; // sum of the sizes of the model's files
   uint64_t parameters = 0; // Model::total_parameters()
-  std::string architecture;   // ModelConfig::arch ("" when unknown)
   std::string model_name;     // general.name, when the model carries one
   uint64_t tensors = 0;       // non-companion tensors
   std::vector<CatalogType> types;   // by bytes, most first
   std::vector<CatalogFile> files;   // each file once, in the model's order
-  ModelConfig config;         // empty when the model carries none (or it does not parse)
+  ModelConfig config;         // empty (arch "") when the model carries none (or it does not parse)
   std::string error;       // one line (Error::to_string) when the model does not open
 
   // The type holding the most bytes among non-companion tensors ("" before describe or on error).

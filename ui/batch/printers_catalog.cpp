@@ -16,7 +16,7 @@ nlohmann::json to_json(const CatalogEntry& e) {
     return j;
   }
   j["format"] = e.format;
-  j["architecture"] = e.architecture.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.architecture);
+  j["architecture"] = e.config.arch.empty() ? nlohmann::json(nullptr) : nlohmann::json(e.config.arch);
   j["bytes"] = e.size_bytes;
   j["parameters"] = e.parameters;
   j["tensors"] = e.tensors;

@@ -78,7 +78,7 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
     return out;
   }
   std::string format = e.format;
-  if (!e.architecture.empty()) format += " · " + e.architecture;
+  if (!e.config.arch.empty()) format += " · " + e.config.arch;
   if (!e.model_name.empty()) format += fmt::format(" · \"{}\"", e.model_name);
   add("format", format);
   add("size", fmt::format("{} in {} file{}", format_bytes(e.size_bytes), e.files.size(), e.files.size() == 1 ? "" : "s"),
