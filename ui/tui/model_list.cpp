@@ -3,7 +3,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
+#include <initializer_list>
 #include <utility>
 
 #include <fmt/format.h>
@@ -31,13 +33,23 @@ constexpr ListColumn kListColumns[] = {
 constexpr int kMinDetailRows = 8;
 constexpr int kMaxTypeLines = 4;
 
-// `path` below `root` (as given, or made absolute: Ollama blob paths are absolute) without it.
-std::string relative_to(const std::string& path, const std::string& root) {
+// How the panel shows a path: below `root` (the folder listed, as given or made absolute: Ollama
+// blob paths are absolute) or below the model's own folder, without it; else under $HOME as ~/…;
+// else whole.
+std::string shown_path(const std::string& path, std::initializer_list<std::string_view> roots) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  for (const fs::path& base : {fs::path(root).lexically_normal(), fs::absolute(root, ec).lexically_normal()}) {
-    const fs::path rel = fs::path(path).lexically_normal().lexically_relative(base);
-    if (!base.empty() && !rel.empty() && *rel.begin() != "..") return rel.string();
+  const fs::path p = fs::path(path).lexically_normal();
+  for (std::string_view root : roots) {
+    if (root.empty()) continue;
+    for (const fs::path& base : {fs::path(root).lexically_normal(), fs::absolute(root, ec).lexically_normal()}) {
+      const fs::path rel = p.lexically_relative(base);
+      if (!base.empty() && !rel.empty() && *rel.begin() != ".." && rel != ".") return rel.string();
+    }
+  }
+  if (const char* home = std::getenv("HOME"); home && *home && fs::path(home).lexically_normal() != "/") {
+    const fs::path rel = p.lexically_relative(fs::path(home).lexically_normal());
+    if (!rel.empty() && *rel.begin() != ".." && p.is_absolute()) return rel == "." ? "~" : "~/" + rel.string();
   }
   return path;
 }
@@ -66,7 +78,7 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   auto add = [&](std::string label, std::string value, Role role = Role::normal) {
     out.push_back({std::move(label), std::move(value), role});
   };
-  add("path", e.open_path, Role::key);
+  add("path", shown_path(e.open_path, {}), Role::key);
   if (!e.described) {
     add("", "reading its header…", Role::muted);
     return out;
@@ -101,11 +113,13 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   const int left = rows - static_cast<int>(out.size());
   const size_t shown = e.files.size() <= static_cast<size_t>(std::max(0, left)) ? e.files.size()
                                                                                  : static_cast<size_t>(std::max(0, left - 1));
+  std::error_code ec;
+  const std::string model_dir = std::filesystem::is_directory(e.open_path, ec) ? e.open_path : std::string();
   int role_w = 0;
   for (size_t k = 0; k < shown; ++k) role_w = std::max(role_w, display_width(e.files[k].role));
   for (size_t k = 0; k < shown; ++k) {
     const CatalogFile& f = e.files[k];
-    add(k ? "" : "files", fmt::format("{:>10}  {:<{}}  {}", format_bytes(f.size), f.role, role_w, relative_to(f.path, root)),
+    add(k ? "" : "files", fmt::format("{:>10}  {:<{}}  {}", format_bytes(f.size), f.role, role_w, shown_path(f.path, {root, model_dir})),
         Role::muted);
   }
   if (shown < e.files.size() && left > 0)
@@ -121,17 +135,26 @@ bool icontains(std::string_view hay, std::string_view needle) {
 
 ModelList::ModelList(std::string where, std::vector<CatalogEntry> entries, Worker& worker)
     : where_(std::move(where)), entries_(std::make_shared<std::vector<CatalogEntry>>(std::move(entries))) {
-  // Each entry's header is read on the worker; results come back one by one.
+  // Each entry's header is read on the worker; results come back one by one. The selected entry
+  // goes first (the panel under the list waits for it), then the rest in order.
   Job job;
   job.label = "reading model headers";
   std::vector<CatalogEntry> todo = *entries_;
-  job.run = [list = entries_, todo = std::move(todo)](JobContext& ctx) mutable {
-    for (size_t i = 0; i < todo.size() && !ctx.cancelled(); ++i) {
+  job.run = [list = entries_, wanted = wanted_, todo = std::move(todo)](JobContext& ctx) mutable {
+    std::vector<bool> done(todo.size());
+    size_t next = 0;
+    for (size_t finished = 0; finished < todo.size() && !ctx.cancelled(); ++finished) {
+      size_t i = static_cast<size_t>(wanted->load(std::memory_order_relaxed));
+      if (i >= todo.size() || done[i]) {
+        while (done[next]) ++next;
+        i = next;
+      }
+      done[i] = true;
       describe_catalog_entry(todo[i], &ctx.cancel());
-      ctx.post([list, i, e = todo[i]] {
+      ctx.post([list, i, e = std::move(todo[i])] {
         if (i < list->size()) (*list)[i] = e;
       });
-      ctx.progress(static_cast<double>(i + 1) / todo.size());
+      ctx.progress(static_cast<double>(finished + 1) / todo.size());
     }
   };
   worker.submit(std::move(job));
@@ -156,6 +179,7 @@ void ModelList::draw(Canvas& c, const Rect& area) {
   const bool detail = !entries_->empty() && area.h - 1 - kMinDetailRows >= 3 && area.w >= 30;
   page_ = detail ? std::clamp(n_rows, 1, area.h - 1 - kMinDetailRows) : std::max(1, area.h - 1);
   cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
+  wanted_->store(cursor_.pos, std::memory_order_relaxed);
   // Columns by priority, the name takes the rest.
   std::vector<const ListColumn*> cols;
   for (const ListColumn& col : kListColumns) cols.push_back(&col);

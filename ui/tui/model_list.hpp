@@ -4,6 +4,7 @@
 // format and architecture, tensors, type mix, config numbers and files.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,7 @@ class ModelList : public Pane {
   std::string where_;
   std::shared_ptr<std::vector<CatalogEntry>> entries_;
   ListCursor cursor_;
+  std::shared_ptr<std::atomic<int64_t>> wanted_ = std::make_shared<std::atomic<int64_t>>(0);   // the worker describes it next
   int page_ = 1;
   std::string search_;
   bool chosen_ = false;
