@@ -2,9 +2,10 @@
 // w = scale * q + bias per group, q packed as one little-endian bit stream per row (element i at
 // bits [i*bits, (i+1)*bits)). Fused as y = sum_g scale_g * sum((q - k_g) x) + (scale_g k_g + bias_g) * sum(x),
 // k_g the code nearest the group's zero (cpu_centre.hpp), so rows whose terms cancel keep their digits.
-// 2/4/8 bits: SIMD, with x permuted once per matvec to match the nibble/crumb interleave;
-// 3/5/6 bits: with AVX-512 VBMI 16 codes at a time by one vpmultishiftqb; otherwise 8 codes from
-// `bits` bytes at a time into a 32-float buffer, then a dot.
+// With AVX-512 VBMI and groups of a multiple of 64: every width over several rows, 64 codes a step
+// (namespace vb). Otherwise 2/4/8 bits: SIMD, with x permuted once per matvec to match the
+// nibble/crumb interleave; 3/5/6 bits: with VBMI 16 codes at a time by one vpmultishiftqb, else 8
+// codes from `bits` bytes at a time into a 32-float buffer, then a dot.
 #include <algorithm>
 #include <array>
 
@@ -45,7 +46,8 @@ constexpr int lanes_for(int bits) { return (AKVIEW_CPU_AVX512 && bits == 4) ? 16
 // 2- and 4-bit codes are read `lanes` bytes at a time: lane i holds byte i, and code s of byte i
 // is element i*per_byte + s. xperm puts x in that order: xperm[c + lanes*s + i] = x[c + i*per_byte + s].
 void prepare_affine(const TensorView& v, const float* x, std::vector<float>& xperm) {
-  if (v.bits != 2 && v.bits != 4) {
+  const bool vbmi_2bit = AKVIEW_CPU_VBMI && v.bits == 2 && v.group_size % 64 == 0;   // reads x in order
+  if ((v.bits != 2 && v.bits != 4) || vbmi_2bit) {
     xperm.clear();
     return;
   }
@@ -234,11 +236,12 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
 }
 
 #if AKVIEW_CPU_VBMI
-// AVX-512 VBMI kernels over R rows at a time for 4- and 8-bit codes with groups of a multiple of 64.
-// Per row, the group scales and biases are converted to f32 once (vector loaders per scalar type);
-// the bias term sum_g (s_g k_g + b_g) * xg_g (centred groups) is one dot with the group sums of x. 4-bit codes become
-// one_plus floats (cpu_simd.hpp) against xperm (lo nibbles of 16 bytes, then their hi nibbles);
-// 8-bit codes are widened 16 at a time (vpmovzxbd + vcvtdq2ps) as in q8_0.
+// AVX-512 VBMI kernels over R rows at a time for 2- to 6- and 8-bit codes with groups of a
+// multiple of 64. Per row, the group scales and biases are converted to f32 once (vector loaders per
+// scalar type); the bias term sum_g (s_g k_g + b_g) * xg_g (centred groups) is one dot with the group
+// sums of x. 4-bit codes become one_plus floats (cpu_simd.hpp) against xperm (lo nibbles of 16 bytes,
+// then their hi nibbles), 2/3/5/6-bit codes one_plus floats in element order (OddBits); 8-bit codes
+// are widened 16 at a time (vpmovzxbd + vcvtdq2ps) as in q8_0.
 namespace vb {
 
 // n scalars of `type` (f16 / bf16 / f32) at p -> out (n a multiple of 16 is not required).
@@ -260,10 +263,11 @@ struct RowScales {
 };
 
 // For row r: sc[g] = k_scale * scale_g, kc[g] = the code offset k_g (cpu_centre.hpp) in the form
-// the kernel subtracts from its code floats (one_plus: 1 + k/16; else k). Returns the bias term
+// the kernel subtracts from its code floats (one_plus codes of `levels` steps: 1 + k/levels; levels
+// 0: plain codes, k). Returns the bias term
 // sum_g (scale_g k_g + b_g) xg_g. 16 groups per step: a serial scalar chain here would cost a third
 // of a row's time.
-float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes, int top, RowScales& rs, float* sc, float* kc) {
+float row_scales(const CpuArgs& a, int64_t r, float k_scale, float levels, int top, RowScales& rs, float* sc, float* kc) {
   const TensorView& v = *a.view;
   const int64_t groups = v.n_cols / v.group_size;
   const uint64_t sb = type_info(v.scales_type).block_bytes, bb = type_info(v.biases_type).block_bytes;
@@ -273,7 +277,7 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes
   load_scalars(v.biases_type, v.biases.data() + g0 * bb, groups, rs.b.data());
   __m512 acc = _mm512_setzero_ps();
   const __m512 scale = _mm512_set1_ps(k_scale), zero = _mm512_setzero_ps(), topv = _mm512_set1_ps(static_cast<float>(top));
-  const __m512 kmul = _mm512_set1_ps(one_plus_codes ? 1.0f / 16.0f : 1.0f), kadd = _mm512_set1_ps(one_plus_codes ? 1.0f : 0.0f);
+  const __m512 kmul = _mm512_set1_ps(levels > 0 ? 1.0f / levels : 1.0f), kadd = _mm512_set1_ps(levels > 0 ? 1.0f : 0.0f);
   int64_t g = 0;
   for (; g + 16 <= groups; g += 16) {
     const __m512 s16 = _mm512_loadu_ps(sc + g), b16 = _mm512_loadu_ps(rs.b.data() + g);
@@ -288,7 +292,7 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, bool one_plus_codes
   for (; g < groups; ++g) {
     const CentredGroup c = centre_block(sc[g], rs.b[g], top);
     bias += c.bias * rs.xg[g];
-    kc[g] = one_plus_codes ? 1.0f + c.k / 16.0f : c.k;
+    kc[g] = levels > 0 ? 1.0f + c.k / levels : c.k;
     sc[g] *= k_scale;
   }
   return bias;
@@ -302,13 +306,48 @@ void group_x_sums(const CpuArgs& a, RowScales& rs) {
     for (int64_t k = 0; k < per; ++k) rs.xg[g] += a.xsum16[g * per + k];
 }
 
+// 2/3/5/6-bit codes of a 64-element step (8*kBits bytes) as one_plus bytes, in element order: each
+// qword gets the kBits bytes of its 8 codes (vpermb), vpmultishiftqb rotates code j of a qword to
+// bits 7-kBits..6 of byte j, and one vpternlogd keeps them under a set top bit: a byte 1ccc...0
+// that one_plus turns into 1 + c/2^kBits. The masked load reads exactly the step's bytes.
+template <int kBits>
+struct OddBits {
+  static constexpr int kShift = 7 - kBits;
+  __m512i spread, ctrl, keep = _mm512_set1_epi8(static_cast<char>(((1 << kBits) - 1) << kShift)),
+                        top = _mm512_set1_epi8(static_cast<char>(0x80));
+  OddBits() {
+    alignas(64) uint8_t sp[64], ct[64];
+    for (int i = 0; i < 64; ++i) {
+      sp[i] = static_cast<uint8_t>(kBits * (i / 8) + std::min(i % 8, kBits - 1));
+      ct[i] = static_cast<uint8_t>((kBits * (i % 8) - kShift + 64) % 64);
+    }
+    spread = _mm512_load_si512(sp);
+    ctrl = _mm512_load_si512(ct);
+  }
+  __m512i codes(const uint8_t* p) const {
+    const __m512i b = _mm512_permutexvar_epi8(spread, _mm512_maskz_loadu_epi8((uint64_t{1} << (8 * kBits)) - 1, p));
+    return _mm512_ternarylogic_epi32(_mm512_multishift_epi64_epi8(ctrl, b), keep, top, 0xEA);
+  }
+};
+
 // One 64-element step of a group into two partial sums of (q - k) x, kv holding the group's k as
 // row_scales put it. 4-bit: (1 + q/16) - (1 + k/16) = (q - k)/16 exactly; the step's 32 bytes give
-// two runs of 16 lo nibbles (xperm 0..15, 32..47) and two of hi nibbles (16..31, 48..63). 8-bit: 16
-// codes widened per vector against x.
+// two runs of 16 lo nibbles (xperm 0..15, 32..47) and two of hi nibbles (16..31, 48..63). 2/3/5/6-bit:
+// the same with 2^kBits steps, four runs of 16 in element order (OddBits). 8-bit: 16 codes widened
+// per vector against x.
 template <int kBits>
 inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512 kv, __m512& t0, __m512& t1) {
-  if constexpr (kBits == 4) {
+  if constexpr (kBits == 2 || kBits == 3 || kBits == 5 || kBits == 6) {
+    static const OddBits<kBits> odd;
+    const uint8_t* p = row + e * kBits / 8;
+    prefetch_span(p + 512, 8 * kBits);
+    const __m512i c = odd.codes(p);
+    const float* x = a.x + e;
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(c, ix.k[0], ix.one), kv), _mm512_loadu_ps(x), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(c, ix.k[1], ix.one), kv), _mm512_loadu_ps(x + 16), t1);
+    t0 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(c, ix.k[2], ix.one), kv), _mm512_loadu_ps(x + 32), t0);
+    t1 = _mm512_fmadd_ps(_mm512_sub_ps(one_plus(c, ix.k[3], ix.one), kv), _mm512_loadu_ps(x + 48), t1);
+  } else if constexpr (kBits == 4) {
     const __m256i m78 = _mm256_set1_epi8(0x78), m80 = _mm256_set1_epi8(static_cast<char>(0x80));
     const uint8_t* p = row + e / 2;
     prefetch_span(p + 512, 32);
@@ -333,7 +372,8 @@ inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const M
 // R rows: per group, sum the steps, then one multiply by the row's (prepared) group scale.
 template <int kBits, int R>
 void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<float>* sc, std::vector<float>* kc) {
-  constexpr float kScale = kBits == 4 ? 16.0f : 1.0f;
+  constexpr float kLevels = kBits == 8 ? 0.0f : static_cast<float>(1 << kBits);   // one_plus codes below 8 bits
+  constexpr float kScale = kBits == 8 ? 1.0f : kLevels;
   const TensorView& v = *a.view;
   const int64_t g = v.group_size, groups = v.n_cols / g;
   const MidIdx ix;
@@ -342,7 +382,7 @@ void affine_n(const CpuArgs& a, int64_t r, float* y, RowScales& rs, std::vector<
   const uint8_t* rows[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
-    bias[i] = row_scales(a, r + i, kScale, kBits == 4, (1 << kBits) - 1, rs, sc[i].data(), kc[i].data());
+    bias[i] = row_scales(a, r + i, kScale, kLevels, (1 << kBits) - 1, rs, sc[i].data(), kc[i].data());
     acc[i] = _mm512_setzero_ps();
     rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
   }
@@ -386,16 +426,25 @@ constexpr std::array kByBits = {
     BitsRow{5, &affine_rows_bits<5>}, BitsRow{6, &affine_rows_bits<6>}, BitsRow{8, &affine_rows_bits<8>},
 };
 
+#if AKVIEW_CPU_VBMI
+// Groups of a multiple of 64: the multi-row kernels.
+constexpr std::array kVbmiByBits = {
+    BitsRow{2, &vb::affine_rows_vbmi<2>}, BitsRow{3, &vb::affine_rows_vbmi<3>}, BitsRow{4, &vb::affine_rows_vbmi<4>}, BitsRow{5, &vb::affine_rows_vbmi<5>},
+    BitsRow{6, &vb::affine_rows_vbmi<6>}, BitsRow{8, &vb::affine_rows_vbmi<8>},
+};
+#endif
+
 void affine_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
 #if AKVIEW_CPU_VBMI
-  if (a.view->group_size % 64 == 0 && a.view->bits == 4) return vb::affine_rows_vbmi<4>(a, r0, r1, y);
-  if (a.view->group_size % 64 == 0 && a.view->bits == 8) return vb::affine_rows_vbmi<8>(a, r0, r1, y);
+  if (a.view->group_size % 64 == 0)
+    for (const auto& row : kVbmiByBits)
+      if (row.bits == a.view->bits) return row.rows(a, r0, r1, y);
 #endif
   for (const auto& row : kByBits)
     if (row.bits == a.view->bits) return row.rows(a, r0, r1, y);
 }
 
-constexpr const char* kVariant = AKVIEW_CPU_VBMI ? "avx512vbmi (4/8 bit, groups of 64k), avx2 (2)" : AKVIEW_CPU_AVX512 ? "avx512 (4/8), avx2 (2)" : AKVIEW_CPU_AVX2 ? "avx2 (2/4/8 bit)" : "block";
+constexpr const char* kVariant = AKVIEW_CPU_VBMI ? "avx512vbmi (groups of 64k)" : AKVIEW_CPU_AVX512 ? "avx512 (4/8), avx2 (2)" : AKVIEW_CPU_AVX2 ? "avx2 (2/4/8 bit)" : "block";
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::mlx_affine, &affine_rows, &accepts_affine, &prepare_affine, kVariant},
     CpuKernelRow{TypeId::ollama_int4, &affine_rows, &accepts_affine, &prepare_affine, kVariant},

@@ -85,7 +85,7 @@ TEST_P(BackendSizes, AffineEveryBitWidthGroupAndScaleType) {
 // Rows with many groups (40 / 20 per row): the per-row scale and bias conversion runs 16 groups at a
 // time and then a tail; odd row counts leave a remainder for the multi-row kernels.
 TEST_P(BackendSizes, AffineRowsOfManyGroups) {
-  for (int bits : {4, 8})
+  for (int bits : {3, 4, 5, 6, 8})
     for (uint32_t group : {64u, 128u})
       for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
         for (int64_t rows : {3, 5}) {
