@@ -72,6 +72,33 @@ float two_sums(int64_t nb, Block&& block) {
 namespace vb {
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
 
+// Blocks with a min (q4_1, q5_1: [d f16][m f16] at the front of each kBytes block) are centred
+// (cpu_centre.hpp) kChunk blocks of a row at once, before their dot loop: done per block, the scalar
+// chain from d and m to the code offset cost as much as the block's dot.
+constexpr int kChunk = 16;
+// Sums of x over blocks b0..b0+15 (`live` of them) from the 16-element sums.
+inline __m512 block_x_sums(const float* xsum16, int64_t b0, __mmask16 live) {
+  const __m512 a = _mm512_maskz_loadu_ps(static_cast<__mmask16>(_pdep_u32(live, 0x5555) | _pdep_u32(live, 0xAAAA)), xsum16 + 2 * b0);
+  const __m512 b = _mm512_maskz_loadu_ps(static_cast<__mmask16>((_pdep_u32(live >> 8, 0x5555) | _pdep_u32(live >> 8, 0xAAAA))), xsum16 + 2 * b0 + 16);
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  return _mm512_add_ps(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b));
+}
+// For the `live` blocks of 16 from p: dc = d, kc = k (the code nearest the block's zero, in [0, top],
+// by rcp14 as centre_block); returns (d*k + m) * xs per block (0 in the dead lanes).
+template <int kBytes>
+inline __m512 centre_blocks(const uint8_t* p, __m512 xs, __mmask16 live, int top, float* dc, float* kc) {
+  const __m512i at = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(kBytes));
+  const __m512i dm = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, at, p, 1);
+  const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm)), m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, m), _mm512_rcp14_ps(d)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 k = _mm512_min_ps(_mm512_max_ps(q, zero), _mm512_set1_ps(static_cast<float>(top)));   // max() gives 0 for a NaN
+  _mm512_storeu_ps(dc, d);
+  _mm512_storeu_ps(kc, k);
+  return _mm512_mul_ps(_mm512_fmadd_ps(d, k, m), xs);
+}
+inline __mmask16 live_blocks(int64_t nb, int64_t b0) { return static_cast<__mmask16>(nb - b0 >= kChunk ? 0xFFFF : (1u << (nb - b0)) - 1); }
+
 // q8_0 over R rows: each block's two x vectors are loaded once for all R rows.
 template <int R>
 void q8_0_n(const CpuArgs& a, int64_t r, float* y) {
@@ -109,46 +136,47 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   constexpr int kBytes = kMin ? 24 : 22, kQh = kMin ? 4 : 2;
   const __m128i m4 = _mm_set1_epi8(0x0F), k16 = _mm_set1_epi8(16);
   const uint8_t* rows[R];
-  __m512 s[R];
-  float mins[R];
+  __m512 s[R], mins[R];
+  alignas(64) float dc[R][kChunk], kc[R][kChunk];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = row_ptr(v, r + i);
-    s[i] = _mm512_setzero_ps();
-    mins[i] = 0;
+    s[i] = mins[i] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < nb; ++b) {
-    const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = rows[i] + b * kBytes;
-      prefetch_span(p + 1024, kBytes);
-      const uint32_t qh = load_u32(p + kQh);
-      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQh + 4));
-      __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
-      lo = _mm_mask_add_epi8(lo, static_cast<__mmask16>(qh), lo, k16);
-      hi = _mm_mask_add_epi8(hi, static_cast<__mmask16>(qh >> 16), hi, k16);
-      __m512 t;
-      if constexpr (kMin) {
-        const CentredGroup c = centre_block(load_f16(p), load_f16(p + 2), 31);
-        const __m128i kb = _mm_set1_epi8(static_cast<char>(static_cast<int>(c.k)));
-        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, kb))), x0);
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    if constexpr (kMin) {
+      const __mmask16 live = live_blocks(nb, b0);
+      const __m512 xs = block_x_sums(a.xsum16, b0, live);
+      AKV_UNROLL
+      for (int i = 0; i < R; ++i) mins[i] = _mm512_add_ps(mins[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, 31, dc[i], kc[i]));
+    }
+    for (int64_t b = b0; b < b1; ++b) {
+      const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
+      AKV_UNROLL
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* p = rows[i] + b * kBytes;
+        prefetch_span(p + 1024, kBytes);
+        const uint32_t qh = load_u32(p + kQh);
+        const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + kQh + 4));
+        __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
+        lo = _mm_mask_add_epi8(lo, static_cast<__mmask16>(qh), lo, k16);
+        hi = _mm_mask_add_epi8(hi, static_cast<__mmask16>(qh >> 16), hi, k16);
+        // q5_1: k is subtracted from the code bytes, (m + d*k) times sum(x) went into mins.
+        const __m128i kb = kMin ? _mm_set1_epi8(static_cast<char>(static_cast<int>(kc[i][b - b0]))) : k16;
+        __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, kb))), x0);
         t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(hi, kb))), x1, t);
-        mins[i] += c.bias * (a.xsum16[2 * b] + a.xsum16[2 * b + 1]);
-      } else {
-        t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(lo, k16))), x0);
-        t = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_sub_epi8(hi, k16))), x1, t);
+        s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(kMin ? dc[i][b - b0] : load_f16(p)), s[i]);
       }
-      s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(load_f16(p)), s[i]);
     }
   }
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]) + mins[i];
+  for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s[i], mins[i]));
 }
 
 // 4-bit blocks of 32 by table lookup (iq4_block32: vpmovzxbd + vpermps per 16 codes) over R rows:
-// iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes - k, a centred block (cpu_centre.hpp),
-// plus (m + d*k) * sum(x) per block, kept in a second accumulator as (x0 + x1) * (m + d*k)).
+// iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes - k, a centred block (centre_blocks),
+// plus (m + d*k) * sum(x) per block, kept in a second accumulator).
 inline __m512 codes_minus(int offset) {
   return _mm512_sub_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(static_cast<float>(offset)));
 }
@@ -161,23 +189,28 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
   const __m512 table = kType == TypeId::iq4_nl ? iq4_table() : codes_minus(kType == TypeId::q4_0 ? 8 : 0);
   const uint8_t* rows[R];
   __m512 s[R], c[R];
+  alignas(64) float dc[R][kChunk], kc[R][kChunk];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = row_ptr(v, r + i);
     s[i] = c[i] = _mm512_setzero_ps();
   }
-  for (int64_t b = 0; b < nb; ++b) {
-    const float* xb = a.x + b * 32;
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = rows[i] + b * kBytes;
-      prefetch_span(p + 1024, kBytes);
-      if constexpr (kMin) {
-        const CentredGroup g = centre_block(load_f16(p), load_f16(p + 2), 15);
-        s[i] = iq4_block32(p + kQs, xb, load_f16(p), _mm512_sub_ps(table, _mm512_set1_ps(g.k)), s[i]);
-        c[i] = _mm512_fmadd_ps(_mm512_add_ps(_mm512_loadu_ps(xb), _mm512_loadu_ps(xb + 16)), _mm512_set1_ps(g.bias), c[i]);
-      } else {
-        s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
+  for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
+    const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
+    if constexpr (kMin) {
+      const __mmask16 live = live_blocks(nb, b0);
+      const __m512 xs = block_x_sums(a.xsum16, b0, live);
+      AKV_UNROLL
+      for (int i = 0; i < R; ++i) c[i] = _mm512_add_ps(c[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, 15, dc[i], kc[i]));
+    }
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* xb = a.x + b * 32;
+      AKV_UNROLL
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* p = rows[i] + b * kBytes;
+        prefetch_span(p + 1024, kBytes);
+        if constexpr (kMin) s[i] = iq4_block32(p + kQs, xb, dc[i][b - b0], _mm512_sub_ps(table, _mm512_set1_ps(kc[i][b - b0])), s[i]);
+        else s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
       }
     }
   }

@@ -53,8 +53,9 @@ TEST_P(BackendSizes, BlockTypesAtOddSizes) {
   for (TypeId type : kBlockTypes) {
     const uint32_t qk = type_info(type).block_elems;
     // Blocks per row chosen so float rows get SIMD tails (cols 7, 9, 33; 100 = 64 + 2 * 16 + 4 for
-    // the unrolled f16 loop) and quantized rows 1-4 blocks (odd and even counts for paired blocks).
-    for (int64_t blocks : qk == 1 ? std::vector<int64_t>{7, 9, 33, 100, 520} : std::vector<int64_t>{1, 3, 4}) {
+    // the unrolled f16 loop) and quantized rows 1-4 blocks (odd and even counts for paired blocks)
+    // or 19 (the kernels that prepare 8 or 16 blocks at a time, and a remainder).
+    for (int64_t blocks : qk == 1 ? std::vector<int64_t>{7, 9, 33, 100, 520} : std::vector<int64_t>{1, 3, 4, 19}) {
       for (int64_t rows : {1, 17, 1000}) {
         SyntheticTensor t = testing::make_block_tensor(type, rows, blocks, 1000 * rows + blocks);
         const auto x = testing::normal_vector(t.view.n_cols, 7);
