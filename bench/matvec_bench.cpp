@@ -50,11 +50,15 @@ const std::vector<BenchType> kTypes = {
     {"q4_0", TypeId::q4_0},     {"q4_1", TypeId::q4_1},     {"q5_0", TypeId::q5_0},     {"q5_1", TypeId::q5_1},
     {"q2_k", TypeId::q2_k},     {"q3_k", TypeId::q3_k},     {"q4_k", TypeId::q4_k},     {"q5_k", TypeId::q5_k},
     {"q6_k", TypeId::q6_k},     {"iq4_nl", TypeId::iq4_nl}, {"iq4_xs", TypeId::iq4_xs},
+    {"iq2_xxs", TypeId::iq2_xxs}, {"iq2_xs", TypeId::iq2_xs}, {"iq2_s", TypeId::iq2_s}, {"iq3_xxs", TypeId::iq3_xxs},
+    {"iq3_s", TypeId::iq3_s},   {"iq1_s", TypeId::iq1_s},   {"iq1_m", TypeId::iq1_m},   {"tq1_0", TypeId::tq1_0},
+    {"tq2_0", TypeId::tq2_0},   {"mxfp4", TypeId::mxfp4},
     {"mlx4 g64 f16", TypeId::mlx_affine, 4, 64, TypeId::f16},
     {"mlx8 g64 bf16", TypeId::mlx_affine, 8, 64, TypeId::bf16},
     {"mlx3 g64 f16", TypeId::mlx_affine, 3, 64, TypeId::f16},
     {"mlx2 g128 f16", TypeId::mlx_affine, 2, 128, TypeId::f16},
     {"mlx6 g64 bf16", TypeId::mlx_affine, 6, 64, TypeId::bf16},
+    {"mlx mxfp4", TypeId::mlx_mxfp4, 4, 32, TypeId::u8},
 };
 
 struct Placed {
@@ -78,9 +82,11 @@ std::vector<Placed> write_file(const std::string& path, bool& reused) {
       p.scales_at = at = align(at);
       p.scales_bytes = sb;
       at += sb;
-      p.biases_at = at = align(at);
-      p.biases_bytes = sb;
-      at += sb;
+      if (bt.type == TypeId::mlx_affine) {   // mxfp4 has no biases
+        p.biases_at = at = align(at);
+        p.biases_bytes = sb;
+        at += sb;
+      }
     }
     placed.push_back(p);
   }
@@ -101,7 +107,8 @@ std::vector<Placed> write_file(const std::string& path, bool& reused) {
     for (int64_t r = 0; r < kRows; r += kChunk) {
       const uint64_t seed = i * 100000 + r;
       if (bt.bits) {
-        auto t = testing::make_affine_tensor(bt.type, bt.bits, bt.group, bt.scale_type, kChunk, kCols, seed);
+        auto t = bt.type == TypeId::mlx_affine ? testing::make_affine_tensor(bt.type, bt.bits, bt.group, bt.scale_type, kChunk, kCols, seed)
+                                               : testing::make_mxfp4_tensor(bt.type, kChunk, kCols, seed);
         const uint64_t f = uint64_t(r) / kChunk;
         out.seekp(static_cast<std::streamoff>(p.data_at + f * t.data.size()));
         out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
@@ -133,7 +140,7 @@ TensorView view_of(const MappedFile& f, const BenchType& bt, const Placed& p) {
     v.group_size = bt.group;
     v.scales_type = v.biases_type = bt.scale_type;
     v.scales = f.range(p.scales_at, p.scales_bytes);
-    v.biases = f.range(p.biases_at, p.biases_bytes);
+    if (p.biases_bytes) v.biases = f.range(p.biases_at, p.biases_bytes);
   }
   return v;
 }

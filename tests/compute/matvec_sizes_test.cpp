@@ -117,6 +117,29 @@ TEST_P(BackendSizes, AffineManyGroupsAndSubnormalScales) {
       }
 }
 
+// FP4 with E8M0 scales: GGUF mxfp4 blocks and MLX / Ollama mxfp4 groups, in rows of 1 to 19 blocks
+// and 1 to 17 rows; some scales are the subnormal E8M0 values (e 0 and 1: 2^-128, 2^-127).
+TEST_P(BackendSizes, Mxfp4BlocksAndGroups) {
+  int ran = 0;
+  for (TypeId type : {TypeId::mxfp4, TypeId::mlx_mxfp4, TypeId::ollama_mxfp4})
+    for (int64_t blocks : {1, 3, 19})
+      for (int64_t rows : {1, 5, 17}) {
+        const uint64_t seed = 100 * blocks + rows;
+        SyntheticTensor t = type == TypeId::mxfp4 ? testing::make_block_tensor(type, rows, blocks, seed)
+                                                  : testing::make_mxfp4_tensor(type, rows, 32 * blocks, seed, 5);
+        if (type == TypeId::mxfp4)
+          for (size_t b = 0; b < t.data.size() / 17; b += 7) t.data[b * 17] = static_cast<uint8_t>(b % 2);
+        if (!backend_->can_run(t.view)) continue;
+        const auto x = testing::normal_vector(t.view.n_cols, seed);
+        expect_matches_reference(*backend_, t.view, x, std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
+        if (HasFatalFailure()) return;
+        ++ran;
+      }
+  if (std::string_view(GetParam()) == "cpu") {
+    EXPECT_EQ(ran, 27);
+  }
+}
+
 TEST_P(BackendSizes, ZeroRowsWritesNothing) {
   SyntheticTensor t = testing::make_block_tensor(TypeId::q4_0, 0, 2, 5);
   const auto x = testing::normal_vector(t.view.n_cols, 5);

@@ -54,6 +54,9 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
     }
   } else {
     for (auto& b : t.data) b = static_cast<uint8_t>(rng());
+    // mxfp4's E8M0 byte: scales 2^-16 .. 2^-1 (a random byte reaches 2^127, and inf once multiplied).
+    if (type == TypeId::mxfp4)
+      for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk) t.data[static_cast<size_t>(blk * info.block_bytes)] = static_cast<uint8_t>(112 + rng() % 16);
     for (const auto& f : kBlockFields)
       if (f.type == type)
         for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
@@ -107,6 +110,22 @@ inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group,
   t.view.data = t.data;
   t.view.scales = t.scales;
   t.view.biases = t.biases;
+  return t;
+}
+
+// MLX / Ollama mxfp4: random 4-bit codes, one E8M0 byte per group of 32 (scales 2^-17 .. 2^-2, and
+// every `zero_every`-th group the smallest E8M0 value, 2^-127, a subnormal).
+inline SyntheticTensor make_mxfp4_tensor(TypeId type, int64_t rows, int64_t cols, uint64_t seed, int zero_every = 0) {
+  SyntheticTensor t;
+  std::mt19937_64 rng(seed);
+  t.view = affine_view(type, 4, 32, TypeId::u8, rows, cols);
+  t.data.resize(static_cast<size_t>(t.view.row_bytes * rows));
+  for (auto& b : t.data) b = static_cast<uint8_t>(rng());
+  t.scales.resize(static_cast<size_t>(rows * cols / 32));
+  for (size_t g = 0; g < t.scales.size(); ++g)
+    t.scales[g] = zero_every && g % static_cast<size_t>(zero_every) == 0 ? uint8_t{0} : static_cast<uint8_t>(110 + rng() % 16);
+  t.view.data = t.data;
+  t.view.scales = t.scales;
   return t;
 }
 

@@ -1,0 +1,117 @@
+// cpu kernels for FP4 codes with an E8M0 scale per 32 elements (FORMATS.md §2.7, §3.2):
+//   GGUF mxfp4 blocks [e u8][qs 16]: element j = low nibble of qs[j], j+16 = its high nibble;
+//     w = kvalue(q) * 2^(e-128) (ggml's doubled E2M1 values and halved scale)
+//   MLX / Ollama mxfp4: codes packed per row, element 2k = low nibble of byte k, 2k+1 = its high
+//     nibble; one u8 E8M0 scale per group of 32 in the scales tensor; w = E2M1(q) * 2^(s-127)
+// The 16 code values are looked up by vpermps (iq4_block32) and each block's sum is multiplied by
+// its scale, a power of two: the products are the decoder's. MLX's pair order is undone by
+// permuting x once per matvec (even elements of each 32, then odd ones).
+#include <array>
+
+#include "compute/cpu_row_groups.hpp"
+#include "core/decode/composite.hpp"
+#include "core/decode/float_formats.hpp"
+
+namespace akview::compute {
+namespace {
+
+#if AKVIEW_CPU_AVX512
+// A block's scale from its E8M0 byte, as the decoders compute it (ggml halves it).
+struct E8m0Table {
+  std::array<float, 256> half{}, plain{};
+  E8m0Table() {
+    for (int e = 0; e < 256; ++e) {
+      half[e] = fp::e8m0_half_to_f32(static_cast<uint8_t>(e));
+      plain[e] = fp::e8m0_to_f32(static_cast<uint8_t>(e));
+    }
+  }
+};
+const E8m0Table& e8m0() {
+  static const E8m0Table t;
+  return t;
+}
+
+// ggml's doubled E2M1 values (FORMATS.md §2.7) and MLX's plain ones.
+__m512 ggml_fp4_values() {
+  return _mm512_setr_ps(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+}
+__m512 mlx_fp4_values() { return _mm512_loadu_ps(decode::composite::kFp4Lut); }
+
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+
+// GGUF mxfp4 over R rows: x loaded once per block for all of them.
+template <int R>
+void ggml_mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 32;
+  const __m512 table = ggml_fp4_values();
+  const float* scale = e8m0().half.data();
+  __m512 s[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * 17;
+      simd::prefetch_span(p + 1024, 17);
+      s[i] = iq4_block32(p + 1, a.x + b * 32, scale[p[0]], table, s[i]);
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum512(s[i]);
+}
+
+// MLX / Ollama mxfp4 over R rows, against x permuted by prepare_mlx_mxfp4.
+template <int R>
+void mlx_mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t groups = v.n_cols / 32;
+  const __m512 table = mlx_fp4_values();
+  const float* scale = e8m0().plain.data();
+  __m512 s[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
+  for (int64_t g = 0; g < groups; ++g) {
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + g * 16;
+      simd::prefetch_span(p + 1024, 16);
+      const uint8_t e = v.scales[static_cast<uint64_t>(r + i) * static_cast<uint64_t>(groups) + static_cast<uint64_t>(g)];
+      s[i] = iq4_block32(p, a.xperm + g * 32, scale[e], table, s[i]);
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum512(s[i]);
+}
+
+// Groups of 32, 4-bit codes, one u8 scale per group, no second-level scale.
+bool accepts_mlx_mxfp4(const TensorView& v) {
+  return v.bits == 4 && v.group_size == 32 && v.n_cols % 32 == 0 && v.scales_type == TypeId::u8 &&
+         v.scales.size() >= static_cast<uint64_t>(v.n_rows) * static_cast<uint64_t>(v.n_cols / 32) && v.biases.empty() &&
+         v.global_scale.empty();
+}
+// xperm[32g + k] = x[32g + 2k] and xperm[32g + 16 + k] = x[32g + 2k + 1]: lo nibbles first, as iq4_block32 reads them.
+void prepare_mlx_mxfp4(const TensorView& v, const float* x, std::vector<float>& xperm) {
+  xperm.resize(static_cast<size_t>(v.n_cols));
+  for (int64_t c = 0; c + 32 <= v.n_cols; c += 32)
+    for (int k = 0; k < 16; ++k) {
+      xperm[c + k] = x[c + 2 * k];
+      xperm[c + 16 + k] = x[c + 2 * k + 1];
+    }
+}
+
+constexpr int kR = 4;
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &ggml_mxfp4_n<kR>, &ggml_mxfp4_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &mlx_mxfp4_n<kR>, &mlx_mxfp4_n<1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &mlx_mxfp4_n<kR>, &mlx_mxfp4_n<1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
+};
+#else
+constexpr std::array<CpuKernelRow, 0> kRows = {};
+#endif
+
+}  // namespace
+
+std::span<const CpuKernelRow> cpu_kernels_fp4() { return kRows; }
+
+}  // namespace akview::compute
