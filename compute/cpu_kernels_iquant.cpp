@@ -1,10 +1,14 @@
-// cpu kernels for ggml's lattice IQ types whose signs come from 7-bit indices (FORMATS.md §2.7):
-//   iq2_xxs [d f16][8 x (4 grid bytes, u32: 4 x 7-bit sign index | 4-bit scale << 28)]
-//   iq3_xxs [d f16][qs 64: grid bytes, 2 per 8 elements][8 x u32 as above]
-// Per 32 elements: the grid magnitudes are loaded (8 bytes per iq2 index, 4 per iq3 index), the
-// four sign bytes (kSignsIq2xs, as the decoder reads them) negate them as bytes, and the signed
-// bytes are widened to floats against x; the sub-block's sum is multiplied by its scale
-// d * (0.5 + s) * 0.25 (iq3: * 0.5), the decoder's factor.
+// cpu kernels for ggml's lattice IQ types (FORMATS.md §2.7), 256-element blocks with an f16 d first:
+//   iq2_xxs [d][8 x (4 grid bytes, u32: 4 x 7-bit sign index | 4-bit scale << 28)]
+//   iq2_xs  [d][qs u16 x 32: 9-bit grid index | 7-bit sign index << 9][scales 8: two nibbles]
+//   iq2_s   [d][qs 32][signs 32][qh 8: 2 high index bits each][scales 8: two nibbles]
+//   iq3_xxs [d][qs 64: grid bytes][8 x u32 as iq2_xxs]
+//   iq3_s   [d][qs 64][qh 8: 9th index bit each][signs 32][scales 4: two nibbles]
+// Per 32 elements (a sub-block) a format gives the 32 grid magnitudes (8 bytes per iq2 index, 4 per
+// iq3 index, by scalar loads: vector gathers measured slower), a 32-bit mask of the signs (sign
+// bytes, or kSignsIq2xs of 7-bit indices, as the decoder reads them) and the decoder's scale, one
+// per sub-block or one per half. The signed bytes are widened to floats against x and each sum is
+// multiplied by its scale.
 #include <array>
 
 #include "compute/cpu_row_groups.hpp"
@@ -14,42 +18,96 @@ namespace akview::compute {
 namespace {
 
 #if AKVIEW_CPU_AVX512
-inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+using simd::load_u16;
+using simd::load_u32;
+namespace iq = decode::iq;
 
-// The four sign bytes of a sub-block as one 32-bit mask: bit 8l + j flips element 8l + j.
-inline uint32_t sign_mask(uint32_t aux) {
-  const uint8_t* ks = decode::iq::kSignsIq2xs;
+struct SubBlock {
+  __m256i mags;
+  uint32_t signs;
+  float db0, db1;   // scales of elements 0..15 and 16..31 (equal, and db0 used alone, without F::kHalves)
+};
+
+inline __m256i grid8(const uint64_t* g, uint32_t i0, uint32_t i1, uint32_t i2, uint32_t i3) {
+  return _mm256_setr_epi64x(static_cast<long long>(g[i0]), static_cast<long long>(g[i1]), static_cast<long long>(g[i2]),
+                            static_cast<long long>(g[i3]));
+}
+inline __m256i grid4(const uint32_t* g, const uint32_t (&i)[8]) {
+  const __m128i lo = _mm_setr_epi32(static_cast<int>(g[i[0]]), static_cast<int>(g[i[1]]), static_cast<int>(g[i[2]]), static_cast<int>(g[i[3]]));
+  const __m128i hi = _mm_setr_epi32(static_cast<int>(g[i[4]]), static_cast<int>(g[i[5]]), static_cast<int>(g[i[6]]), static_cast<int>(g[i[7]]));
+  return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+// Four 7-bit sign indices (bits 0..27 of aux) as one mask: byte l = kSignsIq2xs[index l].
+inline uint32_t signs_of_indices(uint32_t aux) {
+  const uint8_t* ks = iq::kSignsIq2xs;
   return uint32_t{ks[aux & 127]} | uint32_t{ks[(aux >> 7) & 127]} << 8 | uint32_t{ks[(aux >> 14) & 127]} << 16 |
          uint32_t{ks[(aux >> 21) & 127]} << 24;
 }
+inline float half_quarter(float d, uint32_t nibble) { return d * (0.5f + static_cast<float>(nibble)) * 0.25f; }
 
-// sum over 32 elements of (+-magnitude) * x: magnitudes as 32 bytes, negated where the mask says.
-inline __m512 signed_dot32(__m256i mags, uint32_t signs, const float* x) {
-  const __m256i v = _mm256_mask_sub_epi8(mags, signs, _mm256_setzero_si256(), mags);
-  const __m512 t = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(v))), _mm512_loadu_ps(x));
-  return _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(v, 1))), _mm512_loadu_ps(x + 16), t);
-}
-
-// iq2_xxs: 4 grid indices of 8 magnitudes each; iq3_xxs: 8 indices of 4. Scalar loads, not vector
-// gathers (microcoded, and slow under the gather-data-sampling mitigation).
-template <bool kIq3>
-inline __m256i magnitudes(const uint8_t* idx) {
-  if constexpr (kIq3) {
-    const uint32_t* g = decode::iq::kIq3xxsGrid;
-    const __m128i lo = _mm_setr_epi32(static_cast<int>(g[idx[0]]), static_cast<int>(g[idx[1]]), static_cast<int>(g[idx[2]]), static_cast<int>(g[idx[3]]));
-    const __m128i hi = _mm_setr_epi32(static_cast<int>(g[idx[4]]), static_cast<int>(g[idx[5]]), static_cast<int>(g[idx[6]]), static_cast<int>(g[idx[7]]));
-    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
-  } else {
-    const uint64_t* g = decode::iq::kIq2xxsGrid;
-    return _mm256_setr_epi64x(static_cast<long long>(g[idx[0]]), static_cast<long long>(g[idx[1]]), static_cast<long long>(g[idx[2]]),
-                              static_cast<long long>(g[idx[3]]));
+struct Iq2xxs {
+  static constexpr int kBytes = 66;
+  static constexpr bool kHalves = false;
+  static SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* q = p + 2 + 8 * ib;
+    const uint32_t aux = load_u32(q + 4);
+    const float db = half_quarter(d, aux >> 28);
+    return {grid8(iq::kIq2xxsGrid, q[0], q[1], q[2], q[3]), signs_of_indices(aux), db, db};
   }
-}
+};
+struct Iq2xs {
+  static constexpr int kBytes = 74;
+  static constexpr bool kHalves = true;
+  static SubBlock sub(const uint8_t* p, float d, int ib) {
+    uint32_t q[4];
+    for (int l = 0; l < 4; ++l) q[l] = load_u16(p + 2 + 2 * (4 * ib + l));
+    const uint32_t aux = (q[0] >> 9) | (q[1] >> 9) << 7 | (q[2] >> 9) << 14 | (q[3] >> 9) << 21;
+    const uint8_t sc = p[66 + ib];
+    return {grid8(iq::kIq2xsGrid, q[0] & 511, q[1] & 511, q[2] & 511, q[3] & 511), signs_of_indices(aux), half_quarter(d, sc & 0xF),
+            half_quarter(d, sc >> 4)};
+  }
+};
+struct Iq2s {
+  static constexpr int kBytes = 82;
+  static constexpr bool kHalves = true;
+  static SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* qs = p + 2 + 4 * ib;
+    const uint32_t h = p[66 + ib];
+    const uint8_t sc = p[74 + ib];
+    return {grid8(iq::kIq2sGrid, qs[0] | ((h << 8) & 0x300), qs[1] | ((h << 6) & 0x300), qs[2] | ((h << 4) & 0x300), qs[3] | ((h << 2) & 0x300)),
+            load_u32(p + 34 + 4 * ib), half_quarter(d, sc & 0xF), half_quarter(d, sc >> 4)};
+  }
+};
+struct Iq3xxs {
+  static constexpr int kBytes = 98;
+  static constexpr bool kHalves = false;
+  static SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* q = p + 2 + 8 * ib;
+    const uint32_t aux = load_u32(p + 66 + 4 * ib);
+    const float db = d * (0.5f + static_cast<float>(aux >> 28)) * 0.5f;
+    const uint32_t i[8] = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]};
+    return {grid4(iq::kIq3xxsGrid, i), signs_of_indices(aux), db, db};
+  }
+};
+struct Iq3s {
+  static constexpr int kBytes = 110;
+  static constexpr bool kHalves = false;
+  static SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* q = p + 2 + 8 * ib;
+    const uint32_t h = p[66 + ib];
+    const uint8_t sc = p[106 + ib / 2];
+    const float db = d * static_cast<float>(1 + 2 * ((ib % 2) ? (sc >> 4) : (sc & 0xF)));
+    uint32_t i[8];
+    for (int k = 0; k < 8; ++k) i[k] = q[k] | (((h >> k) & 1) << 8);
+    return {grid4(iq::kIq3sGrid, i), load_u32(p + 74 + 4 * ib), db, db};
+  }
+};
 
-template <bool kIq3, int R>
-void xxs_n(const CpuArgs& a, int64_t r, float* y) {
-  constexpr int kBytes = kIq3 ? 98 : 66;
-  constexpr float kHalfOrQuarter = kIq3 ? 0.5f : 0.25f;
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+
+// R rows: per sub-block the signed magnitudes against x, each half times its scale.
+template <class F, int R>
+void lattice_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
   __m512 s[R];
@@ -59,14 +117,22 @@ void xxs_n(const CpuArgs& a, int64_t r, float* y) {
     const float* xb = a.x + b * 256;
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
-      simd::prefetch_span(p + 8 * kBytes, kBytes);
+      const uint8_t* p = row_ptr(v, r + i) + b * F::kBytes;
+      simd::prefetch_span(p + 8 * F::kBytes, F::kBytes);
       const float d = simd::load_f16(p);
       for (int ib = 0; ib < 8; ++ib) {
-        const uint8_t* idx = p + 2 + 8 * ib;   // both: 8 bytes of grid indices per sub-block (iq2: then its u32)
-        const uint32_t aux = simd::load_u32(kIq3 ? p + 66 + 4 * ib : p + 6 + 8 * ib);
-        const float db = d * (0.5f + static_cast<float>(aux >> 28)) * kHalfOrQuarter;
-        s[i] = _mm512_fmadd_ps(signed_dot32(magnitudes<kIq3>(idx), sign_mask(aux), xb + 32 * ib), _mm512_set1_ps(db), s[i]);
+        const SubBlock sb = F::sub(p, d, ib);
+        const __m256i q = _mm256_mask_sub_epi8(sb.mags, sb.signs, _mm256_setzero_si256(), sb.mags);
+        const float* x = xb + 32 * ib;
+        const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
+        const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
+        if constexpr (F::kHalves) {
+          s[i] = _mm512_fmadd_ps(_mm512_mul_ps(lo, _mm512_loadu_ps(x)), _mm512_set1_ps(sb.db0), s[i]);
+          s[i] = _mm512_fmadd_ps(_mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)), _mm512_set1_ps(sb.db1), s[i]);
+        } else {
+          const __m512 t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
+          s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(sb.db0), s[i]);
+        }
       }
     }
   }
@@ -75,9 +141,13 @@ void xxs_n(const CpuArgs& a, int64_t r, float* y) {
 }
 
 constexpr int kR = 2;
+template <class F>
+constexpr CpuKernelRow lattice_row(TypeId t) {
+  return CpuKernelRow{t, &rows_by<kR, &lattice_n<F, kR>, &lattice_n<F, 1>>, nullptr, nullptr, "avx512 x2 rows"};
+}
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::iq2_xxs, &rows_by<kR, &xxs_n<false, kR>, &xxs_n<false, 1>>, nullptr, nullptr, "avx512 x2 rows"},
-    CpuKernelRow{TypeId::iq3_xxs, &rows_by<kR, &xxs_n<true, kR>, &xxs_n<true, 1>>, nullptr, nullptr, "avx512 x2 rows"},
+    lattice_row<Iq2xxs>(TypeId::iq2_xxs), lattice_row<Iq2xs>(TypeId::iq2_xs), lattice_row<Iq2s>(TypeId::iq2_s),
+    lattice_row<Iq3xxs>(TypeId::iq3_xxs), lattice_row<Iq3s>(TypeId::iq3_s),
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

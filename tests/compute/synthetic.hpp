@@ -31,7 +31,8 @@ constexpr std::array kBlockFields = {
     BlockFields{TypeId::q2_k, {80, 82}},  BlockFields{TypeId::q3_k, {108, -1}}, BlockFields{TypeId::q4_k, {0, 2}},
     BlockFields{TypeId::q5_k, {0, 2}},    BlockFields{TypeId::q6_k, {208, -1}}, BlockFields{TypeId::iq4_xs, {0, -1}},
     BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::q1_0, {0, -1}},  BlockFields{TypeId::iq2_xxs, {0, -1}},
-    BlockFields{TypeId::iq3_xxs, {0, -1}},
+    BlockFields{TypeId::iq3_xxs, {0, -1}}, BlockFields{TypeId::iq2_xs, {0, -1}}, BlockFields{TypeId::iq2_s, {0, -1}},
+    BlockFields{TypeId::iq3_s, {0, -1}},
 };
 
 inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t blocks_per_row, uint64_t seed) {
