@@ -35,6 +35,6 @@ std::span<const CpuKernelRow> cpu_kernels_legacy();   // q4_0, q4_1, q5_0, q5_1,
 std::span<const CpuKernelRow> cpu_kernels_kquant();   // q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs
 std::span<const CpuKernelRow> cpu_kernels_affine();   // mlx.affine, ollama.int4, ollama.int8
 std::span<const CpuKernelRow> cpu_kernels_fp4();      // mxfp4, mlx.mxfp4, ollama.mxfp4
-std::span<const CpuKernelRow> cpu_kernels_iquant();   // iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s
+std::span<const CpuKernelRow> cpu_kernels_iquant();   // iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m
 
 }  // namespace akview::compute

@@ -4,11 +4,14 @@
 //   iq2_s   [d][qs 32][signs 32][qh 8: 2 high index bits each][scales 8: two nibbles]
 //   iq3_xxs [d][qs 64: grid bytes][8 x u32 as iq2_xxs]
 //   iq3_s   [d][qs 64][qh 8: 9th index bit each][signs 32][scales 4: two nibbles]
+//   iq1_s   [d][qs 32][qh u16 x 8: 3 high index bits x 4 | scale << 12 | delta sign << 15]
+//   iq1_m   [qs 32][qh 16: 3 high index bits + delta sign per 8][scales u16 x 4, d's bits in their tops]
 // Per 32 elements (a sub-block) a format gives the 32 grid magnitudes (8 bytes per iq2 index, 4 per
 // iq3 index, by scalar loads: vector gathers measured slower), a 32-bit mask of the signs (sign
 // bytes, or kSignsIq2xs of 7-bit indices, as the decoder reads them) and the decoder's scale, one
 // per sub-block or one per half. The signed bytes are widened to floats against x and each sum is
-// multiplied by its scale.
+// multiplied by its scale. iq1 grids hold values in {-1, 0, 1}, to which a delta of +-1/8 is added
+// (exact in floats) before the multiply.
 #include <array>
 
 #include "compute/cpu_row_groups.hpp"
@@ -103,7 +106,85 @@ struct Iq3s {
   }
 };
 
+// iq1_s / iq1_m: grid values in {-1, 0, 1} plus a delta of +-1/8 per 8 elements (the bits set in
+// `minus` make it negative), times a scale per sub-block (iq1_m: per half).
+struct Iq1SubBlock {
+  __m256i values;
+  uint32_t minus;
+  float db0, db1;
+};
+constexpr float kIq1Delta = 0.125f;
+// 4 bits (one per 8 elements) spread over 32.
+inline uint32_t eights(uint32_t bits4) { return static_cast<uint32_t>(_pdep_u64(bits4, 0x01010101) * 0xFF); }
+
+struct Iq1s {
+  static constexpr int kBytes = 50;
+  static constexpr bool kHalves = false;
+  static float d(const uint8_t* p) { return simd::load_f16(p); }
+  static Iq1SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* qs = p + 2 + 4 * ib;
+    const uint32_t qh = load_u16(p + 34 + 2 * ib);
+    const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
+    return {grid8(iq::kIq1sGrid, qs[0] | ((qh & 7) << 8), qs[1] | (((qh >> 3) & 7) << 8), qs[2] | (((qh >> 6) & 7) << 8), qs[3] | (((qh >> 9) & 7) << 8)),
+            qh & 0x8000 ? 0xFFFFFFFFu : 0u, dl, dl};
+  }
+};
+struct Iq1m {
+  static constexpr int kBytes = 56;
+  static constexpr bool kHalves = true;
+  // d's f16 bits are spread over the top nibbles of the four scale words.
+  static float d(const uint8_t* p) {
+    const uint16_t s0 = load_u16(p + 48), s1 = load_u16(p + 50), s2 = load_u16(p + 52), s3 = load_u16(p + 54);
+    return simd::f16_to_f32(static_cast<uint16_t>((s0 >> 12) | ((s1 >> 8) & 0x00F0) | ((s2 >> 4) & 0x0F00) | (s3 & 0xF000)));
+  }
+  static Iq1SubBlock sub(const uint8_t* p, float d, int ib) {
+    const uint8_t* qs = p + 4 * ib;
+    const uint32_t h0 = p[32 + 2 * ib], h1 = p[33 + 2 * ib];
+    const uint32_t sc = load_u16(p + 48 + 2 * (ib / 2)) >> (6 * (ib % 2));
+    const uint32_t minus = ((h0 >> 3) & 1) | ((h0 >> 6) & 2) | ((h1 >> 1) & 4) | ((h1 >> 4) & 8);
+    return {grid8(iq::kIq1sGrid, qs[0] | ((h0 << 8) & 0x700), qs[1] | ((h0 << 4) & 0x700), qs[2] | ((h1 << 8) & 0x700), qs[3] | ((h1 << 4) & 0x700)),
+            eights(minus), d * static_cast<float>(2 * (sc & 7) + 1), d * static_cast<float>(2 * ((sc >> 3) & 7) + 1)};
+  }
+};
+
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+
+// R rows of iq1: per sub-block (grid + delta) against x, each half times its scale.
+template <class F, int R>
+void iq1_n(const CpuArgs& a, int64_t r, float* y) {
+  const TensorView& v = *a.view;
+  const int64_t nb = v.n_cols / 256;
+  const __m512 plus = _mm512_set1_ps(kIq1Delta), minus = _mm512_set1_ps(-kIq1Delta);
+  __m512 s[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
+  for (int64_t b = 0; b < nb; ++b) {
+    const float* xb = a.x + b * 256;
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = row_ptr(v, r + i) + b * F::kBytes;
+      simd::prefetch_span(p + 8 * F::kBytes, F::kBytes);
+      const float d = F::d(p);
+      for (int ib = 0; ib < 8; ++ib) {
+        const Iq1SubBlock sb = F::sub(p, d, ib);
+        const float* x = xb + 32 * ib;
+        const __m512 lo = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(sb.values))),
+                                        _mm512_mask_blend_ps(static_cast<__mmask16>(sb.minus), plus, minus));
+        const __m512 hi = _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(sb.values, 1))),
+                                        _mm512_mask_blend_ps(static_cast<__mmask16>(sb.minus >> 16), plus, minus));
+        if constexpr (F::kHalves) {
+          s[i] = _mm512_fmadd_ps(_mm512_mul_ps(lo, _mm512_loadu_ps(x)), _mm512_set1_ps(sb.db0), s[i]);
+          s[i] = _mm512_fmadd_ps(_mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)), _mm512_set1_ps(sb.db1), s[i]);
+        } else {
+          const __m512 t = _mm512_fmadd_ps(hi, _mm512_loadu_ps(x + 16), _mm512_mul_ps(lo, _mm512_loadu_ps(x)));
+          s[i] = _mm512_fmadd_ps(t, _mm512_set1_ps(sb.db0), s[i]);
+        }
+      }
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum512(s[i]);
+}
 
 // R rows: per sub-block the signed magnitudes against x, each half times its scale.
 template <class F, int R>
@@ -145,9 +226,14 @@ template <class F>
 constexpr CpuKernelRow lattice_row(TypeId t) {
   return CpuKernelRow{t, &rows_by<kR, &lattice_n<F, kR>, &lattice_n<F, 1>>, nullptr, nullptr, "avx512 x2 rows"};
 }
+template <class F>
+constexpr CpuKernelRow iq1_row(TypeId t) {
+  return CpuKernelRow{t, &rows_by<kR, &iq1_n<F, kR>, &iq1_n<F, 1>>, nullptr, nullptr, "avx512 x2 rows"};
+}
 constexpr std::array kRows = {
     lattice_row<Iq2xxs>(TypeId::iq2_xxs), lattice_row<Iq2xs>(TypeId::iq2_xs), lattice_row<Iq2s>(TypeId::iq2_s),
-    lattice_row<Iq3xxs>(TypeId::iq3_xxs), lattice_row<Iq3s>(TypeId::iq3_s),
+    lattice_row<Iq3xxs>(TypeId::iq3_xxs), lattice_row<Iq3s>(TypeId::iq3_s),   iq1_row<Iq1s>(TypeId::iq1_s),
+    iq1_row<Iq1m>(TypeId::iq1_m),
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

@@ -32,7 +32,7 @@ constexpr std::array kBlockFields = {
     BlockFields{TypeId::q5_k, {0, 2}},    BlockFields{TypeId::q6_k, {208, -1}}, BlockFields{TypeId::iq4_xs, {0, -1}},
     BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::q1_0, {0, -1}},  BlockFields{TypeId::iq2_xxs, {0, -1}},
     BlockFields{TypeId::iq3_xxs, {0, -1}}, BlockFields{TypeId::iq2_xs, {0, -1}}, BlockFields{TypeId::iq2_s, {0, -1}},
-    BlockFields{TypeId::iq3_s, {0, -1}},
+    BlockFields{TypeId::iq3_s, {0, -1}},   BlockFields{TypeId::iq1_s, {0, -1}},
 };
 
 inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t blocks_per_row, uint64_t seed) {
@@ -59,6 +59,15 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
     // mxfp4's E8M0 byte: scales 2^-16 .. 2^-1 (a random byte reaches 2^127, and inf once multiplied).
     if (type == TypeId::mxfp4)
       for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk) t.data[static_cast<size_t>(blk * info.block_bytes)] = static_cast<uint8_t>(112 + rng() % 16);
+    // iq1_m's f16 d is spread over the top nibbles of its four scale words (+48..+55).
+    if (type == TypeId::iq1_m)
+      for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk) {
+        const uint16_t d = f32_to_f16(0.01f + 0.05f * std::fabs(normal(rng)));
+        for (int k = 0; k < 4; ++k) {
+          uint8_t& top = t.data[static_cast<size_t>(blk * info.block_bytes + 48 + 2 * k + 1)];
+          top = static_cast<uint8_t>((top & 0x0F) | (((d >> (4 * k)) & 0xF) << 4));
+        }
+      }
     for (const auto& f : kBlockFields)
       if (f.type == type)
         for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
