@@ -52,7 +52,7 @@ const std::vector<BenchType> kTypes = {
     {"q6_k", TypeId::q6_k},     {"iq4_nl", TypeId::iq4_nl}, {"iq4_xs", TypeId::iq4_xs},
     {"iq2_xxs", TypeId::iq2_xxs}, {"iq2_xs", TypeId::iq2_xs}, {"iq2_s", TypeId::iq2_s}, {"iq3_xxs", TypeId::iq3_xxs},
     {"iq3_s", TypeId::iq3_s},   {"iq1_s", TypeId::iq1_s},   {"iq1_m", TypeId::iq1_m},   {"tq1_0", TypeId::tq1_0},
-    {"tq2_0", TypeId::tq2_0},   {"mxfp4", TypeId::mxfp4},
+    {"tq2_0", TypeId::tq2_0},   {"mxfp4", TypeId::mxfp4},   {"f8_e4m3", TypeId::f8_e4m3},
     {"mlx4 g64 f16", TypeId::mlx_affine, 4, 64, TypeId::f16},
     {"mlx8 g64 bf16", TypeId::mlx_affine, 8, 64, TypeId::bf16},
     {"mlx3 g64 f16", TypeId::mlx_affine, 3, 64, TypeId::f16},

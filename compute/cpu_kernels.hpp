@@ -30,7 +30,7 @@ struct CpuKernelRow {
   const char* variant = "";          // "avx2" / "block" / "scalar": shown by the bench
 };
 
-std::span<const CpuKernelRow> cpu_kernels_float();    // f32, f16, bf16
+std::span<const CpuKernelRow> cpu_kernels_float();    // f32, f16, bf16, f8_e5m2, f8_e4m3
 std::span<const CpuKernelRow> cpu_kernels_legacy();   // q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl
 std::span<const CpuKernelRow> cpu_kernels_kquant();   // q2_k, q3_k, q4_k, q5_k, q6_k, iq4_xs
 std::span<const CpuKernelRow> cpu_kernels_affine();   // mlx.affine, ollama.int4, ollama.int8

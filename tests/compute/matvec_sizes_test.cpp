@@ -141,6 +141,35 @@ TEST_P(BackendSizes, Mxfp4BlocksAndGroups) {
   }
 }
 
+// FP8 rows holding every finite code (subnormals, both zeros, the largest), 3 x 256 + 7 columns (a
+// tail past the vector steps); a row with a NaN code (E4M3FN S.1111.111, E5M2 exponent 31) gives NaN.
+TEST_P(BackendSizes, Fp8EveryCode) {
+  for (TypeId type : {TypeId::f8_e4m3, TypeId::f8_e5m2}) {
+    auto special = [&](uint8_t c) { return type == TypeId::f8_e4m3 ? (c & 0x7F) == 0x7F : (c & 0x7C) == 0x7C; };
+    const int64_t rows = 5, cols = 3 * 256 + 7;
+    std::vector<uint8_t> data(static_cast<size_t>(rows * cols));
+    for (size_t i = 0; i < data.size(); ++i) {
+      const uint8_t c = static_cast<uint8_t>(i * 37 + i / 256);
+      data[i] = special(c) ? uint8_t{0x38} : c;
+    }
+    TensorView v;
+    v.type = type;
+    v.n_rows = rows;
+    v.n_cols = cols;
+    v.row_bytes = static_cast<uint64_t>(cols);
+    v.data = data;
+    if (!backend_->can_run(v)) continue;
+    const auto x = testing::normal_vector(cols, 3);
+    expect_matches_reference(*backend_, v, x, std::string(type_info(type).name) + " every code");
+    if (HasFatalFailure()) return;
+    data[static_cast<size_t>(2 * cols + 100)] = type == TypeId::f8_e4m3 ? 0xFF : 0x7F;   // a NaN in row 2
+    std::vector<float> y(rows);
+    ASSERT_TRUE(backend_->matvec(v, x.data(), y.data()).ok());
+    EXPECT_TRUE(std::isnan(y[2])) << type_info(type).name << " " << y[2];
+    EXPECT_FALSE(std::isnan(y[1]));
+  }
+}
+
 TEST_P(BackendSizes, ZeroRowsWritesNothing) {
   SyntheticTensor t = testing::make_block_tensor(TypeId::q4_0, 0, 2, 5);
   const auto x = testing::normal_vector(t.view.n_cols, 5);
