@@ -39,45 +39,27 @@ __m512 mlx_fp4_values() { return _mm512_loadu_ps(decode::composite::kFp4Lut); }
 
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
 
-// GGUF mxfp4 over R rows: x loaded once per block for all of them.
-template <int R>
-void ggml_mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
+// R rows, a 32-element block of each at a time (x loaded once for all of them). GGUF mxfp4: the
+// blocks carry their E8M0 byte; MLX / Ollama (kMlx): 16 code bytes per group, the scales beside,
+// against x permuted by prepare_mlx_mxfp4.
+template <bool kMlx, int R>
+void mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 32;
-  const __m512 table = ggml_fp4_values();
-  const float* scale = e8m0().half.data();
+  constexpr int kBytes = kMlx ? 16 : 17;
+  const __m512 table = kMlx ? mlx_fp4_values() : ggml_fp4_values();
+  const float* scale = kMlx ? e8m0().plain.data() : e8m0().half.data();
+  const float* x = kMlx ? a.xperm : a.x;
   __m512 s[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
   for (int64_t b = 0; b < nb; ++b) {
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * 17;
-      simd::prefetch_span(p + 1024, 17);
-      s[i] = iq4_block32(p + 1, a.x + b * 32, scale[p[0]], table, s[i]);
-    }
-  }
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum512(s[i]);
-}
-
-// MLX / Ollama mxfp4 over R rows, against x permuted by prepare_mlx_mxfp4.
-template <int R>
-void mlx_mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t groups = v.n_cols / 32;
-  const __m512 table = mlx_fp4_values();
-  const float* scale = e8m0().plain.data();
-  __m512 s[R];
-  AKV_UNROLL
-  for (int i = 0; i < R; ++i) s[i] = _mm512_setzero_ps();
-  for (int64_t g = 0; g < groups; ++g) {
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + g * 16;
-      simd::prefetch_span(p + 1024, 16);
-      const uint8_t e = v.scales[static_cast<uint64_t>(r + i) * static_cast<uint64_t>(groups) + static_cast<uint64_t>(g)];
-      s[i] = iq4_block32(p, a.xperm + g * 32, scale[e], table, s[i]);
+      const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
+      simd::prefetch_span(p + 1024, kBytes);
+      const uint8_t e = kMlx ? v.scales[static_cast<uint64_t>(r + i) * static_cast<uint64_t>(nb) + static_cast<uint64_t>(b)] : p[0];
+      s[i] = iq4_block32(kMlx ? p : p + 1, x + b * 32, scale[e], table, s[i]);
     }
   }
   AKV_UNROLL
@@ -102,9 +84,9 @@ void prepare_mlx_mxfp4(const TensorView& v, const float* x, std::vector<float>& 
 
 constexpr int kR = 4;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &ggml_mxfp4_n<kR>, &ggml_mxfp4_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &mlx_mxfp4_n<kR>, &mlx_mxfp4_n<1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &mlx_mxfp4_n<kR>, &mlx_mxfp4_n<1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &mxfp4_n<false, kR>, &mxfp4_n<false, 1>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

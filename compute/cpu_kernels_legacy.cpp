@@ -97,7 +97,15 @@ inline __m512 centre_blocks(const uint8_t* p, __m512 xs, __mmask16 live, int top
   _mm512_storeu_ps(kc, k);
   return _mm512_mul_ps(_mm512_fmadd_ps(d, k, m), xs);
 }
-inline __mmask16 live_blocks(int64_t nb, int64_t b0) { return static_cast<__mmask16>(nb - b0 >= kChunk ? 0xFFFF : (1u << (nb - b0)) - 1); }
+// Centres blocks b0.. (up to kChunk) of R rows into dc / kc, adding their bias terms to acc.
+template <int kBytes, int R>
+inline void centre_chunk(const CpuArgs& a, const uint8_t* const (&rows)[R], int64_t nb, int64_t b0, int top, float (&dc)[R][kChunk],
+                         float (&kc)[R][kChunk], __m512 (&acc)[R]) {
+  const __mmask16 live = static_cast<__mmask16>(nb - b0 >= kChunk ? 0xFFFF : (1u << (nb - b0)) - 1);
+  const __m512 xs = block_x_sums(a.xsum16, b0, live);
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) acc[i] = _mm512_add_ps(acc[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, top, dc[i], kc[i]));
+}
 
 // q8_0 over R rows: each block's two x vectors are loaded once for all R rows.
 template <int R>
@@ -145,12 +153,7 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
   }
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
-    if constexpr (kMin) {
-      const __mmask16 live = live_blocks(nb, b0);
-      const __m512 xs = block_x_sums(a.xsum16, b0, live);
-      AKV_UNROLL
-      for (int i = 0; i < R; ++i) mins[i] = _mm512_add_ps(mins[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, 31, dc[i], kc[i]));
-    }
+    if constexpr (kMin) centre_chunk<kBytes>(a, rows, nb, b0, 31, dc, kc, mins);
     for (int64_t b = b0; b < b1; ++b) {
       const __m512 x0 = _mm512_loadu_ps(a.x + b * 32), x1 = _mm512_loadu_ps(a.x + b * 32 + 16);
       AKV_UNROLL
@@ -197,12 +200,7 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
   }
   for (int64_t b0 = 0; b0 < nb; b0 += kChunk) {
     const int64_t b1 = std::min<int64_t>(nb, b0 + kChunk);
-    if constexpr (kMin) {
-      const __mmask16 live = live_blocks(nb, b0);
-      const __m512 xs = block_x_sums(a.xsum16, b0, live);
-      AKV_UNROLL
-      for (int i = 0; i < R; ++i) c[i] = _mm512_add_ps(c[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, 15, dc[i], kc[i]));
-    }
+    if constexpr (kMin) centre_chunk<kBytes>(a, rows, nb, b0, 15, dc, kc, c);
     for (int64_t b = b0; b < b1; ++b) {
       const float* xb = a.x + b * 32;
       AKV_UNROLL
