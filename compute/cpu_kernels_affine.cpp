@@ -195,8 +195,8 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, in
 }
 
 // acc + s * dot, and the final sum, for each accumulator kind group_dot returns.
-inline float scale_add(float dot, float s, float acc) { return acc + s * dot; }
-inline float reduce(float acc) { return acc; }
+[[maybe_unused]] inline float scale_add(float dot, float s, float acc) { return acc + s * dot; }
+[[maybe_unused]] inline float reduce(float acc) { return acc; }
 #if AKVIEW_CPU_AVX2
 inline __m256 scale_add(__m256 dot, float s, __m256 acc) { return _mm256_fmadd_ps(dot, _mm256_set1_ps(s), acc); }
 inline float reduce(__m256 acc) { return hsum(acc); }
