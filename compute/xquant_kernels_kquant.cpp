@@ -320,10 +320,10 @@ struct Idx {
                                  4 * 0x0001000100010001ll, 0, 0);
 };
 // sum over sub-block pairs of scale * (codes . x): maddubs (u8 x s8 pair sums, no saturation for codes
-// below 64), then madd with the scales picked per word.
+// below 64), then vpdpwssd (madd with the scales picked per word, added to acc in one op).
 inline __m512i scaled_dot(__m512i codes, const int8_t* x, __m512i scales16, __m512i idx, __m512i acc) {
   const __m512i p16 = _mm512_maddubs_epi16(codes, load512(x));
-  return _mm512_add_epi32(acc, _mm512_madd_epi16(p16, _mm512_permutexvar_epi16(idx, scales16)));
+  return _mm512_dpwssd_epi32(acc, p16, _mm512_permutexvar_epi16(idx, scales16));
 }
 
 struct Acc {
@@ -422,10 +422,14 @@ void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
   const __m512i sc = _mm512_castsi256_si512(s16);
   const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
   __m512i P = _mm512_setzero_si512();
+  // The high 2 bits of a code go to bits 4-5: for the first 64 codes of a half (qh bits 0-1 / 2-3)
+  // by shifting qh left 4 / 2, for the next 64 (bits 4-5 / 6-7) right 0 / 2; one vpternlogd then
+  // merges them under the low nibble.
+  const __m512i m30 = _mm512_set1_epi8(0x30), up = counts2(4, 2), down = counts2(0, 2);
   for (int n = 0; n < 2; ++n) {
     const __m512i ql = load512(p + 64 * n), qh = bcast256(p + 128 + 32 * n);
-    const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, m4), _mm512_slli_epi16(bits_of(qh, 0, 2, 3), 4));
-    const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), m4), _mm512_slli_epi16(bits_of(qh, 4, 6, 3), 4));
+    const __m512i lo = _mm512_ternarylogic_epi32(ql, m4, _mm512_and_si512(_mm512_sllv_epi16(qh, up), m30), 0xEA);   // (ql & m4) | high
+    const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m4, _mm512_and_si512(_mm512_srlv_epi16(qh, down), m30), 0xEA);
     P = scaled_dot(lo, xb + 128 * n, sc, idx.s16[2 * n], P);
     P = scaled_dot(hi, xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
   }
