@@ -9,6 +9,7 @@
 
 #include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
+#include "compute/cpu_unpacked_rows.hpp"
 #include "core/decode/kquant_scales.hpp"
 
 namespace akview::compute {
@@ -16,86 +17,169 @@ namespace {
 using namespace simd;
 
 #if AKVIEW_CPU_AVX2
-// q4_k: per 64-element chunk, the low nibbles of 32 bytes are sub-block 2c and the high nibbles
-// sub-block 2c+1. Each sub-block is centred (cpu_centre.hpp): sum = d*sc*sum((q - k) x) +
-// (d*sc*k - dmin*m)*sum(x), with sum(x) from the precomputed xsum16.
-[[maybe_unused]] void q4_k_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 256;
-  const __m256i mask = _mm256_set1_epi32(0x0F);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    float bias = 0;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 144;
-      const float d = load_f16(p), dmin = load_f16(p + 2);
-      const uint8_t* q = p + 16;
-      const float* xb = a.x + b * 256;
-      const float* xs = a.xsum16 + b * 16;
-      for (int c = 0; c < 4; ++c) {
-        uint8_t sc0, m0, sc1, m1;
-        decode::kquant_scale_min(2 * c, p + 4, &sc0, &m0);
-        decode::kquant_scale_min(2 * c + 1, p + 4, &sc1, &m1);
-        const float* x0 = xb + 64 * c;
-        const CentredGroup c0 = centre_group(d * sc0, -(dmin * m0), 15), c1 = centre_group(d * sc1, -(dmin * m1), 15);
-        const __m256i k0 = _mm256_set1_epi32(static_cast<int>(c0.k)), k1 = _mm256_set1_epi32(static_cast<int>(c1.k));
-        __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
-        for (int l = 0; l < 32; l += 8) {
-          const __m256i w = u8x8_to_i32(q + 32 * c + l);
-          lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(w, mask), k0)), _mm256_loadu_ps(x0 + l), lo);
-          hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(w, 4), k1)), _mm256_loadu_ps(x0 + 32 + l), hi);
-        }
-        s0 = _mm256_fmadd_ps(lo, _mm256_set1_ps(d * sc0), s0);
-        s1 = _mm256_fmadd_ps(hi, _mm256_set1_ps(d * sc1), s1);
-        bias += c0.bias * (xs[4 * c] + xs[4 * c + 1]) + c1.bias * (xs[4 * c + 2] + xs[4 * c + 3]);
-      }
-    }
-    y[r] = hsum(_mm256_add_ps(s0, s1)) + bias;
-  }
+// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
+// (building them in memory and reloading as a vector stalls on store forwarding).
+inline __m128i k4_scales(const uint8_t* q) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
+  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
 
-// q6_k: per 128-element half, bytes l..l+7 of ql/qh give elements l, l+32, l+64, l+96, each
-// with its own 16-element scale.
-[[maybe_unused]] void q6_k_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 256;
-  const __m256i m4 = _mm256_set1_epi32(0x0F), m2 = _mm256_set1_epi32(3), k32 = _mm256_set1_epi32(32);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * 210;
-      const float d = load_f16(p + 208);
-      const int8_t* sc = reinterpret_cast<const int8_t*>(p + 192);
-      for (int n = 0; n < 2; ++n) {
-        const uint8_t* ql = p + 64 * n;
-        const uint8_t* qh = p + 128 + 32 * n;
-        const float* xb = a.x + b * 256 + 128 * n;
-        const int8_t* s = sc + 8 * n;
-        for (int is = 0; is < 2; ++is) {
-          __m256 a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps(), a4 = _mm256_setzero_ps();
-          for (int l = 16 * is; l < 16 * is + 16; l += 8) {
-            const __m256i lA = u8x8_to_i32(ql + l), lB = u8x8_to_i32(ql + l + 32), h = u8x8_to_i32(qh + l);
-            const __m256i q1 = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lA, m4), _mm256_slli_epi32(_mm256_and_si256(h, m2), 4)), k32);
-            const __m256i q2 = _mm256_sub_epi32(_mm256_or_si256(_mm256_and_si256(lB, m4), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 2), m2), 4)), k32);
-            const __m256i q3 = _mm256_sub_epi32(_mm256_or_si256(_mm256_srli_epi32(lA, 4), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(h, 4), m2), 4)), k32);
-            const __m256i q4 = _mm256_sub_epi32(_mm256_or_si256(_mm256_srli_epi32(lB, 4), _mm256_slli_epi32(_mm256_srli_epi32(h, 6), 4)), k32);
-            a1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q1), _mm256_loadu_ps(xb + l), a1);
-            a2 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q2), _mm256_loadu_ps(xb + l + 32), a2);
-            a3 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q3), _mm256_loadu_ps(xb + l + 64), a3);
-            a4 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(q4), _mm256_loadu_ps(xb + l + 96), a4);
-          }
-          s0 = _mm256_fmadd_ps(a1, _mm256_set1_ps(d * s[is]), s0);
-          s1 = _mm256_fmadd_ps(a2, _mm256_set1_ps(d * s[is + 2]), s1);
-          s0 = _mm256_fmadd_ps(a3, _mm256_set1_ps(d * s[is + 4]), s0);
-          s1 = _mm256_fmadd_ps(a4, _mm256_set1_ps(d * s[is + 6]), s1);
-        }
+#endif
+
+#if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_VBMI
+// The AVX2 formats of unpacked_n (cpu_unpacked_rows.hpp): one 256-element super-block into 256
+// codes and 16 run scales.
+namespace av {
+using namespace unpack;
+
+// The run scales s[2g] = s[2g + 1] = sc[g] of 8 groups of 32.
+inline void pair_scales(__m256 sc, float* s) {
+  _mm256_store_ps(s, _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)));
+  _mm256_store_ps(s + 8, _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7)));
+}
+// The sums of x over 8 groups of 32 from the 16 run sums.
+inline __m256 group_xsums(const float* xs) {
+  const __m256 h = _mm256_hadd_ps(_mm256_loadu_ps(xs), _mm256_loadu_ps(xs + 8));   // groups 0 1 4 5 | 2 3 6 7
+  return _mm256_permutevar8x32_ps(h, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
+}
+// Centres groups with scales sc and biases b (cpu_centre.hpp), codes 0..top: returns k as bytes
+// (bytes 0..7) and sets bias to the groups' (s*k + b) terms.
+inline __m128i centre8(__m256 sc, __m256 b, int top, __m256& bias) {
+  alignas(32) float sf[8], bf[8], kf[8], cb[8];
+  _mm256_store_ps(sf, sc);
+  _mm256_store_ps(bf, b);
+  centre_groups(sf, bf, 8, top, kf, cb);
+  bias = _mm256_load_ps(cb);
+  return bytes8(_mm256_load_ps(kf));
+}
+
+// q2_k: 16 groups of 16, 2-bit codes (qs byte l of half n, shift 2j: element 128n + 32j + l), a
+// 4-bit scale and min per group; w = d*sc*q - dmin*m.
+struct Q2K {
+  static constexpr int kElems = 256, kBytes = 84;
+  static constexpr bool kBias = true;
+  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+    const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0F)), mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
+    const __m256 d = _mm256_set1_ps(load_f16(p + 80)), dmin = _mm256_set1_ps(-load_f16(p + 82));
+    __m256 bias[2];
+    __m128i k[2];
+    const __m256 s0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sc)), d);
+    const __m256 s1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8))), d);
+    _mm256_store_ps(s, s0);
+    _mm256_store_ps(s + 8, s1);
+    k[0] = centre8(s0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin), 3, bias[0]);
+    k[1] = centre8(s1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), dmin), 3, bias[1]);
+    const __m256i kall = _mm256_broadcastsi128_si256(_mm_unpacklo_epi64(k[0], k[1]));
+    const __m256i m3 = _mm256_set1_epi8(3), lanes = _mm256_setr_m128i(_mm_setzero_si128(), _mm_set1_epi8(1));
+    for (int n = 0; n < 2; ++n) {
+      const __m256i v = load256(p + 16 + 32 * n);
+      for (int j = 0; j < 4; ++j) {
+        const int m = 4 * n + j;   // runs 2m (low lane) and 2m + 1 (high lane)
+        const __m256i kv = _mm256_shuffle_epi8(kall, _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 * m))));
+        store256(q + 32 * m, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), kv));
       }
     }
-    y[r] = hsum(_mm256_add_ps(s0, s1));
+    return dot8(bias[0], _mm256_loadu_ps(xs)) + dot8(bias[1], _mm256_loadu_ps(xs + 8));
   }
-}
+};
+
+// q3_k: q2_k's 2-bit layout, minus 4 where the hmask bit (bit 4n + j of hmask byte l) is clear;
+// 16 signed 6-bit scales (offset 32), no min.
+struct Q3K {
+  static constexpr int kElems = 256, kBytes = 110;
+  static constexpr bool kBias = false;
+  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    alignas(16) int8_t sc[16];
+    decode::q3_k_unpack_scales(p + 96, sc);
+    const __m256 d = _mm256_set1_ps(load_f16(p + 108)), k32 = _mm256_set1_ps(32);
+    _mm256_store_ps(s, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(i8x8_to_i32(reinterpret_cast<const uint8_t*>(sc))), k32), d));
+    _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(i8x8_to_i32(reinterpret_cast<const uint8_t*>(sc + 8))), k32), d));
+    const __m256i hm = load256(p), m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
+    for (int n = 0; n < 2; ++n) {
+      const __m256i v = load256(p + 32 + 32 * n);
+      for (int j = 0; j < 4; ++j) {
+        const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)))), zero);
+        store256(q + 32 * (4 * n + j), _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), _mm256_and_si256(clear, four)));
+      }
+    }
+    return 0;
+  }
+};
+
+// q4_k and q5_k (kQ5: the fifth bit of element 64c + l is bit 2c of qh[l], of 64c + 32 + l bit
+// 2c + 1): 8 groups of 32, the low nibbles of qs[32c..] then the high nibbles, 6-bit scales and
+// mins; w = d*sc*q - dmin*m.
+template <bool kQ5>
+struct Q4K {
+  static constexpr int kElems = 256, kBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
+  static constexpr bool kBias = true;
+  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+    const __m128i sm = k4_scales(p + 4);   // 8 scales, 8 mins
+    const __m256 sc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(load_f16(p)));
+    const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))), _mm256_set1_ps(-load_f16(p + 2)));
+    pair_scales(sc, s);
+    __m256 bias;
+    alignas(16) int8_t k[16];
+    _mm_store_si128(reinterpret_cast<__m128i*>(k), centre8(sc, mn, kQ5 ? 31 : 15, bias));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i v = load256(p + kQs + 32 * c);
+      __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+      if constexpr (kQ5) {
+        const __m256i qh = load256(p + 16);
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
+      }
+      store256(q + 64 * c, _mm256_sub_epi8(lo, _mm256_set1_epi8(k[2 * c])));
+      store256(q + 64 * c + 32, _mm256_sub_epi8(hi, _mm256_set1_epi8(k[2 * c + 1])));
+    }
+    return dot8(bias, group_xsums(xs));
+  }
+};
+
+// q6_k: per half n, element 128n + 32j + l takes a nibble of ql[64n + l (+32)] and bits 2j..2j+1
+// of qh[32n + l]; codes - 32; 16 signed 8-bit scales.
+struct Q6K {
+  static constexpr int kElems = 256, kBytes = 210;
+  static constexpr bool kBias = false;
+  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    const __m256 d = _mm256_set1_ps(load_f16(p + 208));
+    _mm256_store_ps(s, _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 192)), d));
+    _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 200)), d));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30), k32 = _mm256_set1_epi8(32);
+    for (int n = 0; n < 2; ++n) {
+      const __m256i A = load256(p + 64 * n), B = load256(p + 64 * n + 32), H = load256(p + 128 + 32 * n);
+      int8_t* o = q + 128 * n;
+      store256(o, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(A, m4), _mm256_and_si256(_mm256_slli_epi16(H, 4), m30)), k32));
+      store256(o + 32, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(B, m4), _mm256_and_si256(_mm256_slli_epi16(H, 2), m30)), k32));
+      store256(o + 64, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), m4), _mm256_and_si256(H, m30)), k32));
+      store256(o + 96, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), m4), _mm256_and_si256(_mm256_srli_epi16(H, 2), m30)), k32));
+    }
+    return 0;
+  }
+};
+
+// iq4_xs: 8 groups of 32 (an iq4_nl block's nibble order), 6-bit scales offset 32 from scales_l's
+// nibble and scales_h's bit pair; the codes index the iq4 values.
+struct Iq4Xs {
+  static constexpr int kElems = 256, kBytes = 136;
+  static constexpr bool kBias = false;
+  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    const uint32_t sh = load_u16(p + 2), sl = load_u32(p + 4);
+    alignas(32) int32_t ls[8];
+    for (int g = 0; g < 8; ++g) ls[g] = static_cast<int>(((sl >> (4 * g)) & 0xF) | (((sh >> (2 * g)) & 3) << 4)) - 32;
+    pair_scales(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls))), _mm256_set1_ps(load_f16(p))), s);
+    const __m256i table = iq4_bytes();
+    for (int g = 0; g < 8; ++g) store256(q + 32 * g, _mm256_shuffle_epi8(table, nibbles32(p + 8 + 16 * g)));
+    return 0;
+  }
+};
+}  // namespace av
 #endif
 
 
@@ -109,17 +193,6 @@ namespace vb {
 
 constexpr int kAhead = 8;   // super-blocks prefetched ahead in each row (prefetch_span)
 constexpr int kChunk = 8;   // super-blocks whose scales are prepared before their dot loop
-
-// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
-// (building them in memory and reloading as a vector stalls on store forwarding).
-inline __m128i k4_scales(const uint8_t* q) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
-  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
-  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
-}
 
 // The sums of x over the 8 sub-blocks of a super-block, twice: lanes j and 8+j hold the sum of
 // x over sub-block j (32 elements = 16-runs 2j and 2j+1 of xs). Shared by all rows.
@@ -437,9 +510,16 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::iq4_xs, &rows_by<kR, &vb::iq4_xs_n<kR>, &vb::iq4_xs_n<1>>, nullptr, nullptr, "avx512 x2 rows"},
 };
 #elif AKVIEW_CPU_AVX2
+constexpr int kR = 2;   // rows per pass
+template <class F>
+constexpr CpuRowsFn kAvx2 = &rows_by<kR, &unpacked_n<F, kR>, &unpacked_n<F, 1>>;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q4_k, &q4_k_rows, nullptr, nullptr, "avx2"},
-    CpuKernelRow{TypeId::q6_k, &q6_k_rows, nullptr, nullptr, "avx2"},
+    CpuKernelRow{TypeId::q2_k, kAvx2<av::Q2K>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q3_k, kAvx2<av::Q3K>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q4_k, kAvx2<av::Q4K<false>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q5_k, kAvx2<av::Q4K<true>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q6_k, kAvx2<av::Q6K>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::iq4_xs, kAvx2<av::Iq4Xs>, nullptr, nullptr, "avx2 x2 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

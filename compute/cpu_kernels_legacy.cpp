@@ -7,64 +7,55 @@
 
 #include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
+#include "compute/cpu_unpacked_rows.hpp"
 
 namespace akview::compute {
 namespace {
 using namespace simd;
 
-#if AKVIEW_CPU_AVX2
-// block(b, s) over a row's nb blocks, alternating two running sums (they hide the FMA latency).
-template <class Block>
-float two_sums(int64_t nb, Block&& block) {
-  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
-  int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) {
-    block(b, s0);
-    block(b + 1, s1);
-  }
-  if (b < nb) block(b, s0);
-  return hsum(_mm256_add_ps(s0, s1));
-}
+#if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_VBMI
+// The AVX2 formats of unpacked_n (cpu_unpacked_rows.hpp): one 32-element block into 32 codes.
+namespace av {
+using namespace unpack;
 
-// q8_0 (AVX2).
-[[maybe_unused]] void q8_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 32;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    auto block = [&](int64_t b, __m256& s) {
-      const uint8_t* p = row + b * 34;
-      const float* xb = a.x + b * 32;
-      __m256 t0 = _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 2)), _mm256_loadu_ps(xb));
-      __m256 t1 = _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 10)), _mm256_loadu_ps(xb + 8));
-      t0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 18)), _mm256_loadu_ps(xb + 16), t0);
-      t1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 26)), _mm256_loadu_ps(xb + 24), t1);
-      s = _mm256_fmadd_ps(_mm256_add_ps(t0, t1), _mm256_set1_ps(load_f16(p)), s);
-    };
-    y[r] = two_sums(nb, block);
+// q4_0 (codes - 8), iq4_nl (the iq4 values) and q8_0 (the bytes).
+template <TypeId kType>
+struct Plain {
+  static constexpr int kElems = 32, kBytes = kType == TypeId::q8_0 ? 34 : 18;
+  static constexpr bool kBias = false;
+  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    if constexpr (kType == TypeId::q8_0) store256(q, load256(p + 2));
+    else if constexpr (kType == TypeId::iq4_nl) store256(q, _mm256_shuffle_epi8(iq4_bytes(), nibbles32(p + 2)));
+    else store256(q, _mm256_sub_epi8(nibbles32(p + 2), _mm256_set1_epi8(8)));
+    s[0] = s[1] = load_f16(p);
+    return 0;
   }
-}
+};
 
-// q4_0: widen 8 bytes of nibbles to int32 lanes; low nibbles are elements 0..15, high 16..31.
-[[maybe_unused]] void q4_0_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
-  const TensorView& v = *a.view;
-  const int64_t nb = v.n_cols / 32;
-  const __m256i mask = _mm256_set1_epi32(0x0F), eight = _mm256_set1_epi32(8);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    auto block = [&](int64_t b, __m256& s) {
-      const uint8_t* p = row + b * 18;
-      const float* xb = a.x + b * 32;
-      const __m256i v0 = u8x8_to_i32(p + 2), v1 = u8x8_to_i32(p + 10);
-      __m256 t0 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(v0, mask), eight)), _mm256_loadu_ps(xb));
-      __m256 t1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_and_si256(v1, mask), eight)), _mm256_loadu_ps(xb + 8));
-      t0 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v0, 4), eight)), _mm256_loadu_ps(xb + 16), t0);
-      t1 = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(_mm256_srli_epi32(v1, 4), eight)), _mm256_loadu_ps(xb + 24), t1);
-      s = _mm256_fmadd_ps(_mm256_add_ps(t0, t1), _mm256_set1_ps(load_f16(p)), s);
-    };
-    y[r] = two_sums(nb, block);
+// q5_0 (codes - 16) and q5_1 (kMin: [d][m], centred): the fifth bits from the 32-bit qh.
+// q4_1 is q5_1 without them (kQh false).
+template <bool kMin, bool kQh>
+struct WithBits {
+  static constexpr int kElems = 32, kBytes = (kMin ? 4 : 2) + (kQh ? 4 : 0) + 16;
+  static constexpr bool kBias = kMin;
+  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+    constexpr int kQs = kBytes - 16;
+    __m256i c = nibbles32(p + kQs);
+    if constexpr (kQh) c = _mm256_or_si256(c, bits32(load_u32(p + kQs - 4), _mm256_set1_epi8(0x10)));
+    const float d = load_f16(p);
+    s[0] = s[1] = d;
+    if constexpr (!kMin) {
+      store256(q, _mm256_sub_epi8(c, _mm256_set1_epi8(16)));
+      return 0;
+    } else {
+      const CentredGroup g = centre_group(d, load_f16(p + 2), kQh ? 31 : 15);
+      store256(q, _mm256_sub_epi8(c, _mm256_set1_epi8(static_cast<char>(g.k))));
+      return g.bias * (xs[0] + xs[1]);
+    }
   }
-}
+};
+}  // namespace av
+constexpr int kR = 2;
 #endif
 
 
@@ -219,7 +210,7 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
 constexpr int kR = 4;
 #endif
 
-// AVX-512 machines with VBMI use the multi-row kernels; AVX2 machines the two AVX2 kernels above.
+// AVX-512 machines with VBMI use the multi-row kernels; AVX2 machines the unpacked ones above.
 // Every other type (and everything on a build without AVX2) goes through the cpu backend's
 // decode_rows tile path, i.e. core's decoders.
 #if AKVIEW_CPU_VBMI
@@ -232,9 +223,15 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
 };
 #elif AKVIEW_CPU_AVX2
+template <class F>
+constexpr CpuRowsFn kAvx2 = &rows_by<kR, &unpacked_n<F, kR>, &unpacked_n<F, 1>>;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q4_0, &q4_0_rows, nullptr, nullptr, "avx2"},
-    CpuKernelRow{TypeId::q8_0, &q8_0_rows, nullptr, nullptr, "avx2"},
+    CpuKernelRow{TypeId::q4_0, kAvx2<av::Plain<TypeId::q4_0>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q4_1, kAvx2<av::WithBits<true, false>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q5_0, kAvx2<av::WithBits<false, true>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q5_1, kAvx2<av::WithBits<true, true>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q8_0, kAvx2<av::Plain<TypeId::q8_0>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::iq4_nl, kAvx2<av::Plain<TypeId::iq4_nl>>, nullptr, nullptr, "avx2 x2 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

@@ -8,6 +8,10 @@
 
 namespace akview::compute {
 
+#if AKVIEW_CPU_AVX2
+// The 16 iq4 values as bytes, in both 128-bit lanes (a vpshufb table).
+inline __m256i iq4_bytes() { return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues))); }
+#endif
 #if AKVIEW_CPU_AVX512
 // The 16 iq4 values as floats, and 16 codes (bytes of `codes`, low 4 bits) -> their values: one
 // vpmovzxbd + one vpermps, exact.
