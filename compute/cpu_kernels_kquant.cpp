@@ -46,15 +46,16 @@ inline __m256 group_xsums(const float* xs) {
   const __m256 h = _mm256_hadd_ps(_mm256_loadu_ps(xs), _mm256_loadu_ps(xs + 8));   // groups 0 1 4 5 | 2 3 6 7
   return _mm256_permutevar8x32_ps(h, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
 }
-// Centres groups with scales sc and biases b (cpu_centre.hpp), codes 0..top: returns k as bytes
-// (bytes 0..7) and sets bias to the groups' (s*k + b) terms.
+// Centres 8 groups with scales sc and biases b (cpu_centre.hpp), codes 0..top, in registers: k =
+// round(-b/s) by the approximate reciprocal (2^-11 relative: k can be the neighbour of the nearest
+// code only where -b/s lies within 0.02 of a half, which keeps |s*k + b| <= 0.52 |s|), clamped;
+// max() gives 0 for a NaN (s = 0). Returns k as bytes (bytes 0..7) and sets bias to s*k + b.
 inline __m128i centre8(__m256 sc, __m256 b, int top, __m256& bias) {
-  alignas(32) float sf[8], bf[8], kf[8], cb[8];
-  _mm256_store_ps(sf, sc);
-  _mm256_store_ps(bf, b);
-  centre_groups(sf, bf, 8, top, kf, cb);
-  bias = _mm256_load_ps(cb);
-  return bytes8(_mm256_load_ps(kf));
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(zero, b), _mm256_rcp_ps(sc)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 k = _mm256_min_ps(_mm256_max_ps(q, zero), _mm256_set1_ps(static_cast<float>(top)));
+  bias = _mm256_fmadd_ps(sc, k, b);
+  return bytes8(k);
 }
 
 // q2_k: 16 groups of 16, 2-bit codes (qs byte l of half n, shift 2j: element 128n + 32j + l), a
@@ -94,11 +95,18 @@ struct Q3K {
   static constexpr int kElems = 256, kBytes = 110;
   static constexpr bool kBias = false;
   static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
-    alignas(16) int8_t sc[16];
-    decode::q3_k_unpack_scales(p + 96, sc);
-    const __m256 d = _mm256_set1_ps(load_f16(p + 108)), k32 = _mm256_set1_ps(32);
-    _mm256_store_ps(s, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(i8x8_to_i32(reinterpret_cast<const uint8_t*>(sc))), k32), d));
-    _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_sub_ps(_mm256_cvtepi32_ps(i8x8_to_i32(reinterpret_cast<const uint8_t*>(sc + 8))), k32), d));
+    // 16 scales from 12 bytes (kquant_scales.hpp): low 4 bits from byte k (k < 8) or the high
+    // nibble of byte k - 8, high 2 bits from byte 8 + k%4 shifted by 2*(k/4).
+    const __m128i b = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 96)), static_cast<int>(load_u32(p + 104)), 2);
+    const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(b, _mm_srli_epi16(b, 4)), _mm_set1_epi8(0x0F));
+    const __m128i h = _mm_shuffle_epi8(b, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+    __m128i hs = _mm_blend_epi32(h, _mm_srli_epi16(h, 2), 0x2);
+    hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 4), 0x4);
+    hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 6), 0x8);
+    const __m128i sc = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(hs, _mm_set1_epi8(3)), 4)), _mm_set1_epi8(32));
+    const __m256 d = _mm256_set1_ps(load_f16(p + 108));
+    _mm256_store_ps(s, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d));
+    _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), d));
     const __m256i hm = load256(p), m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4), zero = _mm256_setzero_si256();
     for (int n = 0; n < 2; ++n) {
       const __m256i v = load256(p + 32 + 32 * n);
@@ -510,16 +518,16 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::iq4_xs, &rows_by<kR, &vb::iq4_xs_n<kR>, &vb::iq4_xs_n<1>>, nullptr, nullptr, "avx512 x2 rows"},
 };
 #elif AKVIEW_CPU_AVX2
-constexpr int kR = 2;   // rows per pass
+constexpr int kR = 4;   // rows per pass
 template <class F>
 constexpr CpuRowsFn kAvx2 = &rows_by<kR, &unpacked_n<F, kR>, &unpacked_n<F, 1>>;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q2_k, kAvx2<av::Q2K>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q3_k, kAvx2<av::Q3K>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q4_k, kAvx2<av::Q4K<false>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q5_k, kAvx2<av::Q4K<true>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q6_k, kAvx2<av::Q6K>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::iq4_xs, kAvx2<av::Iq4Xs>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q2_k, kAvx2<av::Q2K>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q3_k, kAvx2<av::Q3K>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q4_k, kAvx2<av::Q4K<false>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q5_k, kAvx2<av::Q4K<true>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q6_k, kAvx2<av::Q6K>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::iq4_xs, kAvx2<av::Iq4Xs>, nullptr, nullptr, "avx2 x4 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};

@@ -55,7 +55,7 @@ struct WithBits {
   }
 };
 }  // namespace av
-constexpr int kR = 2;
+constexpr int kR = 4;
 #endif
 
 
@@ -226,12 +226,12 @@ constexpr std::array kRows = {
 template <class F>
 constexpr CpuRowsFn kAvx2 = &rows_by<kR, &unpacked_n<F, kR>, &unpacked_n<F, 1>>;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q4_0, kAvx2<av::Plain<TypeId::q4_0>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q4_1, kAvx2<av::WithBits<true, false>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q5_0, kAvx2<av::WithBits<false, true>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q5_1, kAvx2<av::WithBits<true, true>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::q8_0, kAvx2<av::Plain<TypeId::q8_0>>, nullptr, nullptr, "avx2 x2 rows"},
-    CpuKernelRow{TypeId::iq4_nl, kAvx2<av::Plain<TypeId::iq4_nl>>, nullptr, nullptr, "avx2 x2 rows"},
+    CpuKernelRow{TypeId::q4_0, kAvx2<av::Plain<TypeId::q4_0>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q4_1, kAvx2<av::WithBits<true, false>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q5_0, kAvx2<av::WithBits<false, true>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q5_1, kAvx2<av::WithBits<true, true>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::q8_0, kAvx2<av::Plain<TypeId::q8_0>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::iq4_nl, kAvx2<av::Plain<TypeId::iq4_nl>>, nullptr, nullptr, "avx2 x4 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};
