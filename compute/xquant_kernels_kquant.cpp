@@ -124,11 +124,6 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #if AKVIEW_XQ_AVX2
 // AVX2 kernels for the K-quants and IQ4_XS: codes unpacked 32 at a time in registers, P as 8 int32
 // lanes (exact), then the scalar kernel's float step per super-block, so y equals its y bit for bit.
-// sum over 32 unsigned codes (<= 63) times x codes, as 8 int32 lanes of 4 elements each.
-inline __m256i dot32(__m256i c, const int8_t* xc) {
-  const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(c, x), _mm256_set1_epi16(1));
-}
 inline int32_t hsum_i32(__m256i v) {
   const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
   const __m128i q = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
@@ -136,7 +131,45 @@ inline int32_t hsum_i32(__m256i v) {
 }
 
 // q4_K / q5_K: sub-block 2c is the low nibbles of qs[32c..32c+31], 2c+1 the high ones (q5_K: bit 2c
-// and 2c+1 of qh[l] is bit 4).
+// and 2c+1 of qh[l] is bit 4). The 6-bit scales and mins are unpacked with byte shuffles; each pair
+// sum of codes times x (maddubs) is multiplied by its sub-block's scale in the madd; M is the mins
+// times the sub-blocks' x sums (from bsums) by one madd.
+inline __m128i k4_scales_mins(const uint8_t* q) {   // 12 bytes -> 8 scales (bytes 0..7), 8 mins (8..15)
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
+  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
+  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
+}
+// P and M of a block as the scalar kernel's int32 sums: hsum of the 8 P lanes and the 4 M lanes.
+inline void hsum_pm(__m256i P, __m128i M, int32_t& p, int32_t& m) {
+  const __m128i h = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(P), _mm256_extracti128_si256(P, 1)), M);
+  const __m128i t = _mm_hadd_epi32(h, h);   // [P, M, P, M]
+  p = _mm_cvtsi128_si32(t);
+  m = _mm_extract_epi32(t, 1);
+}
+// Word shuffle picking scale words 2t (low 128 bits) and 2t + 1 (high 128 bits) of 8 scales held in
+// both lanes: the scales of two sub-blocks of 16 whose 32 codes share a vector.
+inline __m256i pair_idx(int t) {
+  return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 3) + 4 * t + 2)), _mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 1) + 4 * t)));
+}
+// 16 scales as words: the first 8 (lo) and the last 8 (hi), each in both lanes.
+struct Scales16 {
+  __m256i lo, hi;
+  explicit Scales16(__m256i w) : lo(_mm256_permute2x128_si256(w, w, 0x00)), hi(_mm256_permute2x128_si256(w, w, 0x11)) {}
+};
+// The 8 int32 lanes of a, added pairwise into 4.
+inline __m128i fold(__m256i a) { return _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1)); }
+inline __m256i load_bsums(const int16_t* bs) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)); }
+// The fifth (q5_K) or third (q3_K) code bit: bit `bit` of each byte of h, moved to `to` (0x10 / 0x04).
+template <int kTo>
+inline __m256i bit_to(__m256i h, int bit) {
+  constexpr int kPos = kTo == 0x10 ? 4 : 2;
+  const __m256i at = bit < kPos ? _mm256_slli_epi16(h, kPos - bit) : bit > kPos ? _mm256_srli_epi16(h, bit - kPos) : h;
+  return _mm256_and_si256(at, _mm256_set1_epi8(kTo));
+}
+
 template <bool kQ5>
 void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const uint8_t* qs = p + (kQ5 ? 48 : 16);
@@ -144,105 +177,116 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int16_t* bs = x.bsum16.data() + 16 * b;
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i qh = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)) : _mm256_setzero_si256();
+  const __m128i sm = k4_scales_mins(p + 4);
+  // the x sums of the 8 sub-blocks of 32 (int16: at most 32 * 128)
+  const __m128i xg = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bs)), _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs + 8)));
+  const __m128i M = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), xg);
+  const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));   // 8 scales as words, in both lanes
   __m256i P = _mm256_setzero_si256();
-  int32_t M = 0;
   for (int c = 0; c < 4; ++c) {
-    uint8_t sc0, m0, sc1, m1;
-    decode::kquant_scale_min(2 * c, p + 4, &sc0, &m0);
-    decode::kquant_scale_min(2 * c + 1, p + 4, &sc1, &m1);
+    const __m256i s0 = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>(0x0100 * (4 * c + 1) + 4 * c)));
+    const __m256i s1 = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<short>(0x0100 * (4 * c + 3) + 4 * c + 2)));
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * c));
     __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
     if constexpr (kQ5) {
-      const __m256i b0 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c))), b1 = _mm256_set1_epi8(static_cast<char>(1 << (2 * c + 1)));
-      lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), _mm256_set1_epi8(0x10)));
-      hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), _mm256_set1_epi8(0x10)));
+      lo = _mm256_or_si256(lo, bit_to<0x10>(qh, 2 * c));
+      hi = _mm256_or_si256(hi, bit_to<0x10>(qh, 2 * c + 1));
     }
-    P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(lo, xc + 64 * c), _mm256_set1_epi32(sc0)));
-    P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(hi, xc + 64 * c + 32), _mm256_set1_epi32(sc1)));
-    M += m0 * (bs[4 * c] + bs[4 * c + 1]) + m1 * (bs[4 * c + 2] + bs[4 * c + 3]);
+    const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c));
+    const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c + 32));
+    P = _mm256_add_epi32(P, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0), s0), _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1), s1)));
   }
-  acc += x.d[b] * load_f16(p) * static_cast<float>(hsum_i32(P)) - x.d[b] * load_f16(p + 2) * static_cast<float>(M);
+  int32_t Pi, Mi;
+  hsum_pm(P, M, Pi, Mi);
+  acc += x.d[b] * load_f16(p) * static_cast<float>(Pi) - x.d[b] * load_f16(p + 2) * static_cast<float>(Mi);
 }
 
-// q6_K: c = q + 32 from 4 low bits in ql and 2 high bits in qh; 16 signed scales of 16 elements.
+// q6_K: c = q + 32 from 4 low bits in ql and 2 high bits in qh; 16 signed scales of 16 elements
+// (words, picked per vector by pair_idx); M = 32 * sum(s * bsums) by one madd.
 void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
-  const int8_t* s = reinterpret_cast<const int8_t*>(p + 192);
   const int8_t* xc = x.codes.data() + 256 * b;
-  const int16_t* bs = x.bsum16.data() + 16 * b;
-  const __m256i m4 = _mm256_set1_epi8(0x0F), m2 = _mm256_set1_epi8(0x03);
+  const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
+  const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
+  const Scales16 sc(s16);
+  const __m128i M = _mm_slli_epi32(fold(_mm256_madd_epi16(s16, load_bsums(x.bsum16.data() + 16 * b))), 5);
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * n));
     const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * n + 32));
     const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 128 + 32 * n));
     const __m256i c[4] = {
-        _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4)),
-        _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), m2), 4)),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), m2), 4)),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), m2), 4)),
+        _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(h, 4), m30)),
+        _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(h, 2), m30)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(h, m30)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(h, 2), m30)),
     };
-    for (int t = 0; t < 4; ++t) {
-      const int k = 8 * n + 2 * t;   // the two sub-blocks of 16 in these 32 codes
-      const __m256i scale = _mm256_set_epi32(s[k + 1], s[k + 1], s[k + 1], s[k + 1], s[k], s[k], s[k], s[k]);
-      P = _mm256_add_epi32(P, _mm256_mullo_epi32(dot32(c[t], xc + 128 * n + 32 * t), scale));
+    const __m256i scn = n ? sc.hi : sc.lo;
+    for (int t = 0; t < 4; ++t) {   // sub-blocks 8n + 2t and 8n + 2t + 1
+      const __m256i x32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 128 * n + 32 * t));
+      P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c[t], x32), _mm256_shuffle_epi8(scn, pair_idx(t))));
     }
   }
-  int32_t M = 0;
-  for (int k = 0; k < 16; ++k) M += 32 * s[k] * bs[k];
-  acc += x.d[b] * load_f16(p + 208) * static_cast<float>(hsum_i32(P) - M);
+  int32_t Pi, Mi;
+  hsum_pm(P, M, Pi, Mi);
+  acc += x.d[b] * load_f16(p + 208) * static_cast<float>(Pi - Mi);
 }
 
-// sum over 32 unsigned codes times x codes, the first 16 times s0 and the last 16 times s1, as 8
-// int32 lanes (the scale multiplies the pair sums in the same madd; every product fits 32 bits).
-inline __m256i dot32_scaled(__m256i c, __m256i x, int s0, int s1) {
-  const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(static_cast<int16_t>(s1)), _mm_set1_epi16(static_cast<int16_t>(s0)));
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(c, x), sc);
-}
-inline __m256i load_x32(const int8_t* xc) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc)); }
 
 // q2_K: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3, in sub-blocks 8n + 2j (l < 16) and
-// 8n + 2j + 1; scale p[k] & 15, min p[k] >> 4.
+// 8n + 2j + 1; scale p[k] & 15, min p[k] >> 4 (M by one madd with bsums).
 void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
-  const int16_t* bs = x.bsum16.data() + 16 * b;
   const __m256i m3 = _mm256_set1_epi8(3);
+  const __m256i sm = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  const __m256i w15 = _mm256_set1_epi16(15);
+  const Scales16 sc(_mm256_and_si256(sm, w15));
+  const __m128i M = fold(_mm256_madd_epi16(_mm256_srli_epi16(sm, 4), load_bsums(x.bsum16.data() + 16 * b)));
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * n));
+    const __m256i scn = n ? sc.hi : sc.lo;
     for (int j = 0; j < 4; ++j) {
-      const int k = 8 * n + 2 * j;
       const __m256i c = _mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3);
-      P = _mm256_add_epi32(P, dot32_scaled(c, load_x32(xc + 128 * n + 32 * j), p[k] & 0xF, p[k + 1] & 0xF));
+      const __m256i x32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 128 * n + 32 * j));
+      P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  int32_t M = 0;
-  for (int k = 0; k < 16; ++k) M += (p[k] >> 4) * bs[k];
-  acc += x.d[b] * load_f16(p + 80) * static_cast<float>(hsum_i32(P)) - x.d[b] * load_f16(p + 82) * static_cast<float>(M);
+  int32_t Pi, Mi;
+  hsum_pm(P, M, Pi, Mi);
+  acc += x.d[b] * load_f16(p + 80) * static_cast<float>(Pi) - x.d[b] * load_f16(p + 82) * static_cast<float>(Mi);
 }
 
 // q3_K: c = q + 4 in 0..7: the 2 low bits as q2_K's, bit 2 is bit 4n + j of hmask[l]; 16 signed
-// 6-bit scales; the zero point 4 comes off P in integers.
+// 6-bit scales (kquant_scales.hpp: low 4 bits from byte k or the high nibble of byte k - 8, high
+// 2 bits from byte 8 + k%4 shifted by 2*(k/4)), unpacked with byte shuffles and dword blends; the
+// zero point 4 comes off P in integers (M = 4 * sum(s * bsums)).
 void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
-  const int16_t* bs = x.bsum16.data() + 16 * b;
-  int8_t s[16];
-  decode::q3_k_unpack_scales(p + 96, s);
-  const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+  const __m128i sb = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 96)), static_cast<int>(load_u32(p + 104)), 2);
+  const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(sb, _mm_srli_epi16(sb, 4)), _mm_set1_epi8(0x0F));
+  const __m128i h = _mm_shuffle_epi8(sb, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
+  __m128i hs = _mm_blend_epi32(h, _mm_srli_epi16(h, 2), 0x2);
+  hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 4), 0x4);
+  hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 6), 0x8);
+  const __m128i s8 = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(hs, _mm_set1_epi8(3)), 4)), _mm_set1_epi8(32));
+  const __m256i s16 = _mm256_cvtepi8_epi16(s8);
+  const Scales16 sc(s16);
+  const __m128i M = _mm_slli_epi32(fold(_mm256_madd_epi16(s16, load_bsums(x.bsum16.data() + 16 * b))), 2);
+  const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 + 32 * n));
+    const __m256i scn = n ? sc.hi : sc.lo;
     for (int j = 0; j < 4; ++j) {
-      const int k = 8 * n + 2 * j;
-      const __m256i bit = _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)));
-      const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
-      const __m256i c = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3), high);
-      P = _mm256_add_epi32(P, dot32_scaled(c, load_x32(xc + 128 * n + 32 * j), s[k] - 32, s[k + 1] - 32));
+      const __m256i c = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3), bit_to<0x04>(hm, 4 * n + j));
+      const __m256i x32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 128 * n + 32 * j));
+      P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  int32_t M = 0;
-  for (int k = 0; k < 16; ++k) M += 4 * (s[k] - 32) * bs[k];
-  acc += x.d[b] * load_f16(p + 108) * static_cast<float>(hsum_i32(P) - M);
+  int32_t Pi, Mi;
+  hsum_pm(P, M, Pi, Mi);
+  acc += x.d[b] * load_f16(p + 108) * static_cast<float>(Pi - Mi);
 }
 
 // IQ4_XS: the signed IQ4_NL values v of the nibbles, dotted with x as |v| * (x with v's sign)
@@ -252,8 +296,14 @@ void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
   const __m256i m4 = _mm256_set1_epi8(0x0F);
-  const uint16_t h = load_u16(p + 2);
-  auto scale = [&](int ib) { return ((((p[4 + ib / 2] >> (4 * (ib % 2))) & 0xF) | (((h >> (2 * ib)) & 3) << 4))) - 32; };
+  // the 8 scales as words: the nibbles of scales_l in order, plus bits 2ib..2ib+1 of scales_h (by a
+  // multiply that puts them at the top of each word) times 16, less 32
+  const __m128i sl = _mm_cvtsi32_si128(static_cast<int>(load_u32(p + 4)));
+  const __m128i nib = _mm_cvtepu8_epi16(_mm_and_si128(_mm_unpacklo_epi8(sl, _mm_srli_epi16(sl, 4)), _mm_set1_epi8(0x0F)));
+  const __m128i hb = _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16(static_cast<short>(load_u16(p + 2))),
+                                                    _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)), 14);
+  const __m128i ls = _mm_sub_epi16(_mm_or_si128(nib, _mm_slli_epi16(hb, 4)), _mm_set1_epi16(32));
+  const __m256i sc = _mm256_set_m128i(ls, ls);
   auto two_halves = [](const int8_t* a, const int8_t* b2) {
     return _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a))),
                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(b2)), 1);
@@ -263,11 +313,11 @@ void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 8 + 32 * t));
     const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, m4));
     const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-    const int s0 = scale(2 * t), s1 = scale(2 * t + 1);
+    const __m256i s01 = _mm256_shuffle_epi8(sc, pair_idx(t));
     const int8_t* x0 = xc + 64 * t;   // ib 2t: elements 0-15 low nibbles, 16-31 high; ib 2t+1 at +32
     const __m256i xl = two_halves(x0, x0 + 32), xh = two_halves(x0 + 16, x0 + 48);
-    P = _mm256_add_epi32(P, dot32_scaled(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo), s0, s1));
-    P = _mm256_add_epi32(P, dot32_scaled(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi), s0, s1));
+    P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), s01));
+    P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), s01));
   }
   acc += x.d[b] * load_f16(p) * static_cast<float>(hsum_i32(P));
 }
