@@ -100,38 +100,48 @@ __m256i weights_avx2(const uint8_t* p) {
   }
 }
 
-// sum(w x) over one block as 8 int32 lanes, exact: q8_0's weights may be -128, so its bytes are
-// widened to 16 bits; the others fit the sign trick (|w| <= 127, x codes in [-127, 127]).
-template <const Legacy& L>
-__m256i dot_avx2(__m256i w, const int8_t* xc) {
+// sum(w x) over one block as 8 int32 lanes, exact: |w| (unsigned; q8_0's -128 is 128) times x with
+// w's sign (x codes are within [-127, 127], so no pair of products saturates).
+inline __m256i dot_avx2(__m256i w, const int8_t* xc) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
-  if constexpr (L.bytes == 34) {
-    const __m256i lo = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_castsi256_si128(w)), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(x)));
-    const __m256i hi = _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm256_extracti128_si256(w, 1)), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(x, 1)));
-    return _mm256_add_epi32(lo, hi);
-  } else {
-    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(x, x), _mm256_sign_epi8(w, x));
-    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
-  }
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
 }
 
-template <const Legacy& L, bool kIq4 = false>
-void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+// R rows at a time (the rows share each block's x codes and scale).
+template <const Legacy& L, bool kIq4, int R>
+void rows_n_avx2(const XqArgs& a, int64_t r, float* y) {
   const TensorView& v = *a.view;
   const XqInput& x = *a.x;
   const int64_t nb = v.n_cols / 32;
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 acc = _mm256_setzero_ps();
-    float mins = 0;
-    for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* p = row + b * L.bytes;
-      const __m256i isum = dot_avx2<L>(weights_avx2<L, kIq4>(p), x.codes.data() + 32 * b);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc);
-      if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[b];
-    }
-    y[r] = simd::hsum(acc) + mins;
+  const uint8_t* rows[R];
+  __m256 acc[R];
+  float mins[R];
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) {
+    rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
+    acc[i] = _mm256_setzero_ps();
+    mins[i] = 0;
   }
+  for (int64_t b = 0; b < nb; ++b) {
+    const int8_t* xc = x.codes.data() + 32 * b;
+    AKV_UNROLL
+    for (int i = 0; i < R; ++i) {
+      const uint8_t* p = rows[i] + b * L.bytes;
+      simd::prefetch_span(p + 1024, L.bytes);
+      const __m256i isum = dot_avx2(weights_avx2<L, kIq4>(p), xc);
+      acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc[i]);
+      if constexpr (L.m >= 0) mins[i] += load_f16(p + L.m) * x.s[b];
+    }
+  }
+  AKV_UNROLL
+  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum(acc[i]) + mins[i];
+}
+template <const Legacy& L, bool kIq4 = false>
+void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
+  constexpr int R = 4;
+  int64_t r = r0;
+  for (; r + R <= r1; r += R) rows_n_avx2<L, kIq4, R>(a, r, y);
+  for (; r < r1; ++r) rows_n_avx2<L, kIq4, 1>(a, r, y);
 }
 #define XQ_AVX2(L, ...) rows_avx2<L __VA_OPT__(,) __VA_ARGS__>
 #else
