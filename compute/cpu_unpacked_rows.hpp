@@ -48,8 +48,11 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
       }
     const float* xb = a.x + b0 * F::kElems;
     for (int j = 0; j < n * kRuns; j += 2) {
-      const __m256 x0 = _mm256_loadu_ps(xb + 16 * j), x1 = _mm256_loadu_ps(xb + 16 * j + 8);
-      const __m256 x2 = _mm256_loadu_ps(xb + 16 * j + 16), x3 = _mm256_loadu_ps(xb + 16 * j + 24);
+      __m256 x0 = _mm256_loadu_ps(xb + 16 * j), x1 = _mm256_loadu_ps(xb + 16 * j + 8);
+      __m256 x2 = _mm256_loadu_ps(xb + 16 * j + 16), x3 = _mm256_loadu_ps(xb + 16 * j + 24);
+      // x in registers, shared by the R rows (folded into each row's multiply, x was loaded R times:
+      // the loop is bound by loads)
+      asm("" : "+x"(x0), "+x"(x1), "+x"(x2), "+x"(x3));
       AKV_UNROLL
       for (int i = 0; i < R; ++i) {
         const uint8_t* c = reinterpret_cast<const uint8_t*>(q[i] + 16 * j);
