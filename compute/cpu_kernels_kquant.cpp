@@ -63,7 +63,7 @@ inline __m128i centre8(__m256 sc, __m256 b, int top, __m256& bias) {
 struct Q2K {
   static constexpr int kElems = 256, kBytes = 84;
   static constexpr bool kBias = true;
-  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
     const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0F)), mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
     const __m256 d = _mm256_set1_ps(load_f16(p + 80)), dmin = _mm256_set1_ps(-load_f16(p + 82));
@@ -85,7 +85,7 @@ struct Q2K {
         store256(q + 32 * m, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), kv));
       }
     }
-    return dot8(bias[0], _mm256_loadu_ps(xs)) + dot8(bias[1], _mm256_loadu_ps(xs + 8));
+    return _mm256_fmadd_ps(bias[0], _mm256_loadu_ps(xs), _mm256_mul_ps(bias[1], _mm256_loadu_ps(xs + 8)));
   }
 };
 
@@ -94,7 +94,7 @@ struct Q2K {
 struct Q3K {
   static constexpr int kElems = 256, kBytes = 110;
   static constexpr bool kBias = false;
-  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
     // 16 scales from 12 bytes (kquant_scales.hpp): low 4 bits from byte k (k < 8) or the high
     // nibble of byte k - 8, high 2 bits from byte 8 + k%4 shifted by 2*(k/4).
     const __m128i b = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 96)), static_cast<int>(load_u32(p + 104)), 2);
@@ -115,7 +115,7 @@ struct Q3K {
         store256(q + 32 * (4 * n + j), _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), _mm256_and_si256(clear, four)));
       }
     }
-    return 0;
+    return _mm256_setzero_ps();
   }
 };
 
@@ -126,14 +126,13 @@ template <bool kQ5>
 struct Q4K {
   static constexpr int kElems = 256, kBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   static constexpr bool kBias = true;
-  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
     const __m128i sm = k4_scales(p + 4);   // 8 scales, 8 mins
     const __m256 sc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(load_f16(p)));
     const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))), _mm256_set1_ps(-load_f16(p + 2)));
     pair_scales(sc, s);
     __m256 bias;
-    alignas(16) int8_t k[16];
-    _mm_store_si128(reinterpret_cast<__m128i*>(k), centre8(sc, mn, kQ5 ? 31 : 15, bias));
+    const __m256i k = _mm256_broadcastsi128_si256(centre8(sc, mn, kQ5 ? 31 : 15, bias));   // k_g in byte g
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
     for (int c = 0; c < 4; ++c) {
       const __m256i v = load256(p + kQs + 32 * c);
@@ -143,10 +142,10 @@ struct Q4K {
         lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c), one), 4));
         hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
       }
-      store256(q + 64 * c, _mm256_sub_epi8(lo, _mm256_set1_epi8(k[2 * c])));
-      store256(q + 64 * c + 32, _mm256_sub_epi8(hi, _mm256_set1_epi8(k[2 * c + 1])));
+      store256(q + 64 * c, _mm256_sub_epi8(lo, _mm256_shuffle_epi8(k, _mm256_set1_epi8(static_cast<char>(2 * c)))));
+      store256(q + 64 * c + 32, _mm256_sub_epi8(hi, _mm256_shuffle_epi8(k, _mm256_set1_epi8(static_cast<char>(2 * c + 1)))));
     }
-    return dot8(bias, group_xsums(xs));
+    return _mm256_mul_ps(bias, group_xsums(xs));
   }
 };
 
@@ -155,7 +154,7 @@ struct Q4K {
 struct Q6K {
   static constexpr int kElems = 256, kBytes = 210;
   static constexpr bool kBias = false;
-  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
     const __m256 d = _mm256_set1_ps(load_f16(p + 208));
     _mm256_store_ps(s, _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 192)), d));
     _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(i8x8_to_i32(p + 200)), d));
@@ -168,7 +167,7 @@ struct Q6K {
       store256(o + 64, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), m4), _mm256_and_si256(H, m30)), k32));
       store256(o + 96, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), m4), _mm256_and_si256(_mm256_srli_epi16(H, 2), m30)), k32));
     }
-    return 0;
+    return _mm256_setzero_ps();
   }
 };
 
@@ -177,14 +176,14 @@ struct Q6K {
 struct Iq4Xs {
   static constexpr int kElems = 256, kBytes = 136;
   static constexpr bool kBias = false;
-  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
     const uint32_t sh = load_u16(p + 2), sl = load_u32(p + 4);
     alignas(32) int32_t ls[8];
     for (int g = 0; g < 8; ++g) ls[g] = static_cast<int>(((sl >> (4 * g)) & 0xF) | (((sh >> (2 * g)) & 3) << 4)) - 32;
     pair_scales(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls))), _mm256_set1_ps(load_f16(p))), s);
     const __m256i table = iq4_bytes();
     for (int g = 0; g < 8; ++g) store256(q + 32 * g, _mm256_shuffle_epi8(table, nibbles32(p + 8 + 16 * g)));
-    return 0;
+    return _mm256_setzero_ps();
   }
 };
 }  // namespace av

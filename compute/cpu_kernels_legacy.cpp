@@ -23,12 +23,12 @@ template <TypeId kType>
 struct Plain {
   static constexpr int kElems = 32, kBytes = kType == TypeId::q8_0 ? 34 : 18;
   static constexpr bool kBias = false;
-  static float unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
     if constexpr (kType == TypeId::q8_0) store256(q, load256(p + 2));
     else if constexpr (kType == TypeId::iq4_nl) store256(q, _mm256_shuffle_epi8(iq4_bytes(), nibbles32(p + 2)));
     else store256(q, _mm256_sub_epi8(nibbles32(p + 2), _mm256_set1_epi8(8)));
     s[0] = s[1] = load_f16(p);
-    return 0;
+    return _mm256_setzero_ps();
   }
 };
 
@@ -38,7 +38,7 @@ template <bool kMin, bool kQh>
 struct WithBits {
   static constexpr int kElems = 32, kBytes = (kMin ? 4 : 2) + (kQh ? 4 : 0) + 16;
   static constexpr bool kBias = kMin;
-  static float unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
+  static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
     constexpr int kQs = kBytes - 16;
     __m256i c = nibbles32(p + kQs);
     if constexpr (kQh) c = _mm256_or_si256(c, bits32(load_u32(p + kQs - 4), _mm256_set1_epi8(0x10)));
@@ -46,11 +46,11 @@ struct WithBits {
     s[0] = s[1] = d;
     if constexpr (!kMin) {
       store256(q, _mm256_sub_epi8(c, _mm256_set1_epi8(16)));
-      return 0;
+      return _mm256_setzero_ps();
     } else {
       const CentredGroup g = centre_group(d, load_f16(p + 2), kQh ? 31 : 15);
       store256(q, _mm256_sub_epi8(c, _mm256_set1_epi8(static_cast<char>(g.k))));
-      return g.bias * (xs[0] + xs[1]);
+      return _mm256_setr_ps(g.bias * (xs[0] + xs[1]), 0, 0, 0, 0, 0, 0, 0);
     }
   }
 };

@@ -16,9 +16,9 @@ namespace akview::compute {
 #if AKVIEW_CPU_AVX2
 // A format F has kElems (elements per block, a multiple of 32), kBytes (bytes per block), kBias
 // (whether blocks have a bias term) and
-//   static float unpack(const uint8_t* block, const float* xsum16, int8_t* q, float* s);
+//   static __m256 unpack(const uint8_t* block, const float* xsum16, int8_t* q, float* s);
 // which writes the kElems codes to q and kElems / 16 scales to s, given the block's x sums over
-// each 16-element run, and returns the block's bias term (0 without kBias).
+// each 16-element run, and returns the block's bias term spread over 8 lanes (ignored without kBias).
 template <class F, int R>
 void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
   // Blocks are unpacked kStep at a time (256 elements) before their dot loop: a 32-element block's
@@ -30,11 +30,11 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
   alignas(32) float s[R][kStep * kRuns];
   const uint8_t* rows[R];
   __m256 acc0[R], acc1[R];
-  float bias[R][kStep] = {};   // one running sum per step position: a single sum was a serial add chain as long as the dot
+  __m256 bias[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
-    acc0[i] = acc1[i] = _mm256_setzero_ps();
+    acc0[i] = acc1[i] = bias[i] = _mm256_setzero_ps();
   }
   for (int64_t b0 = 0; b0 < nb; b0 += kStep) {
     const int n = static_cast<int>(std::min<int64_t>(kStep, nb - b0));
@@ -43,8 +43,8 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
       for (int k = 0; k < n; ++k) {
         const uint8_t* p = rows[i] + (b0 + k) * F::kBytes;
         simd::prefetch_span(p + 1024, F::kBytes);
-        const float bk = F::unpack(p, a.xsum16 + (b0 + k) * kRuns, q[i] + k * F::kElems, s[i] + k * kRuns);
-        if constexpr (F::kBias) bias[i][k] += bk;
+        const __m256 bk = F::unpack(p, a.xsum16 + (b0 + k) * kRuns, q[i] + k * F::kElems, s[i] + k * kRuns);
+        if constexpr (F::kBias) bias[i] = _mm256_add_ps(bias[i], bk);
       }
     const float* xb = a.x + b0 * F::kElems;
     for (int j = 0; j < n * kRuns; j += 2) {
@@ -66,12 +66,7 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
     }
   }
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) {
-    float sum = simd::hsum(_mm256_add_ps(acc0[i], acc1[i]));
-    if constexpr (F::kBias)
-      for (float b : bias[i]) sum += b;
-    y[r + i] = sum;
-  }
+  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum(_mm256_add_ps(acc0[i], acc1[i])) + (F::kBias ? simd::hsum(bias[i]) : 0.0f);
 }
 
 // Helpers of the formats' unpack functions.
@@ -96,8 +91,6 @@ inline __m128i bytes8(__m256 k) {
   const __m128i k16 = _mm_packs_epi32(_mm256_castsi256_si128(k32), _mm256_extracti128_si256(k32, 1));
   return _mm_packs_epi16(k16, k16);
 }
-// Sum of the 8 products a[j] * b[j].
-inline float dot8(__m256 a, __m256 b) { return simd::hsum(_mm256_mul_ps(a, b)); }
 }  // namespace unpack
 #endif
 
