@@ -330,7 +330,10 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     float acc = 0;
-    for (int64_t b = 0; b < nb; ++b) kBlock(row + b * kBytes, *a.x, b, acc);
+    for (int64_t b = 0; b < nb; ++b) {
+      simd::prefetch_span(row + (b + 8) * kBytes, kBytes);   // rows stream from memory: 8 blocks ahead
+      kBlock(row + b * kBytes, *a.x, b, acc);
+    }
     y[r] = acc;
   }
 }
