@@ -9,13 +9,14 @@
 #include <array>
 
 #include "compute/cpu_row_groups.hpp"
+#include "compute/cpu_unpacked_rows.hpp"
 #include "core/decode/composite.hpp"
 #include "core/decode/float_formats.hpp"
 
 namespace akview::compute {
 namespace {
 
-#if AKVIEW_CPU_AVX512
+#if AKVIEW_CPU_AVX2
 // A block's scale from its E8M0 byte, as the decoders compute it (ggml halves it).
 struct E8m0Table {
   std::array<float, 256> half{}, plain{};
@@ -31,6 +32,26 @@ const E8m0Table& e8m0() {
   return t;
 }
 
+#endif
+
+#if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_AVX512
+// GGUF mxfp4 on AVX2 (the unpacked kernel, cpu_unpacked_rows.hpp): ggml's doubled E2M1 values are
+// whole numbers, so the codes become signed bytes by one vpshufb; the scale is the block's.
+struct Mxfp4 {
+  static constexpr int kElems = 32, kBytes = 17;
+  static constexpr bool kBias = false;
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    unpack::store256(q, _mm256_shuffle_epi8(values, unpack::nibbles32(p + 1)));
+    s[0] = s[1] = e8m0().half[p[0]];
+    return _mm256_setzero_ps();
+  }
+};
+constexpr int kR = 4;
+constexpr std::array kRows = {
+    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &unpacked_n<Mxfp4, kR>, &unpacked_n<Mxfp4, 1>>, nullptr, nullptr, "avx2 x4 rows"},
+};
+#elif AKVIEW_CPU_AVX512
 // ggml's doubled E2M1 values (FORMATS.md §2.7) and MLX's plain ones.
 __m512 ggml_fp4_values() {
   return _mm512_setr_ps(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);

@@ -9,22 +9,26 @@
 // Per 32 elements (a sub-block) a format gives the 32 grid magnitudes (8 bytes per iq2 index, 4 per
 // iq3 index, by scalar loads: vector gathers measured slower), a 32-bit mask of the signs (sign
 // bytes, or kSignsIq2xs of 7-bit indices, as the decoder reads them) and the decoder's scale, one
-// per sub-block or one per half. The signed bytes are widened to floats against x and each sum is
-// multiplied by its scale. iq1 grids hold values in {-1, 0, 1}, to which a delta of +-1/8 is added
-// (exact in floats) before the multiply.
+// per sub-block or one per half. With AVX-512 the signed bytes are widened to floats against x and
+// each sum is multiplied by its scale; iq1 grids hold values in {-1, 0, 1}, to which a delta of
+// +-1/8 is added (exact in floats) before the multiply. With AVX2 the sub-blocks become the signed
+// byte codes of the unpacked kernel (cpu_unpacked_rows.hpp); iq1's as 8 * value +- 1, its scales / 8.
 #include <array>
 
 #include "compute/cpu_row_groups.hpp"
+#include "compute/cpu_unpacked_rows.hpp"
 #include "core/decode/iq_grids.hpp"
 
 namespace akview::compute {
 namespace {
 
-#if AKVIEW_CPU_AVX512
+#if AKVIEW_CPU_AVX2
 using simd::load_u16;
 using simd::load_u32;
 namespace iq = decode::iq;
 
+constexpr float kIq1Delta = 0.125f;
+#if AKVIEW_CPU_AVX512
 // A sub-block as the kernel takes it: its 32 values as floats (lo: elements 0..15, hi: 16..31) and
 // the decoder's scale for each half (equal where the format has one per sub-block).
 struct Values32 {
@@ -38,7 +42,6 @@ inline Values32 signed_values(__m256i mags, uint32_t signs, float db0, float db1
           _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1))), db0, db1};
 }
 // iq1: grid values in {-1, 0, 1} (32 signed bytes) plus +-1/8, negative where `minus` has a bit.
-constexpr float kIq1Delta = 0.125f;
 inline Values32 delta_values(__m256i grid, uint32_t minus, float db0, float db1) {
   const __m512 plus = _mm512_set1_ps(kIq1Delta), neg = _mm512_set1_ps(-kIq1Delta);
   return {_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(grid))), _mm512_mask_blend_ps(static_cast<__mmask16>(minus), plus, neg)),
@@ -46,6 +49,24 @@ inline Values32 delta_values(__m256i grid, uint32_t minus, float db0, float db1)
                         _mm512_mask_blend_ps(static_cast<__mmask16>(minus >> 16), plus, neg)),
           db0, db1};
 }
+#else
+// AVX2 (the unpacked kernel, cpu_unpacked_rows.hpp): a sub-block as 32 signed byte codes and the
+// scale of each half.
+struct Values32 {
+  __m256i q;
+  float db0, db1;
+};
+inline Values32 signed_values(__m256i mags, uint32_t signs, float db0, float db1) {
+  const __m256i m = unpack::bits32(signs, _mm256_set1_epi8(-1));
+  return {_mm256_sub_epi8(_mm256_xor_si256(mags, m), m), db0, db1};
+}
+// iq1: 8 * (grid value +- 1/8) = 8 * grid +- 1 (in [-9, 9]), the scales divided by 8 (exact).
+inline Values32 delta_values(__m256i grid, uint32_t minus, float db0, float db1) {
+  const __m256i eight_g = _mm256_sign_epi8(_mm256_set1_epi8(8), grid);
+  const __m256i delta = _mm256_or_si256(unpack::bits32(minus, _mm256_set1_epi8(-1)), _mm256_set1_epi8(1));   // -1 or +1
+  return {_mm256_add_epi8(eight_g, delta), db0 * kIq1Delta, db1 * kIq1Delta};
+}
+#endif
 // The formats with an f16 d in their first two bytes.
 struct F16d {
   static float d(const uint8_t* p) { return simd::load_f16(p); }
@@ -126,8 +147,9 @@ struct Iq3s : F16d {
   }
 };
 
-// 4 bits (one per 8 elements) spread over 32.
-inline uint32_t eights(uint32_t bits4) { return static_cast<uint32_t>(_pdep_u64(bits4, 0x01010101) * 0xFF); }
+// 4 bits (one per 8 elements) spread over 32: bit i to bit 8i by one multiply (no cross term lands
+// on a multiple of 8), then to the whole byte.
+inline uint32_t eights(uint32_t bits4) { return ((bits4 * 0x00204081u) & 0x01010101u) * 0xFFu; }
 
 struct Iq1s : F16d {
   static constexpr int kBytes = 50;
@@ -158,8 +180,8 @@ struct Iq1m {
   }
 };
 
+#if AKVIEW_CPU_AVX512
 inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
-
 // R rows: per sub-block its values against x, each half times its scale.
 template <class F, int R>
 void sub_blocks_n(const CpuArgs& a, int64_t r, float* y) {
@@ -197,6 +219,29 @@ template <class F>
 constexpr CpuKernelRow row_of(TypeId t) {
   return CpuKernelRow{t, &rows_by<kR, &sub_blocks_n<F, kR>, &sub_blocks_n<F, 1>>, nullptr, nullptr, "avx512 x2 rows"};
 }
+#else
+// A format's sub-blocks as the unpacked kernel's blocks of 256.
+template <class F>
+struct Unpacked {
+  static constexpr int kElems = 256, kBytes = F::kBytes;
+  static constexpr bool kBias = false;
+  static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
+    const float d = F::d(p);
+    for (int ib = 0; ib < 8; ++ib) {
+      const Values32 w = F::sub(p, d, ib);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32 * ib), w.q);
+      s[2 * ib] = w.db0;
+      s[2 * ib + 1] = w.db1;
+    }
+    return _mm256_setzero_ps();
+  }
+};
+constexpr int kR = 4;
+template <class F>
+constexpr CpuKernelRow row_of(TypeId t) {
+  return CpuKernelRow{t, &rows_by<kR, &unpacked_n<Unpacked<F>, kR>, &unpacked_n<Unpacked<F>, 1>>, nullptr, nullptr, "avx2 x4 rows"};
+}
+#endif
 constexpr std::array kRows = {
     row_of<Iq2xxs>(TypeId::iq2_xxs), row_of<Iq2xs>(TypeId::iq2_xs), row_of<Iq2s>(TypeId::iq2_s), row_of<Iq3xxs>(TypeId::iq3_xxs),
     row_of<Iq3s>(TypeId::iq3_s),     row_of<Iq1s>(TypeId::iq1_s),   row_of<Iq1m>(TypeId::iq1_m),
