@@ -16,7 +16,7 @@
 namespace akview::compute {
 namespace {
 
-#if AKVIEW_CPU_AVX2
+#if AKVIEW_CPU_AVX512
 // A block's scale from its E8M0 byte, as the decoders compute it (ggml halves it).
 struct E8m0Table {
   std::array<float, 256> half{}, plain{};
@@ -43,7 +43,7 @@ struct Mxfp4 {
   static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
     const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
     unpack::store256(q, _mm256_shuffle_epi8(values, unpack::nibbles32(p + 1)));
-    s[0] = s[1] = e8m0().half[p[0]];
+    s[0] = s[1] = fp::e8m0_half_to_f32(p[0]);
     return _mm256_setzero_ps();
   }
 };
