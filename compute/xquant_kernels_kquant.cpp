@@ -142,13 +142,24 @@ inline __m128i k4_scales_mins(const uint8_t* q) {   // 12 bytes -> 8 scales (byt
   const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
   return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
-// P and M of a block as the scalar kernel's int32 sums: hsum of the 8 P lanes and the 4 M lanes.
-inline void hsum_pm(__m256i P, __m128i M, int32_t& p, int32_t& m) {
+// The scalar kernel's float step for a block, acc += (d_x d) * P - (d_x dmin) * M (or, with a zero
+// point, (d_x d) * (P - M)), in the same single-precision operations: P is the sum of the 8 P
+// lanes, M of the 4 M lanes; dd points at the block's f16 d (and dmin right after it).
+inline __m128i hsum_pm(__m256i P, __m128i M) {   // [P, M, P, M]
   const __m128i h = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(P), _mm256_extracti128_si256(P, 1)), M);
-  const __m128i t = _mm_hadd_epi32(h, h);   // [P, M, P, M]
-  p = _mm_cvtsi128_si32(t);
-  m = _mm_extract_epi32(t, 1);
+  return _mm_hadd_epi32(h, h);
 }
+inline void step_min(__m256i P, __m128i M, float dx, const uint8_t* dd, float& acc) {
+  const __m128 pm = _mm_cvtepi32_ps(hsum_pm(P, M));
+  const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(dd))));   // [d, dmin]
+  const __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dx), d), pm);
+  acc += _mm_cvtss_f32(_mm_sub_ss(t, _mm_movehdup_ps(t)));
+}
+inline void step_zero_point(__m256i P, __m128i M, float dx, const uint8_t* dd, float& acc) {
+  const __m128i pm = hsum_pm(P, M);
+  acc += dx * load_f16(dd) * static_cast<float>(_mm_cvtsi128_si32(_mm_sub_epi32(pm, _mm_srli_si128(pm, 4))));
+}
+
 // Word shuffle picking scale words 2t (low 128 bits) and 2t + 1 (high 128 bits) of 8 scales held in
 // both lanes: the scales of two sub-blocks of 16 whose 32 codes share a vector.
 inline __m256i pair_idx(int t) {
@@ -196,9 +207,7 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c + 32));
     P = _mm256_add_epi32(P, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0), s0), _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1), s1)));
   }
-  int32_t Pi, Mi;
-  hsum_pm(P, M, Pi, Mi);
-  acc += x.d[b] * load_f16(p) * static_cast<float>(Pi) - x.d[b] * load_f16(p + 2) * static_cast<float>(Mi);
+  step_min(P, M, x.d[b], p, acc);
 }
 
 // q6_K: c = q + 32 from 4 low bits in ql and 2 high bits in qh; 16 signed scales of 16 elements
@@ -226,9 +235,7 @@ void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
       P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c[t], x32), _mm256_shuffle_epi8(scn, pair_idx(t))));
     }
   }
-  int32_t Pi, Mi;
-  hsum_pm(P, M, Pi, Mi);
-  acc += x.d[b] * load_f16(p + 208) * static_cast<float>(Pi - Mi);
+  step_zero_point(P, M, x.d[b], p + 208, acc);
 }
 
 
@@ -251,9 +258,7 @@ void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
       P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  int32_t Pi, Mi;
-  hsum_pm(P, M, Pi, Mi);
-  acc += x.d[b] * load_f16(p + 80) * static_cast<float>(Pi) - x.d[b] * load_f16(p + 82) * static_cast<float>(Mi);
+  step_min(P, M, x.d[b], p + 80, acc);
 }
 
 // q3_K: c = q + 4 in 0..7: the 2 low bits as q2_K's, bit 2 is bit 4n + j of hmask[l]; 16 signed
@@ -284,9 +289,7 @@ void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
       P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  int32_t Pi, Mi;
-  hsum_pm(P, M, Pi, Mi);
-  acc += x.d[b] * load_f16(p + 108) * static_cast<float>(Pi - Mi);
+  step_zero_point(P, M, x.d[b], p + 108, acc);
 }
 
 // IQ4_XS: the signed IQ4_NL values v of the nibbles, dotted with x as |v| * (x with v's sign)
