@@ -33,6 +33,30 @@ ScalarLoadFn scalar_loader(TypeId t) {
   return nullptr;
 }
 
+// n scalars of `type` (f16 / bf16 / f32) at p -> out, 16 or 8 at a time where the build has the
+// vectors (a row's groups: one indirect call per scale and bias cost as much as the row's dot).
+void load_scalars(TypeId type, const uint8_t* p, int64_t n, float* out) {
+  int64_t k = 0;
+#if AKVIEW_CPU_AVX512
+  if (type == TypeId::f16) {
+    for (; k + 16 <= n; k += 16) _mm512_storeu_ps(out + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))));
+  } else if (type == TypeId::bf16) {
+    for (; k + 16 <= n; k += 16)
+      _mm512_storeu_ps(out + k, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))), 16)));
+  }
+#elif AKVIEW_CPU_AVX2
+  if (type == TypeId::f16) {
+    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))));
+  } else if (type == TypeId::bf16) {
+    for (; k + 8 <= n; k += 8)
+      _mm256_storeu_ps(out + k, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))), 16)));
+  }
+#endif
+  const ScalarLoadFn load = scalar_loader(type);
+  const uint64_t bytes = type_info(type).block_bytes;
+  for (; k < n; ++k) out[k] = load(p + k * bytes);
+}
+
 bool accepts_affine(const TensorView& v) {
   const bool bits_ok = v.bits == 2 || v.bits == 3 || v.bits == 4 || v.bits == 5 || v.bits == 6 || v.bits == 8;
   return bits_ok && v.group_size >= 32 && v.group_size % 32 == 0 && v.n_cols % v.group_size == 0 &&
@@ -210,17 +234,14 @@ template <int kBits>
 void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t g = v.group_size, groups = v.n_cols / g;
-  const ScalarLoadFn load_scale = scalar_loader(v.scales_type), load_bias = scalar_loader(v.biases_type);
   const uint64_t sbytes = type_info(v.scales_type).block_bytes, bbytes = type_info(v.biases_type).block_bytes;
   thread_local std::vector<float> sc, bi, kc, bc;   // per group of the row: scale, bias, k, centred bias
   for (auto* vec : {&sc, &bi, &kc, &bc}) vec->resize(static_cast<size_t>(groups));
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
     const uint64_t gi0 = static_cast<uint64_t>(r) * static_cast<uint64_t>(groups);
-    for (int64_t gi = 0; gi < groups; ++gi) {
-      sc[gi] = load_scale(v.scales.data() + (gi0 + gi) * sbytes);
-      bi[gi] = load_bias(v.biases.data() + (gi0 + gi) * bbytes);
-    }
+    load_scalars(v.scales_type, v.scales.data() + gi0 * sbytes, groups, sc.data());
+    load_scalars(v.biases_type, v.biases.data() + gi0 * bbytes, groups, bi.data());
     centre_groups(sc.data(), bi.data(), groups, (1 << kBits) - 1, kc.data(), bc.data());
     float bias_acc = 0;
     using Dot = decltype(group_dot<kBits>(row, v.row_bytes, 0, g, 0, a.x, a.xperm));
@@ -243,20 +264,6 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
 // then their hi nibbles), 2/3/5/6-bit codes one_plus floats in element order (OddBits); 8-bit codes
 // are widened 16 at a time (vpmovzxbd + vcvtdq2ps) as in q8_0.
 namespace vb {
-
-// n scalars of `type` (f16 / bf16 / f32) at p -> out (n a multiple of 16 is not required).
-void load_scalars(TypeId type, const uint8_t* p, int64_t n, float* out) {
-  int64_t k = 0;
-  if (type == TypeId::f16) {
-    for (; k + 16 <= n; k += 16) _mm512_storeu_ps(out + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))));
-  } else if (type == TypeId::bf16) {
-    for (; k + 16 <= n; k += 16)
-      _mm512_storeu_ps(out + k, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))), 16)));
-  }
-  const ScalarLoadFn load = scalar_loader(type);
-  const uint64_t bytes = type_info(type).block_bytes;
-  for (; k < n; ++k) out[k] = load(p + k * bytes);
-}
 
 struct RowScales {
   std::vector<float> b, xg;   // scratch for one row's biases; the group sums of x (shared by all rows)
