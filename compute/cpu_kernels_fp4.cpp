@@ -34,6 +34,25 @@ const E8m0Table& e8m0() {
 
 #endif
 
+#if AKVIEW_CPU_AVX2
+// Groups of 32, 4-bit codes, one u8 scale per group, no second-level scale.
+bool accepts_mlx_mxfp4(const TensorView& v) {
+  return v.bits == 4 && v.group_size == 32 && v.n_cols % 32 == 0 && v.scales_type == TypeId::u8 &&
+         v.scales.size() >= static_cast<uint64_t>(v.n_rows) * static_cast<uint64_t>(v.n_cols / 32) && v.biases.empty() &&
+         v.global_scale.empty();
+}
+// xperm[32g + k] = x[32g + 2k] and xperm[32g + 16 + k] = x[32g + 2k + 1]: lo nibbles first, as iq4_block32 reads them.
+void prepare_mlx_mxfp4(const TensorView& v, const float* x, std::vector<float>& xperm) {
+  xperm.resize(static_cast<size_t>(v.n_cols));
+  for (int64_t c = 0; c + 32 <= v.n_cols; c += 32)
+    for (int k = 0; k < 16; ++k) {
+      xperm[c + k] = x[c + 2 * k];
+      xperm[c + 16 + k] = x[c + 2 * k + 1];
+    }
+}
+
+#endif
+
 #if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_AVX512
 // GGUF mxfp4 on AVX2 (the unpacked kernel, cpu_unpacked_rows.hpp): ggml's doubled E2M1 values are
 // whole numbers, so the codes become signed bytes by one vpshufb; the scale is the block's.
@@ -47,9 +66,23 @@ struct Mxfp4 {
     return _mm256_setzero_ps();
   }
 };
+// MLX / Ollama mxfp4: the same values (the plain E2M1 ones doubled), the group's E8M0 byte from the
+// scales beside, halved; x in even / odd order (prepare_mlx_mxfp4) to match nibbles32.
+struct MlxMxfp4 {
+  static constexpr int kElems = 32, kBytes = 16;
+  static constexpr bool kBias = false;
+  static const uint8_t* side(const TensorView& v, int64_t row) { return v.scales.data() + static_cast<uint64_t>(row) * static_cast<uint64_t>(v.n_cols / 32); }
+  static void unpack(const uint8_t* p, const float*, int8_t* q, float* s, uint8_t e) {
+    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    unpack::store256(q, _mm256_shuffle_epi8(values, unpack::nibbles32(p)));
+    s[0] = s[1] = fp::e8m0_to_f32(e) * 0.5f;
+  }
+};
 constexpr int kR = 4;
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &unpacked_n<Mxfp4, kR>, &unpacked_n<Mxfp4, 1>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
 };
 #elif AKVIEW_CPU_AVX512
 // ggml's doubled E2M1 values (FORMATS.md §2.7) and MLX's plain ones.
@@ -85,22 +118,6 @@ void mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = simd::hsum512(s[i]);
-}
-
-// Groups of 32, 4-bit codes, one u8 scale per group, no second-level scale.
-bool accepts_mlx_mxfp4(const TensorView& v) {
-  return v.bits == 4 && v.group_size == 32 && v.n_cols % 32 == 0 && v.scales_type == TypeId::u8 &&
-         v.scales.size() >= static_cast<uint64_t>(v.n_rows) * static_cast<uint64_t>(v.n_cols / 32) && v.biases.empty() &&
-         v.global_scale.empty();
-}
-// xperm[32g + k] = x[32g + 2k] and xperm[32g + 16 + k] = x[32g + 2k + 1]: lo nibbles first, as iq4_block32 reads them.
-void prepare_mlx_mxfp4(const TensorView& v, const float* x, std::vector<float>& xperm) {
-  xperm.resize(static_cast<size_t>(v.n_cols));
-  for (int64_t c = 0; c + 32 <= v.n_cols; c += 32)
-    for (int k = 0; k < 16; ++k) {
-      xperm[c + k] = x[c + 2 * k];
-      xperm[c + 16 + k] = x[c + 2 * k + 1];
-    }
 }
 
 constexpr int kR = 4;

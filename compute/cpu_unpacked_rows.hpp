@@ -19,6 +19,12 @@ namespace akview::compute {
 //   static __m256 unpack(const uint8_t* block, const float* xsum16, int8_t* q, float* s);
 // which writes the kElems codes to q and kElems / 16 scales to s, given the block's x sums over
 // each 16-element run, and returns the block's bias term spread over 8 lanes (ignored without kBias).
+// Formats whose block scales sit beside the codes (MLX / Ollama groups) also have
+//   static const uint8_t* side(const TensorView& v, int64_t row);
+// and their unpack takes the block's byte of that row array as a fifth argument.
+template <class F>
+concept WithSide = requires(const TensorView& v) { F::side(v, int64_t{0}); };
+
 template <class F, int R>
 void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
   // Blocks are unpacked kStep at a time (256 elements) before their dot loop: a 32-element block's
@@ -29,11 +35,13 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
   alignas(32) int8_t q[R][kStep * F::kElems];
   alignas(32) float s[R][kStep * kRuns];
   const uint8_t* rows[R];
+  const uint8_t* sides[R] = {};
   __m256 acc0[R], acc1[R];
   __m256 bias[R];
   AKV_UNROLL
   for (int i = 0; i < R; ++i) {
     rows[i] = v.data.data() + static_cast<uint64_t>(r + i) * v.row_bytes;
+    if constexpr (WithSide<F>) sides[i] = F::side(v, r + i);
     acc0[i] = acc1[i] = bias[i] = _mm256_setzero_ps();
   }
   for (int64_t b0 = 0; b0 < nb; b0 += kStep) {
@@ -43,10 +51,14 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
       for (int k = 0; k < n; ++k) {
         const uint8_t* p = rows[i] + (b0 + k) * F::kBytes;
         simd::prefetch_span(p + 1024, F::kBytes);
-        const __m256 bk = F::unpack(p, a.xsum16 + (b0 + k) * kRuns, q[i] + k * F::kElems, s[i] + k * kRuns);
-        if constexpr (F::kBias) bias[i] = _mm256_add_ps(bias[i], bk);
+        if constexpr (WithSide<F>) {
+          F::unpack(p, a.xsum16 + (b0 + k) * kRuns, q[i] + k * F::kElems, s[i] + k * kRuns, sides[i][b0 + k]);
+        } else {
+          const __m256 bk = F::unpack(p, a.xsum16 + (b0 + k) * kRuns, q[i] + k * F::kElems, s[i] + k * kRuns);
+          if constexpr (F::kBias) bias[i] = _mm256_add_ps(bias[i], bk);
+        }
       }
-    const float* xb = a.x + b0 * F::kElems;
+    const float* xb = a.xperm + b0 * F::kElems;   // x, or x in a format's order (its prepare)
     for (int j = 0; j < n * kRuns; j += 2) {
       __m256 x0 = _mm256_loadu_ps(xb + 16 * j), x1 = _mm256_loadu_ps(xb + 16 * j + 8);
       __m256 x2 = _mm256_loadu_ps(xb + 16 * j + 16), x3 = _mm256_loadu_ps(xb + 16 * j + 24);
