@@ -16,7 +16,7 @@ namespace akview::compute {
 namespace {
 
 const CpuKernelRow* find_kernel(const TensorView& view) {
-  for (auto table : {cpu_kernels_float(), cpu_kernels_legacy(), cpu_kernels_kquant(), cpu_kernels_affine(), cpu_kernels_fp4(), cpu_kernels_iquant()})
+  for (auto table : {cpu_kernels_float(), cpu_kernels_legacy(), cpu_kernels_kquant(), cpu_kernels_affine(), cpu_kernels_fp4(), cpu_kernels_iquant(), cpu_kernels_ternary()})
     for (const auto& row : table)
       if (row.type == view.type && (!row.accepts || row.accepts(view))) return &row;
   return nullptr;

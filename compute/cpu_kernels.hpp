@@ -36,5 +36,6 @@ std::span<const CpuKernelRow> cpu_kernels_kquant();   // q2_k, q3_k, q4_k, q5_k,
 std::span<const CpuKernelRow> cpu_kernels_affine();   // mlx.affine, ollama.int4, ollama.int8
 std::span<const CpuKernelRow> cpu_kernels_fp4();      // mxfp4, mlx.mxfp4, ollama.mxfp4
 std::span<const CpuKernelRow> cpu_kernels_iquant();   // iq2_xxs, iq2_xs, iq2_s, iq3_xxs, iq3_s, iq1_s, iq1_m
+std::span<const CpuKernelRow> cpu_kernels_ternary();  // tq1_0, tq2_0
 
 }  // namespace akview::compute

@@ -231,7 +231,7 @@ struct Unpacked {
       const Values32 w = F::sub(p, d, ib);
       _mm256_store_si256(reinterpret_cast<__m256i*>(q + 32 * ib), w.q);
       s[2 * ib] = w.db0;
-      s[2 * ib + 1] = w.db1;
+      s[2 * ib + 1] = F::kHalves ? w.db1 : w.db0;
     }
     return _mm256_setzero_ps();
   }

@@ -48,7 +48,8 @@ class BackendSizes : public ::testing::TestWithParam<const char*> {
 constexpr std::array kBlockTypes = {TypeId::f32, TypeId::f16, TypeId::bf16, TypeId::q4_0, TypeId::q4_1, TypeId::q5_0,
                                     TypeId::q5_1, TypeId::q8_0, TypeId::iq4_nl, TypeId::q2_k, TypeId::q3_k, TypeId::q4_k,
                                     TypeId::q5_k, TypeId::q6_k, TypeId::iq4_xs, TypeId::iq2_xxs, TypeId::iq2_xs,
-                                    TypeId::iq2_s, TypeId::iq3_xxs, TypeId::iq3_s, TypeId::iq1_s, TypeId::iq1_m};
+                                    TypeId::iq2_s, TypeId::iq3_xxs, TypeId::iq3_s, TypeId::iq1_s, TypeId::iq1_m,
+                                    TypeId::tq1_0, TypeId::tq2_0};
 
 TEST_P(BackendSizes, BlockTypesAtOddSizes) {
   for (TypeId type : kBlockTypes) {

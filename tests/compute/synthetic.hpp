@@ -30,7 +30,7 @@ constexpr std::array kBlockFields = {
     BlockFields{TypeId::q5_1, {0, 2}},    BlockFields{TypeId::q8_0, {0, -1}},  BlockFields{TypeId::iq4_nl, {0, -1}},
     BlockFields{TypeId::q2_k, {80, 82}},  BlockFields{TypeId::q3_k, {108, -1}}, BlockFields{TypeId::q4_k, {0, 2}},
     BlockFields{TypeId::q5_k, {0, 2}},    BlockFields{TypeId::q6_k, {208, -1}}, BlockFields{TypeId::iq4_xs, {0, -1}},
-    BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::q1_0, {0, -1}},  BlockFields{TypeId::iq2_xxs, {0, -1}},
+    BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::tq1_0, {52, -1}}, BlockFields{TypeId::q1_0, {0, -1}},  BlockFields{TypeId::iq2_xxs, {0, -1}},
     BlockFields{TypeId::iq3_xxs, {0, -1}}, BlockFields{TypeId::iq2_xs, {0, -1}}, BlockFields{TypeId::iq2_s, {0, -1}},
     BlockFields{TypeId::iq3_s, {0, -1}},   BlockFields{TypeId::iq1_s, {0, -1}},
 };
