@@ -5,6 +5,7 @@
 
 #include <clocale>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -21,6 +22,49 @@ volatile std::sig_atomic_t g_quit_signal = 0;
 SCREEN* g_screen = nullptr;
 
 void on_quit_signal(int) { g_quit_signal = 1; }
+
+// What libraries write to stderr while the terminal is open (PoCL's compiler prints "N warnings
+// generated." the first time it builds a kernel on some CPUs) would land in the middle of the
+// screen and scroll it: while the TUI draws, fd 2 goes to an unnamed temporary file, and when the
+// terminal closes its last 64 KiB are written to the real stderr.
+struct StderrCapture {
+  FILE* file = nullptr;
+  int saved = -1;
+
+  void begin() {
+    if (file || !isatty(STDERR_FILENO)) return;
+    FILE* f = std::tmpfile();
+    if (!f) return;
+    std::fflush(stderr);
+    saved = dup(STDERR_FILENO);
+    if (saved < 0 || dup2(fileno(f), STDERR_FILENO) < 0) {
+      if (saved >= 0) close(saved);
+      saved = -1;
+      std::fclose(f);
+      return;
+    }
+    file = f;
+  }
+  void end() {
+    if (!file) return;
+    std::fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    saved = -1;
+    const off_t size = lseek(fileno(file), 0, SEEK_END);
+    constexpr off_t kReplay = 64 * 1024;
+    char buf[4096];
+    for (off_t at = size > kReplay ? size - kReplay : 0; at < size;) {
+      const ssize_t n = pread(fileno(file), buf, sizeof buf, at);
+      if (n <= 0) break;
+      if (write(STDERR_FILENO, buf, static_cast<size_t>(n)) < 0) break;
+      at += n;
+    }
+    std::fclose(file);
+    file = nullptr;
+  }
+};
+StderrCapture g_stderr;
 
 struct CursesKey {
   int curses;
@@ -67,6 +111,7 @@ std::unique_ptr<Terminal> Terminal::open(bool color) {
     return nullptr;
   }
   g_screen = screen;
+  g_stderr.begin();
   std::unique_ptr<Terminal> t(new Terminal());
   cbreak();       // Ctrl-C stays SIGINT: the handler quits cleanly
   noecho();
@@ -94,6 +139,7 @@ Terminal::~Terminal() {
   endwin();
   if (g_screen) delscreen(g_screen);
   g_screen = nullptr;
+  g_stderr.end();
 }
 
 int Terminal::width() const { return COLS; }
