@@ -10,25 +10,13 @@
 #include "compute/cpu_centre.hpp"
 #include "compute/cpu_row_groups.hpp"
 #include "compute/cpu_unpacked_rows.hpp"
+#include "compute/kquant_scales_simd.hpp"
 #include "core/decode/kquant_scales.hpp"
 
 namespace akview::compute {
 namespace {
 using namespace simd;
 
-#if AKVIEW_CPU_AVX2
-// q4_k / q5_k: 12 bytes -> 8 six-bit scales (bytes 0..7) and 8 mins (bytes 8..15), in registers
-// (building them in memory and reloading as a vector stalls on store forwarding).
-inline __m128i k4_scales(const uint8_t* q) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
-  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
-  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
-}
-
-#endif
 
 #if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_VBMI
 // The AVX2 formats of unpacked_n (cpu_unpacked_rows.hpp): one 256-element super-block into 256
@@ -95,15 +83,7 @@ struct Q3K {
   static constexpr int kElems = 256, kBytes = 110;
   static constexpr bool kBias = false;
   static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
-    // 16 scales from 12 bytes (kquant_scales.hpp): low 4 bits from byte k (k < 8) or the high
-    // nibble of byte k - 8, high 2 bits from byte 8 + k%4 shifted by 2*(k/4).
-    const __m128i b = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 96)), static_cast<int>(load_u32(p + 104)), 2);
-    const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(b, _mm_srli_epi16(b, 4)), _mm_set1_epi8(0x0F));
-    const __m128i h = _mm_shuffle_epi8(b, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
-    __m128i hs = _mm_blend_epi32(h, _mm_srli_epi16(h, 2), 0x2);
-    hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 4), 0x4);
-    hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 6), 0x8);
-    const __m128i sc = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(hs, _mm_set1_epi8(3)), 4)), _mm_set1_epi8(32));
+    const __m128i sc = kq::q3k_scales(p + 96);
     const __m256 d = _mm256_set1_ps(load_f16(p + 108));
     _mm256_store_ps(s, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc)), d));
     _mm256_store_ps(s + 8, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc, 8))), d));
@@ -127,7 +107,7 @@ struct Q4K {
   static constexpr int kElems = 256, kBytes = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
   static constexpr bool kBias = true;
   static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
-    const __m128i sm = k4_scales(p + 4);   // 8 scales, 8 mins
+    const __m128i sm = kq::k4_scales_mins(p + 4);   // 8 scales, 8 mins
     const __m256 sc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(load_f16(p)));
     const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))), _mm256_set1_ps(-load_f16(p + 2)));
     pair_scales(sc, s);
@@ -215,7 +195,7 @@ inline __m512 k4_xsums(__m512 xs) {
 // floats); returns the sub-block terms (m1 - d1 k_j) * xs_j, subtracted once summed.
 inline __m256 k4_prep_centred(const uint8_t* p, __m256 xs8, float levels, float* scf, float* kc) {
   const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));   // [d, dmin]
-  const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(k4_scales(p + 4)));          // 8 scales, 8 mins
+  const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(kq::k4_scales_mins(p + 4)));          // 8 scales, 8 mins
   const __m256 d1 = _mm256_mul_ps(_mm512_castps512_ps256(sm), _mm256_broadcastss_ps(dd));
   const __m256 m1 = _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sm), 1)), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
   // k = round(m1 / d1) in [0, levels - 1], by rcp14 (cpu_centre.hpp, centre_block); max() gives 0 for 0 * inf.

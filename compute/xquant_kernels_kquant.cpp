@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "compute/cpu_simd.hpp"
+#include "compute/kquant_scales_simd.hpp"
 #include "compute/xquant_kernels.hpp"
 #include "core/decode/iq_grids.hpp"
 #include "core/decode/kquant_scales.hpp"
@@ -130,18 +131,6 @@ inline int32_t hsum_i32(__m256i v) {
   return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xB1)));
 }
 
-// q4_K / q5_K: sub-block 2c is the low nibbles of qs[32c..32c+31], 2c+1 the high ones (q5_K: bit 2c
-// and 2c+1 of qh[l] is bit 4). The 6-bit scales and mins are unpacked with byte shuffles; each pair
-// sum of codes times x (maddubs) is multiplied by its sub-block's scale in the madd; M is the mins
-// times the sub-blocks' x sums (from bsums) by one madd.
-inline __m128i k4_scales_mins(const uint8_t* q) {   // 12 bytes -> 8 scales (bytes 0..7), 8 mins (8..15)
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));   // 16 bytes: the block has them
-  const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
-  const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
-  const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
-  return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
-}
 // The scalar kernel's float step for a block, acc += (d_x d) * P - (d_x dmin) * M (or, with a zero
 // point, (d_x d) * (P - M)), in the same single-precision operations: P is the sum of the 8 P
 // lanes, M of the 4 M lanes; dd points at the block's f16 d (and dmin right after it).
@@ -181,6 +170,10 @@ inline __m256i bit_to(__m256i h, int bit) {
   return _mm256_and_si256(at, _mm256_set1_epi8(kTo));
 }
 
+// q4_K / q5_K: sub-block 2c is the low nibbles of qs[32c..32c+31], 2c+1 the high ones (q5_K: bit 2c
+// and 2c+1 of qh[l] is bit 4). The 6-bit scales and mins are unpacked with byte shuffles; each pair
+// sum of codes times x (maddubs) is multiplied by its sub-block's scale in the madd; M is the mins
+// times the sub-blocks' x sums (from bsums) by one madd.
 template <bool kQ5>
 void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const uint8_t* qs = p + (kQ5 ? 48 : 16);
@@ -188,7 +181,7 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int16_t* bs = x.bsum16.data() + 16 * b;
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   const __m256i qh = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)) : _mm256_setzero_si256();
-  const __m128i sm = k4_scales_mins(p + 4);
+  const __m128i sm = kq::k4_scales_mins(p + 4);
   // the x sums of the 8 sub-blocks of 32 (int16: at most 32 * 128)
   const __m128i xg = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bs)), _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs + 8)));
   const __m128i M = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), xg);
@@ -262,18 +255,11 @@ void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
 }
 
 // q3_K: c = q + 4 in 0..7: the 2 low bits as q2_K's, bit 2 is bit 4n + j of hmask[l]; 16 signed
-// 6-bit scales (kquant_scales.hpp: low 4 bits from byte k or the high nibble of byte k - 8, high
-// 2 bits from byte 8 + k%4 shifted by 2*(k/4)), unpacked with byte shuffles and dword blends; the
-// zero point 4 comes off P in integers (M = 4 * sum(s * bsums)).
+// 6-bit scales (kquant_scales_simd.hpp); the zero point 4 comes off P in integers (M = 4 *
+// sum(s * bsums)).
 void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
-  const __m128i sb = _mm_insert_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p + 96)), static_cast<int>(load_u32(p + 104)), 2);
-  const __m128i low = _mm_and_si128(_mm_unpacklo_epi64(sb, _mm_srli_epi16(sb, 4)), _mm_set1_epi8(0x0F));
-  const __m128i h = _mm_shuffle_epi8(sb, _mm_setr_epi8(8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11));
-  __m128i hs = _mm_blend_epi32(h, _mm_srli_epi16(h, 2), 0x2);
-  hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 4), 0x4);
-  hs = _mm_blend_epi32(hs, _mm_srli_epi16(h, 6), 0x8);
-  const __m128i s8 = _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(hs, _mm_set1_epi8(3)), 4)), _mm_set1_epi8(32));
+  const __m128i s8 = kq::q3k_scales(p + 96);
   const __m256i s16 = _mm256_cvtepi8_epi16(s8);
   const Scales16 sc(s16);
   const __m128i M = _mm_slli_epi32(fold(_mm256_madd_epi16(s16, load_bsums(x.bsum16.data() + 16 * b))), 2);
