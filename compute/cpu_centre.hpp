@@ -30,8 +30,21 @@ inline CentredGroup centre_group(float s, float b, int top) {
   return {k, std::fma(s, k, b)};
 }
 
+#if AKVIEW_CPU_AVX2
+// 8 groups in registers (scales s, biases b): sets k as centre_group does, up to the approximate
+// reciprocal (vrcpps, 2^-11 relative: k can be the neighbour of the nearest code only where -b/s
+// lies within 0.02 * top/31 of a half, which keeps |s*k + b| <= 0.52 |s| for codes up to 31 and
+// within one step above), and returns s*k + b. max() gives 0 for the NaN of s = 0.
+inline __m256 centre8(__m256 s, __m256 b, int top, __m256& k) {
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(zero, b), _mm256_rcp_ps(s)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  k = _mm256_min_ps(_mm256_max_ps(q, zero), _mm256_set1_ps(static_cast<float>(top)));
+  return _mm256_fmadd_ps(s, k, b);
+}
+#endif
+
 // A row's groups at once (s, b: n scales and biases): k[g] and bias[g] as centre_group gives them,
-// up to the approximate reciprocal on AVX-512 (see centre_block). Done before the row's dot loop:
+// up to the approximate reciprocal (centre8; on AVX-512 see centre_block). Done before the row's dot loop:
 // a division per group inside it sits on the path to the group's first multiply.
 inline void centre_groups(const float* s, const float* b, int64_t n, int top, float* k, float* bias) {
   int64_t g = 0;
@@ -45,13 +58,10 @@ inline void centre_groups(const float* s, const float* b, int64_t n, int top, fl
     _mm512_storeu_ps(bias + g, _mm512_fmadd_ps(s16, kg, b16));
   }
 #elif AKVIEW_CPU_AVX2
-  const __m256 zero = _mm256_setzero_ps(), topv = _mm256_set1_ps(static_cast<float>(top));
   for (; g + 8 <= n; g += 8) {
-    const __m256 s8 = _mm256_loadu_ps(s + g), b8 = _mm256_loadu_ps(b + g);
-    const __m256 q = _mm256_round_ps(_mm256_div_ps(_mm256_sub_ps(zero, b8), s8), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m256 kg = _mm256_min_ps(_mm256_max_ps(q, zero), topv);
+    __m256 kg;
+    _mm256_storeu_ps(bias + g, centre8(_mm256_loadu_ps(s + g), _mm256_loadu_ps(b + g), top, kg));
     _mm256_storeu_ps(k + g, kg);
-    _mm256_storeu_ps(bias + g, _mm256_fmadd_ps(s8, kg, b8));
   }
 #endif
   for (; g < n; ++g) {

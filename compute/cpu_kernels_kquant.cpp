@@ -34,15 +34,10 @@ inline __m256 group_xsums(const float* xs) {
   const __m256 h = _mm256_hadd_ps(_mm256_loadu_ps(xs), _mm256_loadu_ps(xs + 8));   // groups 0 1 4 5 | 2 3 6 7
   return _mm256_permutevar8x32_ps(h, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7));
 }
-// Centres 8 groups with scales sc and biases b (cpu_centre.hpp), codes 0..top, in registers: k =
-// round(-b/s) by the approximate reciprocal (2^-11 relative: k can be the neighbour of the nearest
-// code only where -b/s lies within 0.02 of a half, which keeps |s*k + b| <= 0.52 |s|), clamped;
-// max() gives 0 for a NaN (s = 0). Returns k as bytes (bytes 0..7) and sets bias to s*k + b.
-inline __m128i centre8(__m256 sc, __m256 b, int top, __m256& bias) {
-  const __m256 zero = _mm256_setzero_ps();
-  const __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(zero, b), _mm256_rcp_ps(sc)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m256 k = _mm256_min_ps(_mm256_max_ps(q, zero), _mm256_set1_ps(static_cast<float>(top)));
-  bias = _mm256_fmadd_ps(sc, k, b);
+// Centres 8 groups (centre8, cpu_centre.hpp): k as bytes (bytes 0..7), bias set to s*k + b.
+inline __m128i centre8_bytes(__m256 sc, __m256 b, int top, __m256& bias) {
+  __m256 k;
+  bias = centre8(sc, b, top, k);
   return bytes8(k);
 }
 
@@ -61,8 +56,8 @@ struct Q2K {
     const __m256 s1 = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sc, 8))), d);
     _mm256_store_ps(s, s0);
     _mm256_store_ps(s + 8, s1);
-    k[0] = centre8(s0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin), 3, bias[0]);
-    k[1] = centre8(s1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), dmin), 3, bias[1]);
+    k[0] = centre8_bytes(s0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin), 3, bias[0]);
+    k[1] = centre8_bytes(s1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), dmin), 3, bias[1]);
     const __m256i kall = _mm256_broadcastsi128_si256(_mm_unpacklo_epi64(k[0], k[1]));
     const __m256i m3 = _mm256_set1_epi8(3), lanes = _mm256_setr_m128i(_mm_setzero_si128(), _mm_set1_epi8(1));
     for (int n = 0; n < 2; ++n) {
@@ -112,7 +107,7 @@ struct Q4K {
     const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))), _mm256_set1_ps(-load_f16(p + 2)));
     pair_scales(sc, s);
     __m256 bias;
-    const __m256i k = _mm256_broadcastsi128_si256(centre8(sc, mn, kQ5 ? 31 : 15, bias));   // k_g in byte g
+    const __m256i k = _mm256_broadcastsi128_si256(centre8_bytes(sc, mn, kQ5 ? 31 : 15, bias));   // k_g in byte g
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1);
     for (int c = 0; c < 4; ++c) {
       const __m256i v = load256(p + kQs + 32 * c);
