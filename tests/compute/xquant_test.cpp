@@ -157,6 +157,18 @@ TEST(XQuantBlocks, EqualGgmlOnEdgeInputs) {
   EXPECT_EQ(k[3].d, 0.0f);
 }
 
+// Random x at several magnitudes: products iscale * x land next to a half now and then, where an
+// FMA-fused iscale * x + 1.5 * 2^23 (ggml rounds the product first) gives the other code.
+TEST(XQuantBlocks, EqualGgmlOnRandomInputs) {
+  uint32_t state = 2024;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (float scale : {1.0f / 250, 1e-3f, 0.37f, 17.0f}) {
+    std::vector<float> x(8192);
+    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) * scale;
+    expect_blocks_equal(x, "random x, scale " + std::to_string(scale));
+  }
+}
+
 // --- y within the bound of the integer arithmetic ----------------------------------------------
 
 struct BoundRule {
