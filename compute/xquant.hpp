@@ -6,8 +6,9 @@
 // activation quantization costs.
 //
 // Arithmetic claimed (checked by tests/compute/xquant_test.cpp): every per-block (per-sub-block for
-// the K-quants) sum of code products is exact in int32; only the combination with the scales and
-// the sum over blocks round, in f32. So with y_q = sum_j w_j * xq_j in exact arithmetic (w the
+// the K-quants) sum of code products is exact in int32 (the SIMD kernels hold it as lanes, each
+// exact over its own elements); only the combination with the scales and the sums over blocks and
+// lanes round, in f32. So with y_q = sum_j w_j * xq_j in exact arithmetic (w the
 // dequantized weights, xq the dequantized x codes; for q8_1 the stored s replaces d * sum(qs)):
 //   |y - y_q| <= (n_blocks + 16) * 2^-24 * sum_j (|w_j| + mu_j) * |xq_j|
 // where mu_j bounds the per-block offset the weight type subtracts (q4_1 / q5_1: |m|; q2_K: 15

@@ -26,15 +26,17 @@ namespace akview::compute {
 
 // x after quantization, unpacked: codes[j] is x code j; d[b] the block's scale as float (per 32
 // for q8_0 / q8_1, per 256 for q8_K); sum4[k] = codes[4k] + .. + codes[4k+3]; bsum16[k] the sum
-// over codes[16k .. 16k+15] (q8_K: its bsums); s[b] the q8_1 block's s as float.
+// over codes[16k .. 16k+15] (q8_K: its bsums); s[b] the q8_1 block's s as float; zpair[k] =
+// z * (codes[2k] + codes[2k+1]) for a weight type whose SIMD kernels take its zero point z off
+// each pair of products (q3_K, q6_K; empty for the others).
 struct XqInput {
   ActQuant kind = ActQuant::q8_0;
   std::vector<int8_t> codes;
   std::vector<float> d, s;
   std::vector<int32_t> sum4;
-  std::vector<int16_t> bsum16;
+  std::vector<int16_t> bsum16, zpair;
 };
-XqInput make_xq_input(ActQuant kind, const float* x, int64_t n);
+XqInput make_xq_input(ActQuant kind, const float* x, int64_t n, int pair_zero = 0);
 
 struct XqArgs {
   const TensorView* view = nullptr;
@@ -50,6 +52,7 @@ struct XqKernelRow {
   const char* variant;   // "avx512-vnni" / "avx2" / "scalar": the best the build has
   XqRowsFn portable;     // the scalar kernel (same arithmetic; tests run every path)
   XqRowsFn avx2;         // the AVX2 kernel (nullptr when the build has no AVX2 or the type has none)
+  int pair_zero = 0;     // the zero point its SIMD kernels read from XqInput::zpair (0: none)
 };
 
 

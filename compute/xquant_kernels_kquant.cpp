@@ -8,7 +8,10 @@
 //   M = sum_sub m * sum_j x_j            (int32, exact; from bsums)
 //   y += (d_x d) * P - (d_x dmin) * M    (f32)
 // q3_k, q6_k and iq4_xs store signed codes: c = q + z with the zero points 4, 32 and 128, and
-// z * sum(sc * bsums) comes off P in integers, so y += (d_x d) * P.
+// z * sum(sc * bsums) comes off P in integers, so y += (d_x d) * P. The SIMD kernels sum P and M
+// in lanes, each lane over fixed elements of the block, and take the float step per lane (as
+// ggml does); a zero point comes off each pair of products before the scales (z times the x pair
+// sums, XqInput::zpair), so every lane is exact over its own elements and no lanes cancel.
 #include <array>
 #include <cstring>
 
@@ -123,30 +126,25 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 }
 
 #if AKVIEW_XQ_AVX2
-// AVX2 kernels for the K-quants and IQ4_XS: codes unpacked 32 at a time in registers, P as 8 int32
-// lanes (exact), then the scalar kernel's float step per super-block, so y equals its y bit for bit.
-inline int32_t hsum_i32(__m256i v) {
-  const __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  const __m128i q = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-  return _mm_cvtsi128_si32(_mm_add_epi32(q, _mm_shuffle_epi32(q, 0xB1)));
+// AVX2 kernels for the K-quants and IQ4_XS: codes unpacked 32 at a time in registers, P (and M) as 8
+// int32 lanes (exact), then per lane acc += (d_x d) * P - (d_x dmin) * M; the lanes are summed at
+// the end of the row.
+struct LaneAcc {
+  __m256 p = _mm256_setzero_ps(), m = _mm256_setzero_ps();
+  float sum() const { return simd::hsum(_mm256_sub_ps(p, m)); }
+};
+inline void step(LaneAcc& acc, __m256i P, float dp) { acc.p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(P), _mm256_set1_ps(dp), acc.p); }
+// dd points at the block's f16 d, with dmin right after it.
+inline void step_min(LaneAcc& acc, __m256i P, __m256i M, float dx, const uint8_t* dd) {
+  const __m128 d = _mm_mul_ps(_mm_set1_ps(dx), _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(dd)))));   // [d_x d, d_x dmin]
+  acc.p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(P), _mm256_broadcastss_ps(d), acc.p);
+  acc.m = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_broadcastss_ps(_mm_movehdup_ps(d)), acc.m);
 }
-
-// The scalar kernel's float step for a block, acc += (d_x d) * P - (d_x dmin) * M (or, with a zero
-// point, (d_x d) * (P - M)), in the same single-precision operations: P is the sum of the 8 P
-// lanes, M of the 4 M lanes; dd points at the block's f16 d (and dmin right after it).
-inline __m128i hsum_pm(__m256i P, __m128i M) {   // [P, M, P, M]
-  const __m128i h = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(P), _mm256_extracti128_si256(P, 1)), M);
-  return _mm_hadd_epi32(h, h);
-}
-inline void step_min(__m256i P, __m128i M, float dx, const uint8_t* dd, float& acc) {
-  const __m128 pm = _mm_cvtepi32_ps(hsum_pm(P, M));
-  const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(dd))));   // [d, dmin]
-  const __m128 t = _mm_mul_ps(_mm_mul_ps(_mm_set1_ps(dx), d), pm);
-  acc += _mm_cvtss_f32(_mm_sub_ss(t, _mm_movehdup_ps(t)));
-}
-inline void step_zero_point(__m256i P, __m128i M, float dx, const uint8_t* dd, float& acc) {
-  const __m128i pm = hsum_pm(P, M);
-  acc += dx * load_f16(dd) * static_cast<float>(_mm_cvtsi128_si32(_mm_sub_epi32(pm, _mm_srli_si128(pm, 4))));
+// 32 codes c with the zero point z against 32 x codes: the 16 pair sums of (c - z) x, as maddubs (u8
+// by s8; codes below 64, so no pair saturates) less z times the x pair sums (zx2, XqInput::zpair).
+inline __m256i pairs_less_zero(__m256i c, const int8_t* xc, const int16_t* zx2) {
+  const __m256i p = _mm256_maddubs_epi16(c, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc)));
+  return _mm256_sub_epi16(p, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
 }
 
 // Word shuffle picking scale words 2t (low 128 bits) and 2t + 1 (high 128 bits) of 8 scales held in
@@ -159,9 +157,6 @@ struct Scales16 {
   __m256i lo, hi;
   explicit Scales16(__m256i w) : lo(_mm256_permute2x128_si256(w, w, 0x00)), hi(_mm256_permute2x128_si256(w, w, 0x11)) {}
 };
-// The 8 int32 lanes of a, added pairwise into 4.
-inline __m128i fold(__m256i a) { return _mm_add_epi32(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1)); }
-inline __m256i load_bsums(const int16_t* bs) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bs)); }
 // The fifth (q5_K) or third (q3_K) code bit: bit `bit` of each byte of h, moved to `to` (0x10 / 0x04).
 template <int kTo>
 inline __m256i bit_to(__m256i h, int bit) {
@@ -175,7 +170,7 @@ inline __m256i bit_to(__m256i h, int bit) {
 // sum of codes times x (maddubs) is multiplied by its sub-block's scale in the madd; M is the mins
 // times the sub-blocks' x sums (from bsums) by one madd.
 template <bool kQ5>
-void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const uint8_t* qs = p + (kQ5 ? 48 : 16);
   const int8_t* xc = x.codes.data() + 256 * b;
   const int16_t* bs = x.bsum16.data() + 16 * b;
@@ -184,7 +179,7 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
   const __m128i sm = kq::k4_scales_mins(p + 4);
   // the x sums of the 8 sub-blocks of 32 (int16: at most 32 * 128)
   const __m128i xg = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bs)), _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs + 8)));
-  const __m128i M = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), xg);
+  const __m256i M = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), xg));
   const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));   // 8 scales as words, in both lanes
   __m256i P = _mm256_setzero_si256();
   for (int c = 0; c < 4; ++c) {
@@ -200,17 +195,16 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c + 32));
     P = _mm256_add_epi32(P, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0), s0), _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1), s1)));
   }
-  step_min(P, M, x.d[b], p, acc);
+  step_min(acc, P, M, x.d[b], p);
 }
 
 // q6_K: c = q + 32 from 4 low bits in ql and 2 high bits in qh; 16 signed scales of 16 elements
-// (words, picked per vector by pair_idx); M = 32 * sum(s * bsums) by one madd.
-void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+// (words, picked per vector by pair_idx); the zero point 32 off each pair of products.
+void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
+  const int16_t* zx2 = x.zpair.data() + 128 * b;
   const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
-  const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
-  const Scales16 sc(s16);
-  const __m128i M = _mm_slli_epi32(fold(_mm256_madd_epi16(s16, load_bsums(x.bsum16.data() + 16 * b))), 5);
+  const Scales16 sc(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192))));
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 64 * n));
@@ -224,23 +218,22 @@ void q6_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     };
     const __m256i scn = n ? sc.hi : sc.lo;
     for (int t = 0; t < 4; ++t) {   // sub-blocks 8n + 2t and 8n + 2t + 1
-      const __m256i x32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 128 * n + 32 * t));
-      P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c[t], x32), _mm256_shuffle_epi8(scn, pair_idx(t))));
+      const __m256i pr = pairs_less_zero(c[t], xc + 128 * n + 32 * t, zx2 + 64 * n + 16 * t);
+      P = _mm256_add_epi32(P, _mm256_madd_epi16(pr, _mm256_shuffle_epi8(scn, pair_idx(t))));
     }
   }
-  step_zero_point(P, M, x.d[b], p + 208, acc);
+  step(acc, P, x.d[b] * load_f16(p + 208));
 }
-
 
 // q2_K: element 128n + 32j + l is (qs[32n + l] >> 2j) & 3, in sub-blocks 8n + 2j (l < 16) and
 // 8n + 2j + 1; scale p[k] & 15, min p[k] >> 4 (M by one madd with bsums).
-void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i sm = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   const __m256i w15 = _mm256_set1_epi16(15);
   const Scales16 sc(_mm256_and_si256(sm, w15));
-  const __m128i M = fold(_mm256_madd_epi16(_mm256_srli_epi16(sm, 4), load_bsums(x.bsum16.data() + 16 * b)));
+  const __m256i M = _mm256_madd_epi16(_mm256_srli_epi16(sm, 4), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsum16.data() + 16 * b)));
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * n));
@@ -251,18 +244,15 @@ void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
       P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  step_min(P, M, x.d[b], p + 80, acc);
+  step_min(acc, P, M, x.d[b], p + 80);
 }
 
 // q3_K: c = q + 4 in 0..7: the 2 low bits as q2_K's, bit 2 is bit 4n + j of hmask[l]; 16 signed
-// 6-bit scales (kquant_scales_simd.hpp); the zero point 4 comes off P in integers (M = 4 *
-// sum(s * bsums)).
-void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+// 6-bit scales (kquant_scales_simd.hpp); the zero point 4 off each pair of products.
+void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
-  const __m128i s8 = kq::q3k_scales(p + 96);
-  const __m256i s16 = _mm256_cvtepi8_epi16(s8);
-  const Scales16 sc(s16);
-  const __m128i M = _mm_slli_epi32(fold(_mm256_madd_epi16(s16, load_bsums(x.bsum16.data() + 16 * b))), 2);
+  const int16_t* zx2 = x.zpair.data() + 128 * b;
+  const Scales16 sc(_mm256_cvtepi8_epi16(kq::q3k_scales(p + 96)));
   const __m256i m3 = _mm256_set1_epi8(3);
   const __m256i hm = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   __m256i P = _mm256_setzero_si256();
@@ -271,17 +261,17 @@ void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     const __m256i scn = n ? sc.hi : sc.lo;
     for (int j = 0; j < 4; ++j) {
       const __m256i c = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 2 * j), m3), bit_to<0x04>(hm, 4 * n + j));
-      const __m256i x32 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 128 * n + 32 * j));
-      P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(c, x32), _mm256_shuffle_epi8(scn, pair_idx(j))));
+      const __m256i pr = pairs_less_zero(c, xc + 128 * n + 32 * j, zx2 + 64 * n + 16 * j);
+      P = _mm256_add_epi32(P, _mm256_madd_epi16(pr, _mm256_shuffle_epi8(scn, pair_idx(j))));
     }
   }
-  step_zero_point(P, M, x.d[b], p + 108, acc);
+  step(acc, P, x.d[b] * load_f16(p + 108));
 }
 
 // IQ4_XS: the signed IQ4_NL values v of the nibbles, dotted with x as |v| * (x with v's sign)
 // (unsigned by signed bytes; q8_K codes are within ±127, so no pair of products saturates). The
 // scalar kernel's c = v + 128 less its zero point 128 gives the same P.
-void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
+void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
   const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
   const __m256i m4 = _mm256_set1_epi8(0x0F);
@@ -308,22 +298,22 @@ void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, float& acc) {
     P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), s01));
     P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), s01));
   }
-  acc += x.d[b] * load_f16(p) * static_cast<float>(hsum_i32(P));
+  step(acc, P, x.d[b] * load_f16(p));
 }
 
-using BlockAvx2Fn = void (*)(const uint8_t*, const XqInput&, int64_t, float&);
+using BlockAvx2Fn = void (*)(const uint8_t*, const XqInput&, int64_t, LaneAcc&);
 template <int kBytes, BlockAvx2Fn kBlock>
 void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
   const int64_t nb = v.n_cols / 256;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    float acc = 0;
+    LaneAcc acc;
     for (int64_t b = 0; b < nb; ++b) {
       simd::prefetch_span(row + (b + 8) * kBytes, kBytes);   // rows stream from memory: 8 blocks ahead
       kBlock(row + b * kBytes, *a.x, b, acc);
     }
-    y[r] = acc;
+    y[r] = acc.sum();
   }
 }
 #define XQ_AVX2(bytes, block) rows_avx2<bytes, block>
@@ -365,6 +355,12 @@ struct Idx {
 // below 64), then vpdpwssd (madd with the scales picked per word, added to acc in one op).
 inline __m512i scaled_dot(__m512i codes, const int8_t* x, __m512i scales16, __m512i idx, __m512i acc) {
   const __m512i p16 = _mm512_maddubs_epi16(codes, load512(x));
+  return _mm512_dpwssd_epi32(acc, p16, _mm512_permutexvar_epi16(idx, scales16));
+}
+// The same for codes with a zero point (q3_K, q6_K): z times the x pair sums (zx2, XqInput::zpair)
+// come off each pair of products before the scales, so each lane is exact over its own elements.
+inline __m512i scaled_dot_less_zero(__m512i codes, const int8_t* x, const int16_t* zx2, __m512i scales16, __m512i idx, __m512i acc) {
+  const __m512i p16 = _mm512_sub_epi16(_mm512_maddubs_epi16(codes, load512(x)), load512(zx2));
   return _mm512_dpwssd_epi32(acc, p16, _mm512_permutexvar_epi16(idx, scales16));
 }
 
@@ -418,9 +414,8 @@ void q3_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
                                                 static_cast<int>(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
                                                 static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)), static_cast<int>((w0 & m4) | ((w2 & m2) << 4))),
                                   _mm_set1_epi8(32));
-  const __m256i s16 = _mm256_cvtepi8_epi16(s8);
-  const __m512i sc = _mm512_castsi256_si512(s16);
-  const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
+  const __m512i sc = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(s8));
+  const int16_t* zx2 = x.zpair.data() + 128 * b;
   const __m512i hm = bcast256(p);
   __m512i P = _mm512_setzero_si512();
   for (int n = 0; n < 2; ++n) {
@@ -428,10 +423,9 @@ void q3_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
     for (int jp = 0; jp < 2; ++jp) {
       const __m512i hi = _mm512_slli_epi16(bits_of(hm, 4 * n + 2 * jp, 4 * n + 2 * jp + 1, 1), 2);
       const __m512i c = _mm512_or_si512(bits_of(q, 4 * jp, 4 * jp + 2, 3), hi);
-      P = scaled_dot(c, xb + 128 * n + 64 * jp, sc, idx.s16[2 * n + jp], P);
+      P = scaled_dot_less_zero(c, xb + 128 * n + 64 * jp, zx2 + 64 * n + 32 * jp, sc, idx.s16[2 * n + jp], P);
     }
   }
-  P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 2)));   // zero point 4, in integers
   acc.add(P, x.d[b] * load_f16(p + 108), _mm256_setzero_si256(), 0.0f);
 }
 
@@ -460,9 +454,8 @@ void q45_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, 
 void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   const int8_t* xb = x.codes.data() + 256 * b;
-  const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192)));
-  const __m512i sc = _mm512_castsi256_si512(s16);
-  const __m256i M = _mm256_madd_epi16(s16, load256(x.bsum16.data() + 16 * b));
+  const int16_t* zx2 = x.zpair.data() + 128 * b;
+  const __m512i sc = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192))));
   __m512i P = _mm512_setzero_si512();
   // The high 2 bits of a code go to bits 4-5: for the first 64 codes of a half (qh bits 0-1 / 2-3)
   // by shifting qh left 4 / 2, for the next 64 (bits 4-5 / 6-7) right 0 / 2; one vpternlogd then
@@ -472,10 +465,9 @@ void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
     const __m512i ql = load512(p + 64 * n), qh = bcast256(p + 128 + 32 * n);
     const __m512i lo = _mm512_ternarylogic_epi32(ql, m4, _mm512_and_si512(_mm512_sllv_epi16(qh, up), m30), 0xEA);   // (ql & m4) | high
     const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m4, _mm512_and_si512(_mm512_srlv_epi16(qh, down), m30), 0xEA);
-    P = scaled_dot(lo, xb + 128 * n, sc, idx.s16[2 * n], P);
-    P = scaled_dot(hi, xb + 128 * n + 64, sc, idx.s16[2 * n + 1], P);
+    P = scaled_dot_less_zero(lo, xb + 128 * n, zx2 + 64 * n, sc, idx.s16[2 * n], P);
+    P = scaled_dot_less_zero(hi, xb + 128 * n + 64, zx2 + 64 * n + 32, sc, idx.s16[2 * n + 1], P);
   }
-  P = _mm512_sub_epi32(P, _mm512_zextsi256_si512(_mm256_slli_epi32(M, 5)));   // zero point 32, in integers
   acc.add(P, x.d[b] * load_f16(p + 208), _mm256_setzero_si256(), 0.0f);
 }
 
@@ -508,19 +500,20 @@ void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx,
 #else
 #define XQ_VNNI(bytes, block) nullptr
 #endif
-// One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel.
-#define XQ_ROW(type, bytes, vnni_block, unpack, avx2)                                                             \
+// One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel, the zero point its
+// SIMD kernels take off pairs.
+#define XQ_ROW(type, bytes, vnni_block, unpack, avx2, pair_zero)                                                  \
   XqKernelRow {                                                                                                  \
     TypeId::type, ActQuant::q8_k, best_rows(XQ_VNNI(bytes, vnni_block), avx2, rows_scalar<bytes, unpack>),       \
-        best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2                            \
+        best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2, pair_zero                 \
   }
 constexpr std::array kTable = {
-    XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, XQ_AVX2(84, q2_k_avx2)),
-    XQ_ROW(q3_k, 110, q3_k_block, unpack_q3_k, XQ_AVX2(110, q3_k_avx2)),
-    XQ_ROW(q4_k, 144, q45_k_block<false>, unpack_q45_k<false>, XQ_AVX2(144, q45_k_avx2<false>)),
-    XQ_ROW(q5_k, 176, q45_k_block<true>, unpack_q45_k<true>, XQ_AVX2(176, q45_k_avx2<true>)),
-    XQ_ROW(q6_k, 210, q6_k_block, unpack_q6_k, XQ_AVX2(210, q6_k_avx2)),
-    XQ_ROW(iq4_xs, 136, iq4_xs_block, unpack_iq4_xs, XQ_AVX2(136, iq4_xs_avx2)),
+    XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, XQ_AVX2(84, q2_k_avx2), 0),
+    XQ_ROW(q3_k, 110, q3_k_block, unpack_q3_k, XQ_AVX2(110, q3_k_avx2), 4),
+    XQ_ROW(q4_k, 144, q45_k_block<false>, unpack_q45_k<false>, XQ_AVX2(144, q45_k_avx2<false>), 0),
+    XQ_ROW(q5_k, 176, q45_k_block<true>, unpack_q45_k<true>, XQ_AVX2(176, q45_k_avx2<true>), 0),
+    XQ_ROW(q6_k, 210, q6_k_block, unpack_q6_k, XQ_AVX2(210, q6_k_avx2), 32),
+    XQ_ROW(iq4_xs, 136, iq4_xs_block, unpack_iq4_xs, XQ_AVX2(136, iq4_xs_avx2), 0),
 };
 #undef XQ_ROW
 #undef XQ_VNNI

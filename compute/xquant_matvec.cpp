@@ -34,7 +34,7 @@ std::string_view act_quant_name(ActQuant q) {
   return kNames[static_cast<int>(q)];
 }
 
-XqInput make_xq_input(ActQuant kind, const float* x, int64_t n) {
+XqInput make_xq_input(ActQuant kind, const float* x, int64_t n, int pair_zero) {
   XqInput in;
   in.kind = kind;
   in.codes.resize(static_cast<size_t>(n));
@@ -69,6 +69,10 @@ XqInput make_xq_input(ActQuant kind, const float* x, int64_t n) {
   in.sum4.resize(static_cast<size_t>(n / 4));
   for (size_t k = 0; k < in.sum4.size(); ++k)
     in.sum4[k] = in.codes[4 * k] + in.codes[4 * k + 1] + in.codes[4 * k + 2] + in.codes[4 * k + 3];
+  if (pair_zero) {   // |z * (two codes)| <= 32 * 254: an int16
+    in.zpair.resize(static_cast<size_t>(n / 2));
+    for (size_t k = 0; k < in.zpair.size(); ++k) in.zpair[k] = static_cast<int16_t>(pair_zero * (in.codes[2 * k] + in.codes[2 * k + 1]));
+  }
   if (in.bsum16.empty()) {
     in.bsum16.resize(static_cast<size_t>(n / 16));
     for (size_t k = 0; k < in.bsum16.size(); ++k)
@@ -104,7 +108,7 @@ Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath pa
   AKV_TRY(validate_view(view));
   AKV_TRY(check_view_mapped(view));
   if (view.n_rows == 0) return {};
-  const XqInput in = make_xq_input(kernel->act, x, view.n_cols);
+  const XqInput in = make_xq_input(kernel->act, x, view.n_cols, kernel->pair_zero);
   const XqArgs args{&view, &in};
   const XqRowsFn rows = pick(*kernel, path).first;
 

@@ -212,51 +212,64 @@ DequantX dequant_expected(ActQuant kind, const std::vector<float>& x) {
   return out;
 }
 
+const BoundRule* rule_for(TypeId type) {
+  for (const auto& r : kRules)
+    if (r.type == type) return &r;
+  return nullptr;
+}
+
+// y of `path` against the bound of the arithmetic it claims, row by row, with w the weights as a
+// reference dequantizes them (row-major) and y_q = sum_j w_j xq_j in f64; the first 3 rows outside
+// it fail the test. Returns the kernel variant that ran.
+std::string_view check_within_bound(const TensorView& v, std::span<const float> w, const std::vector<float>& x, XqPath path,
+                                    const std::string& label) {
+  const BoundRule* rule = rule_for(v.type);
+  const auto kind = act_quant_for(v.type);
+  EXPECT_TRUE(rule && kind) << label << ": the x-quant table and this test disagree on the type";
+  if (!rule || !kind) return "";
+  const DequantX xq = dequant_expected(*kind, x);
+  const int64_t rows = v.n_rows, cols = v.n_cols, nb = cols / rule->block;
+  const uint64_t block_bytes = v.row_bytes / static_cast<uint64_t>(nb);
+  std::vector<float> y(static_cast<size_t>(rows), -1.0f);
+  const Status s = xquant_matvec(v, x.data(), y.data(), path);
+  EXPECT_TRUE(s.ok()) << label << ": " << (s.ok() ? "" : s.error().to_string());
+  int bad = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    double yq = 0, t = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double wj = w[static_cast<size_t>(r * cols + j)];
+      double mu = 0;
+      if (rule->min_offset >= 0) {
+        const uint8_t* blk = v.data.data() + r * v.row_bytes + (j / rule->block) * block_bytes;
+        mu = rule->mu_factor * std::fabs(half_to_float(static_cast<uint16_t>(blk[rule->min_offset] | blk[rule->min_offset + 1] << 8)));
+      }
+      yq += wj * xq.xq[j];
+      t += (std::fabs(wj) + mu) * std::fabs(xq.xq[j]);
+    }
+    if (*kind == ActQuant::q8_1)   // ggml uses the stored s for the m * sum(x) term
+      for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk = v.data.data() + r * v.row_bytes + b * block_bytes;
+        yq += half_to_float(static_cast<uint16_t>(blk[2] | blk[3] << 8)) * xq.s_minus[b];
+      }
+    const double bound = static_cast<double>(nb + 16) * std::ldexp(1.0, -24) * t;
+    const double err = std::fabs(y[r] - yq);
+    if (!(err <= bound) && bad++ < 3)
+      ADD_FAILURE() << label << " (" << xquant_variant(v, path) << ") row " << r << ": y=" << y[r] << " y_q=" << yq << " |err|=" << err
+                    << " bound=" << bound;
+  }
+  return xquant_variant(v, path);
+}
+
 // Every path (the best this build has, AVX2, scalar) on every oracle tensor of every x-quant type.
 TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
   std::map<TypeId, int> ran;
   int ran_avx2 = 0;
   for (const auto& c : cases()) {
     if (!c.error.empty()) continue;
-    const BoundRule* rule = nullptr;
-    for (const auto& r : kRules)
-      if (r.type == c.view.type) rule = &r;
-    const auto kind = act_quant_for(c.view.type);
-    ASSERT_EQ(rule != nullptr, kind.has_value()) << c.label << ": the x-quant table and this test disagree on the type";
-    if (!rule) continue;
-    const DequantX xq = dequant_expected(*kind, c.x);
-    const int64_t rows = c.view.n_rows, cols = c.view.n_cols, nb = cols / rule->block;
-    const uint64_t block_bytes = c.view.row_bytes / static_cast<uint64_t>(nb);
-    for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2}) {
-      std::vector<float> y(static_cast<size_t>(rows), -1.0f);
-      Status s = xquant_matvec(c.view, c.x.data(), y.data(), path);
-      ASSERT_TRUE(s.ok()) << c.label << ": " << s.error().to_string();
-      int bad = 0;
-      for (int64_t r = 0; r < rows; ++r) {
-        double yq = 0, t = 0;
-        for (int64_t j = 0; j < cols; ++j) {
-          const double w = c.deq[r * cols + j];
-          double mu = 0;
-          if (rule->min_offset >= 0) {
-            const uint8_t* blk = c.view.data.data() + r * c.view.row_bytes + (j / rule->block) * block_bytes;
-            mu = rule->mu_factor * std::fabs(half_to_float(static_cast<uint16_t>(blk[rule->min_offset] | blk[rule->min_offset + 1] << 8)));
-          }
-          yq += w * xq.xq[j];
-          t += (std::fabs(w) + mu) * std::fabs(xq.xq[j]);
-        }
-        if (*kind == ActQuant::q8_1)   // ggml uses the stored s for the m * sum(x) term
-          for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* blk = c.view.data.data() + r * c.view.row_bytes + b * block_bytes;
-            yq += half_to_float(static_cast<uint16_t>(blk[2] | blk[3] << 8)) * xq.s_minus[b];
-          }
-        const double bound = static_cast<double>(nb + 16) * std::ldexp(1.0, -24) * t;
-        const double err = std::fabs(y[r] - yq);
-        if (!(err <= bound) && bad++ < 3)
-          ADD_FAILURE() << c.label << " (" << xquant_variant(c.view, path) << ") row " << r
-                        << ": y=" << y[r] << " y_q=" << yq << " |err|=" << err << " bound=" << bound;
-      }
-      if (path == XqPath::avx2) ran_avx2 += xquant_variant(c.view, path) == "avx2";
-    }
+    ASSERT_EQ(rule_for(c.view.type) != nullptr, act_quant_for(c.view.type).has_value()) << c.label << ": the x-quant table and this test disagree on the type";
+    if (!rule_for(c.view.type)) continue;
+    for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2})
+      ran_avx2 += check_within_bound(c.view, c.deq, c.x, path, c.label) == "avx2" && path == XqPath::avx2;
     ++ran[c.view.type];
   }
   // Every type with an x-quant kernel has at least one oracle tensor.
@@ -348,45 +361,54 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
 namespace akview::compute {
 namespace {
 
-// The AVX2 kernels sum P in int32 lanes and then take the scalar kernel's float step: their y equals
-// the scalar kernel's bit for bit, on random blocks of every K-quant type and IQ4_XS (scales, codes
-// and high bits at random; d and dmin finite, some of them zero).
-TEST(XQuantMatvec, Avx2KernelsEqualTheScalarKernelBitForBit) {
+// Random blocks of every K-quant type and IQ4_XS (scales, codes and high bits at random; d and dmin
+// finite, some of them zero), on every path, within the bound. Then the same blocks with every
+// weight zero, scales kept: q3_K / q6_K codes at the zero point (4 / 32), q2_K / q4_K / q5_K codes
+// 0 with dmin 0, IQ4_XS d 0. y must be 0 there (the bound is 0: t = sum |w| |x| = 0, and mu is 0
+// where dmin is 0); a kernel that takes a zero point off in lanes that do not match its code lanes
+// (each lane then a large sum that cancels only across lanes) leaves rounding there.
+TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
   struct Type {
     TypeId type;
     uint32_t block_bytes;
     std::vector<uint32_t> f16_fields;   // byte offsets of d (and dmin) in a block
+    void (*zero_weights)(uint8_t* block);   // codes and scales making every weight 0, the rest kept
   };
-  const Type kTypes[] = {{TypeId::q2_k, 84, {80, 82}},   {TypeId::q3_k, 110, {108}}, {TypeId::q4_k, 144, {0, 2}},
-                         {TypeId::q5_k, 176, {0, 2}},    {TypeId::q6_k, 210, {208}}, {TypeId::iq4_xs, 136, {0}}};
+  const Type kTypes[] = {
+      {TypeId::q2_k, 84, {80, 82}, [](uint8_t* b) { std::memset(b + 16, 0, 64), b[82] = b[83] = 0; }},   // q = 0, dmin 0
+      {TypeId::q3_k, 110, {108}, [](uint8_t* b) { std::memset(b, 0xFF, 32), std::memset(b + 32, 0, 64); }},   // high bit set, low 0: q = 0
+      {TypeId::q4_k, 144, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 128), b[2] = b[3] = 0; }},   // q = 0, dmin 0
+      {TypeId::q5_k, 176, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 160), b[2] = b[3] = 0; }},
+      {TypeId::q6_k, 210, {208}, [](uint8_t* b) { std::memset(b, 0, 128), std::memset(b + 128, 0xAA, 64); }},   // ql 0, qh 2: q = 0
+      {TypeId::iq4_xs, 136, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
+  };
   constexpr int64_t kRows = 16, kCols = 1024;
-  int compared = 0;
-  for (const Type& t : kTypes) {
-    SCOPED_TRACE(std::string(type_info(t.type).name));
-    std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / 256 * t.block_bytes));
-    uint32_t state = 777u + static_cast<uint32_t>(t.type);
-    auto next = [&] { return state = state * 1664525u + 1013904223u; };
-    for (auto& v : bytes) v = static_cast<uint8_t>(next() >> 24);
-    for (size_t at = 0, k = 0; at < bytes.size(); at += t.block_bytes, ++k)
-      for (uint32_t f : t.f16_fields) {
-        // finite halves of either sign between 2^-14 and 2, and now and then zero
-        const uint16_t h = k % 7 == 3 ? 0 : static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
-        bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
-        bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
+  for (const Type& t : kTypes)
+    for (bool zero : {false, true}) {
+      SCOPED_TRACE(std::string(type_info(t.type).name) + (zero ? ", every weight zero" : ", random blocks"));
+      std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / 256 * t.block_bytes));
+      uint32_t state = 777u + static_cast<uint32_t>(t.type);
+      auto next = [&] { return state = state * 1664525u + 1013904223u; };
+      for (auto& v : bytes) v = static_cast<uint8_t>(next() >> 24);
+      for (size_t at = 0, k = 0; at < bytes.size(); at += t.block_bytes, ++k) {
+        for (uint32_t f : t.f16_fields) {
+          // finite halves of either sign between 2^-14 and 2, and now and then zero
+          const uint16_t h = k % 7 == 3 ? 0 : static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
+          bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
+          bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
+        }
+        if (zero) t.zero_weights(bytes.data() + at);
       }
-    const TensorView v = view_of(t.type, kRows, kCols, bytes);
-    if (xquant_variant(v, XqPath::avx2) != "avx2") continue;   // an AVX2 kernel is not built here
-    std::vector<float> x(kCols);
-    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) / 250.0f;
-    std::vector<float> scalar(kRows), avx2(kRows);
-    ASSERT_TRUE(xquant_matvec(v, x.data(), scalar.data(), XqPath::scalar).ok());
-    ASSERT_TRUE(xquant_matvec(v, x.data(), avx2.data(), XqPath::avx2).ok());
-    for (int64_t r = 0; r < kRows; ++r) EXPECT_EQ(std::bit_cast<uint32_t>(avx2[r]), std::bit_cast<uint32_t>(scalar[r])) << "row " << r << ": " << avx2[r] << " vs " << scalar[r];
-    ++compared;
-  }
-#if defined(__AVX2__)
-  EXPECT_EQ(compared, 6) << "an AVX2 build has an AVX2 kernel for each of the six types";
-#endif
+      const TensorView v = view_of(t.type, kRows, kCols, bytes);
+      std::vector<float> x(kCols);
+      for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) / 250.0f;
+      std::vector<float> w(static_cast<size_t>(kRows * kCols));
+      ASSERT_TRUE(decode_rows(v, 0, kRows, w.data()).ok());
+      if (zero) {
+        for (float f : w) ASSERT_EQ(f, 0.0f) << "the zero blocks decode to a nonzero weight";
+      }
+      for (XqPath path : {XqPath::scalar, XqPath::avx2, XqPath::best}) check_within_bound(v, w, x, path, "");
+    }
 }
 
 }  // namespace
