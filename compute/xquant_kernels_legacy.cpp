@@ -74,10 +74,15 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 }
 
 #if AKVIEW_XQ_AVX2
-// One block's 32 weights as signed bytes w = c - z in x order (q8_0: the stored bytes; iq4_nl: the
-// table's values), for a signed dot with x.
+// Codes above 31 (q8_0, iq4_nl) are dotted as signed weights w = c - z with x (sign trick, below);
+// the others as unsigned codes, their zero point taken off each pair of products (XqInput::zpair).
+template <const Legacy& L>
+constexpr bool kSignedDot = L.bytes == 34 || L.zero == 128;
+
+// One block's 32 codes in x order: signed weights w = c - z (q8_0: the stored bytes; iq4_nl: the
+// table's values) or, for the others, the unsigned codes c.
 template <const Legacy& L, bool kIq4>
-__m256i weights_avx2(const uint8_t* p) {
+__m256i codes_avx2(const uint8_t* p) {
   if constexpr (L.bytes == 34) {
     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.qs));
   } else {
@@ -96,15 +101,24 @@ __m256i weights_avx2(const uint8_t* p) {
       const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
       c = _mm256_or_si256(c, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10)));
     }
-    return _mm256_sub_epi8(c, _mm256_set1_epi8(static_cast<char>(L.zero)));
+    return c;
   }
 }
 
-// sum(w x) over one block as 8 int32 lanes, exact: |w| (unsigned; q8_0's -128 is 128) times x with
-// w's sign (x codes are within [-127, 127], so no pair of products saturates).
-inline __m256i dot_avx2(__m256i w, const int8_t* xc) {
+// sum((c - z) x) over one block as 8 int32 lanes, exact. Signed weights: |w| (unsigned; q8_0's -128
+// is 128) times x with w's sign; unsigned codes (below 32): c times x less z times the x pair sums
+// zx2. Either way x codes are within [-127, 127], so no pair of products saturates.
+template <const Legacy& L>
+inline __m256i dot_avx2(__m256i c, const int8_t* xc, const int16_t* zx2) {
   const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc));
-  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
+  __m256i p16;
+  if constexpr (kSignedDot<L>) {
+    p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(x, c));
+  } else {
+    p16 = _mm256_maddubs_epi16(c, x);
+    if constexpr (L.zero != 0) p16 = _mm256_sub_epi16(p16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
+  }
+  return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
 
 // R rows at a time (the rows share each block's x codes and scale).
@@ -124,11 +138,12 @@ void rows_n_avx2(const XqArgs& a, int64_t r, float* y) {
   }
   for (int64_t b = 0; b < nb; ++b) {
     const int8_t* xc = x.codes.data() + 32 * b;
+    const int16_t* zx2 = L.zero && !kSignedDot<L> ? x.zpair.data() + 16 * b : nullptr;
     AKV_UNROLL
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = rows[i] + b * L.bytes;
       simd::prefetch_span(p + 1024, L.bytes);
-      const __m256i isum = dot_avx2(weights_avx2<L, kIq4>(p), xc);
+      const __m256i isum = dot_avx2<L>(codes_avx2<L, kIq4>(p), xc, zx2);
       acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc[i]);
       if constexpr (L.m >= 0) mins[i] += load_f16(p + L.m) * x.s[b];
     }
@@ -219,8 +234,8 @@ void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
 #endif
 constexpr std::array kTable = {
-    XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0)},  XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1)},
-    XqKernelRow{TypeId::q5_0, ActQuant::q8_0, XQ_BEST(kQ5_0)},  XqKernelRow{TypeId::q5_1, ActQuant::q8_1, XQ_BEST(kQ5_1)},
+    XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0), 8},   XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1)},
+    XqKernelRow{TypeId::q5_0, ActQuant::q8_0, XQ_BEST(kQ5_0), 16},  XqKernelRow{TypeId::q5_1, ActQuant::q8_1, XQ_BEST(kQ5_1)},
     XqKernelRow{TypeId::q8_0, ActQuant::q8_0, XQ_BEST(kQ8_0)},  XqKernelRow{TypeId::iq4_nl, ActQuant::q8_0, XQ_BEST(kIq4nl, true)},
 };
 #undef XQ_BEST

@@ -361,32 +361,44 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
 namespace akview::compute {
 namespace {
 
-// Random blocks of every K-quant type and IQ4_XS (scales, codes and high bits at random; d and dmin
-// finite, some of them zero), on every path, within the bound. Then the same blocks with every
-// weight zero, scales kept: q3_K / q6_K codes at the zero point (4 / 32), q2_K / q4_K / q5_K codes
-// 0 with dmin 0, IQ4_XS d 0. y must be 0 there (the bound is 0: t = sum |w| |x| = 0, and mu is 0
-// where dmin is 0); a kernel that takes a zero point off in lanes that do not match its code lanes
-// (each lane then a large sum that cancels only across lanes) leaves rounding there.
+// Random blocks of every x-quant type (scales, codes and high bits at random; d, dmin and m finite,
+// some of them zero), on every path, within the bound. Then the same blocks with every weight zero,
+// scales kept: codes at the zero point (q4_0 8, q5_0 16, q3_K 4, q6_K 32), or codes 0 with the
+// offset 0 (q4_1 / q5_1 m, q2_K / q4_K / q5_K dmin), or d 0 (IQ4_NL, IQ4_XS, which have no zero
+// code). y must be 0 there (the bound is 0: t = sum |w| |x| = 0, and mu is 0 with the offset); a
+// kernel that takes a zero point off in lanes that do not match its code lanes (each lane then a
+// large sum that cancels only across lanes) leaves rounding there.
 TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
   struct Type {
     TypeId type;
-    uint32_t block_bytes;
-    std::vector<uint32_t> f16_fields;   // byte offsets of d (and dmin) in a block
-    void (*zero_weights)(uint8_t* block);   // codes and scales making every weight 0, the rest kept
+    uint32_t block_elems, block_bytes;
+    std::vector<uint32_t> f16_fields;   // byte offsets of d (and dmin / m) in a block
+    void (*zero_weights)(uint8_t* block);   // codes and offsets making every weight 0, the rest kept
   };
   const Type kTypes[] = {
-      {TypeId::q2_k, 84, {80, 82}, [](uint8_t* b) { std::memset(b + 16, 0, 64), b[82] = b[83] = 0; }},   // q = 0, dmin 0
-      {TypeId::q3_k, 110, {108}, [](uint8_t* b) { std::memset(b, 0xFF, 32), std::memset(b + 32, 0, 64); }},   // high bit set, low 0: q = 0
-      {TypeId::q4_k, 144, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 128), b[2] = b[3] = 0; }},   // q = 0, dmin 0
-      {TypeId::q5_k, 176, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 160), b[2] = b[3] = 0; }},
-      {TypeId::q6_k, 210, {208}, [](uint8_t* b) { std::memset(b, 0, 128), std::memset(b + 128, 0xAA, 64); }},   // ql 0, qh 2: q = 0
-      {TypeId::iq4_xs, 136, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
+      {TypeId::q4_0, 32, 18, {0}, [](uint8_t* b) { std::memset(b + 2, 0x88, 16); }},
+      {TypeId::q4_1, 32, 20, {0, 2}, [](uint8_t* b) { std::memset(b + 4, 0, 16), b[2] = b[3] = 0; }},
+      {TypeId::q5_0, 32, 22, {0}, [](uint8_t* b) { std::memset(b + 2, 0xFF, 4), std::memset(b + 6, 0, 16); }},   // high bits set
+      {TypeId::q5_1, 32, 24, {0, 2}, [](uint8_t* b) { std::memset(b + 4, 0, 20), b[2] = b[3] = 0; }},
+      {TypeId::q8_0, 32, 34, {0}, [](uint8_t* b) { std::memset(b + 2, 0, 32); }},
+      {TypeId::iq4_nl, 32, 18, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
+      {TypeId::q2_k, 256, 84, {80, 82}, [](uint8_t* b) { std::memset(b + 16, 0, 64), b[82] = b[83] = 0; }},
+      {TypeId::q3_k, 256, 110, {108}, [](uint8_t* b) { std::memset(b, 0xFF, 32), std::memset(b + 32, 0, 64); }},   // high bit set, low 0
+      {TypeId::q4_k, 256, 144, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 128), b[2] = b[3] = 0; }},
+      {TypeId::q5_k, 256, 176, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 160), b[2] = b[3] = 0; }},
+      {TypeId::q6_k, 256, 210, {208}, [](uint8_t* b) { std::memset(b, 0, 128), std::memset(b + 128, 0xAA, 64); }},   // ql 0, qh 2
+      {TypeId::iq4_xs, 256, 136, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
   };
+  for (const auto& r : kRules) {
+    bool listed = false;
+    for (const Type& t : kTypes) listed |= t.type == r.type;
+    EXPECT_TRUE(listed) << type_info(r.type).name << " has an x-quant kernel and no random blocks here";
+  }
   constexpr int64_t kRows = 16, kCols = 1024;
   for (const Type& t : kTypes)
     for (bool zero : {false, true}) {
       SCOPED_TRACE(std::string(type_info(t.type).name) + (zero ? ", every weight zero" : ", random blocks"));
-      std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / 256 * t.block_bytes));
+      std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / t.block_elems * t.block_bytes));
       uint32_t state = 777u + static_cast<uint32_t>(t.type);
       auto next = [&] { return state = state * 1664525u + 1013904223u; };
       for (auto& v : bytes) v = static_cast<uint8_t>(next() >> 24);
