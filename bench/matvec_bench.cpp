@@ -12,6 +12,7 @@
 // for --rounds rounds, medians of each; without AKVIEW_LLAMA_TEST_BACKEND_OPS it says so and prints
 // GB/s against the bandwidth probe only. --compare-only 1 skips the first table.
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -282,6 +283,21 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--xq-path"))
       g_xq_path = !std::strcmp(argv[i + 1], "avx2") ? XqPath::avx2 : !std::strcmp(argv[i + 1], "scalar") ? XqPath::scalar : XqPath::best;
+  }
+  // --types names as the table prints them (q4_k); Q4_K and q4_K are taken too, an unknown name is an error.
+  std::transform(only.begin(), only.end(), only.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (size_t at = 1; at < only.size();) {
+    const size_t end = only.find(',', at);
+    const std::string name = only.substr(at, end - at);
+    bool known = name.empty();
+    for (const auto& bt : kTypes) known |= bt.label == name;
+    if (!known) {
+      std::fprintf(stderr, "matvec_bench: --types: no type '%s'; the types are:", name.c_str());
+      for (const auto& bt : kTypes) std::fprintf(stderr, " %s", bt.label.c_str());
+      std::fprintf(stderr, "\n");
+      return 2;
+    }
+    at = end + 1;
   }
   bool reused = false;
   const auto placed = write_file(data_path, reused);
