@@ -67,11 +67,20 @@ XqInput make_xq_input(ActQuant kind, const float* x, int64_t n, int pair_zero) {
     }
   }
   in.sum4.resize(static_cast<size_t>(n / 4));
-  for (size_t k = 0; k < in.sum4.size(); ++k)
-    in.sum4[k] = in.codes[4 * k] + in.codes[4 * k + 1] + in.codes[4 * k + 2] + in.codes[4 * k + 3];
-  if (pair_zero) {   // |z * (two codes)| <= 32 * 254: an int16
-    in.zpair.resize(static_cast<size_t>(n / 2));
-    for (size_t k = 0; k < in.zpair.size(); ++k) in.zpair[k] = static_cast<int16_t>(pair_zero * (in.codes[2 * k] + in.codes[2 * k + 1]));
+  if (pair_zero) in.zpair.resize(static_cast<size_t>(n / 2));   // |z * (two codes)| <= 32 * 254: an int16
+  int64_t j = 0;
+#if AKVIEW_CPU_AVX2
+  for (const __m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1); j + 32 <= n; j += 32) {
+    const __m256i pairs = _mm256_maddubs_epi16(one8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.codes.data() + j)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(in.sum4.data() + j / 4), _mm256_madd_epi16(pairs, one16));
+    if (pair_zero)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(in.zpair.data() + j / 2), _mm256_mullo_epi16(pairs, _mm256_set1_epi16(static_cast<short>(pair_zero))));
+  }
+#endif
+  for (; j < n; j += 4) {
+    const int p0 = in.codes[j] + in.codes[j + 1], p1 = in.codes[j + 2] + in.codes[j + 3];
+    in.sum4[j / 4] = p0 + p1;
+    if (pair_zero) in.zpair[j / 2] = static_cast<int16_t>(pair_zero * p0), in.zpair[j / 2 + 1] = static_cast<int16_t>(pair_zero * p1);
   }
   if (in.bsum16.empty()) {
     in.bsum16.resize(static_cast<size_t>(n / 16));

@@ -38,12 +38,47 @@ int8_t q8_code(float v) {
 }
 
 // ggml's nearest_int: adding 1.5 * 2^23 leaves round-half-even(f) + 2^22 in the low 23 mantissa bits.
-int nearest_int(float f) {
+[[maybe_unused]] int nearest_int(float f) {
   const float v = f + 12582912.0f;
   int32_t i;
   std::memcpy(&i, &v, 4);
   return (i & 0x007fffff) - 0x00400000;
 }
+
+#if AKVIEW_CPU_AVX2
+// The same rules on 8 lanes: amax of a block, and codes rounded to nearest even (vroundps; for q8_K
+// that equals nearest_int, |f| < 2^22), as int32 lanes. The products are not fused (vmulps).
+inline float amax_of(const float* x, int n) {
+  const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 m = _mm256_setzero_ps();
+  for (int j = 0; j < n; j += 8) m = _mm256_max_ps(_mm256_and_ps(abs, _mm256_loadu_ps(x + j)), m);   // a NaN x is passed over
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+}
+inline __m256i codes8(const float* x, __m256 mult) {
+  return _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x), mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+// 32 int32 lanes (4 vectors of x order) -> 32 bytes with signed saturation, in order.
+inline void store_codes32(int8_t* q, __m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));   // lanes interleaved by 4
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+inline int hsum_i32(__m256i v) {
+  __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+  return _mm_cvtsi128_si32(_mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1)));
+}
+// One q8_0 / q8_1 block (the AVX rule): its codes, d (as float), and the sum of its codes.
+inline int q8_32_avx2(const float* x, float& d, int8_t* qs) {
+  const float amax = amax_of(x, 32);
+  d = amax / 127.f;
+  const __m256 mult = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+  const __m256i a = codes8(x, mult), b = codes8(x + 8, mult), c = codes8(x + 16, mult), e = codes8(x + 24, mult);
+  store_codes32(qs, a, b, c, e);
+  return hsum_i32(_mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, e)));   // |codes| <= 127: no clamp differs
+}
+#endif
 
 }  // namespace
 
@@ -69,6 +104,14 @@ uint16_t f32_to_f16_rne(float f) {
 }
 
 void quantize_q8_0(const float* x, int64_t n, BlockQ8_0* out) {
+#if AKVIEW_CPU_AVX2
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    float d;
+    q8_32_avx2(x, d, out[b].qs);
+    out[b].d = f32_to_f16_rne(d);
+  }
+  return;
+#endif
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
     const Q8Scale s = q8_scale(x);
     out[b].d = f32_to_f16_rne(s.d);
@@ -77,6 +120,15 @@ void quantize_q8_0(const float* x, int64_t n, BlockQ8_0* out) {
 }
 
 void quantize_q8_1(const float* x, int64_t n, BlockQ8_1* out) {
+#if AKVIEW_CPU_AVX2
+  for (int64_t b = 0; b < n / 32; ++b, x += 32) {
+    float d;
+    const int sum = q8_32_avx2(x, d, out[b].qs);
+    out[b].d = f32_to_f16_rne(d);
+    out[b].s = f32_to_f16_rne(d * static_cast<float>(sum));
+  }
+  return;
+#endif
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
     const Q8Scale s = q8_scale(x);
     out[b].d = f32_to_f16_rne(s.d);
@@ -90,22 +142,44 @@ void quantize_q8_k(const float* x, int64_t n, BlockQ8K* out) {
   for (int64_t b = 0; b < n / 256; ++b, x += 256) {
     BlockQ8K& o = out[b];
     float amax = 0, max = 0;
+#if AKVIEW_CPU_AVX2
+    amax = amax_of(x, 256);
+    for (int j = 0; j < 256 && amax != 0.0f; ++j)
+      if (std::fabs(x[j]) == amax) {   // the first x of the largest magnitude
+        max = x[j];
+        break;
+      }
+#else
     for (int j = 0; j < 256; ++j)
       if (std::fabs(x[j]) > amax) {
         amax = std::fabs(x[j]);
         max = x[j];
       }
+#endif
     if (amax == 0.0f) {   // ggml writes d = 0 and zero codes (and leaves bsums as they were; here 0)
       std::memset(&o, 0, sizeof o);
       continue;
     }
     const float iscale = -127.f / max;
+#if AKVIEW_CPU_AVX2
+    const __m256 mult = _mm256_set1_ps(iscale), top = _mm256_set1_ps(127.f);
+    for (int j = 0; j < 256; j += 32) {
+      __m256i c[4];
+      for (int k = 0; k < 4; ++k)
+        c[k] = _mm256_cvtps_epi32(_mm256_min_ps(top, _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), mult),
+                                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+      store_codes32(o.qs + j, c[0], c[1], c[2], c[3]);
+      o.bsums[j / 16] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(c[0], c[1])));
+      o.bsums[j / 16 + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(c[2], c[3])));
+    }
+#else
     for (int j = 0; j < 256; ++j) o.qs[j] = static_cast<int8_t>(std::min(127, nearest_int(iscale * x[j])));
     for (int k = 0; k < 16; ++k) {
       int sum = 0;
       for (int j = 0; j < 16; ++j) sum += o.qs[16 * k + j];
       o.bsums[k] = static_cast<int16_t>(sum);
     }
+#endif
     o.d = 1 / iscale;
   }
 }
