@@ -73,12 +73,15 @@ void rows_scalar(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   }
 }
 
-#if AKVIEW_XQ_AVX2
-// Codes above 31 (q8_0, iq4_nl) are dotted as signed weights w = c - z with x (sign trick, below);
-// the others as unsigned codes, their zero point taken off each pair of products (XqInput::zpair).
+// The AVX2 kernels dot codes above 31 (q8_0, iq4_nl) as signed weights w = c - z with x (sign
+// trick, below), the others as unsigned codes, their zero point taken off each pair of products
+// (XqInput::zpair: kPairZero, the table's pair_zero).
 template <const Legacy& L>
 constexpr bool kSignedDot = L.bytes == 34 || L.zero == 128;
+template <const Legacy& L>
+constexpr int kPairZero = kSignedDot<L> ? 0 : L.zero;
 
+#if AKVIEW_XQ_AVX2
 // One block's 32 codes in x order: signed weights w = c - z (q8_0: the stored bytes; iq4_nl: the
 // table's values) or, for the others, the unsigned codes c.
 template <const Legacy& L, bool kIq4>
@@ -116,14 +119,14 @@ inline __m256i dot_avx2(__m256i c, const int8_t* xc, const int16_t* zx2) {
     p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(x, c));
   } else {
     p16 = _mm256_maddubs_epi16(c, x);
-    if constexpr (L.zero != 0) p16 = _mm256_sub_epi16(p16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
+    if constexpr (kPairZero<L> != 0) p16 = _mm256_sub_epi16(p16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
   }
   return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
 
-// One row at a time, as ggml: rows streamed from memory side by side (2 or 4 per pass, sharing each
-// block's x loads) ran at 0.72-0.84x of ggml's vec_dot on one thread here (q4_0, q4_1: one stream
-// each, 1.06-1.20x; in cache the same).
+// One row at a time, as ggml: with 2 or 4 rows streamed from memory side by side (sharing each
+// block's x loads), q4_0 and q4_1 ran at 0.72-0.86x of ggml's vec_dot on one thread here; one row
+// at a time, 1.06-1.25x (in cache the same either way).
 template <const Legacy& L, bool kIq4 = false>
 void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
@@ -136,7 +139,7 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* p = row + b * L.bytes;
       simd::prefetch_span(p + 1024, L.bytes);
-      const int16_t* zx2 = L.zero && !kSignedDot<L> ? x.zpair.data() + 16 * b : nullptr;
+      const int16_t* zx2 = kPairZero<L> ? x.zpair.data() + 16 * b : nullptr;
       const __m256i isum = dot_avx2<L>(codes_avx2<L, kIq4>(p), x.codes.data() + 32 * b, zx2);
       acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc);
       if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[b];
@@ -220,9 +223,12 @@ void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
 #endif
 constexpr std::array kTable = {
-    XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0), 8},   XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1)},
-    XqKernelRow{TypeId::q5_0, ActQuant::q8_0, XQ_BEST(kQ5_0), 16},  XqKernelRow{TypeId::q5_1, ActQuant::q8_1, XQ_BEST(kQ5_1)},
-    XqKernelRow{TypeId::q8_0, ActQuant::q8_0, XQ_BEST(kQ8_0)},  XqKernelRow{TypeId::iq4_nl, ActQuant::q8_0, XQ_BEST(kIq4nl, true)},
+    XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0), kPairZero<kQ4_0>},
+    XqKernelRow{TypeId::q4_1, ActQuant::q8_1, XQ_BEST(kQ4_1), kPairZero<kQ4_1>},
+    XqKernelRow{TypeId::q5_0, ActQuant::q8_0, XQ_BEST(kQ5_0), kPairZero<kQ5_0>},
+    XqKernelRow{TypeId::q5_1, ActQuant::q8_1, XQ_BEST(kQ5_1), kPairZero<kQ5_1>},
+    XqKernelRow{TypeId::q8_0, ActQuant::q8_0, XQ_BEST(kQ8_0), kPairZero<kQ8_0>},
+    XqKernelRow{TypeId::iq4_nl, ActQuant::q8_0, XQ_BEST(kIq4nl, true), kPairZero<kIq4nl>},
 };
 #undef XQ_BEST
 #undef XQ_AVX2
