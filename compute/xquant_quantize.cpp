@@ -46,8 +46,8 @@ int8_t q8_code(float v) {
 }
 
 #if AKVIEW_CPU_AVX2
-// The same rules on 8 lanes: amax of a block, and codes rounded to nearest even (vroundps; for q8_K
-// that equals nearest_int, |f| < 2^22), as int32 lanes. The products are not fused (vmulps).
+// The same rules on 8 lanes: amax of a block, and q8_0 / q8_1 codes rounded to nearest even by
+// vroundps (as ggml's AVX path), as int32 lanes; q8_K's nearest_int below. No product is fused.
 inline float amax_of(const float* x, int n) {
   const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 m = _mm256_setzero_ps();
@@ -162,12 +162,15 @@ void quantize_q8_k(const float* x, int64_t n, BlockQ8K* out) {
     }
     const float iscale = -127.f / max;
 #if AKVIEW_CPU_AVX2
-    const __m256 mult = _mm256_set1_ps(iscale), top = _mm256_set1_ps(127.f);
+    // nearest_int on 8 lanes, bit for bit (a NaN or infinite product too), then min(127, .)
+    const __m256 mult = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.0f);
+    const __m256i low23 = _mm256_set1_epi32(0x007fffff), half = _mm256_set1_epi32(0x00400000), top = _mm256_set1_epi32(127);
     for (int j = 0; j < 256; j += 32) {
       __m256i c[4];
-      for (int k = 0; k < 4; ++k)
-        c[k] = _mm256_cvtps_epi32(_mm256_min_ps(top, _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), mult),
-                                                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+      for (int k = 0; k < 4; ++k) {
+        const __m256 v = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + j + 8 * k), mult), magic);
+        c[k] = _mm256_min_epi32(top, _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(v), low23), half));
+      }
       store_codes32(o.qs + j, c[0], c[1], c[2], c[3]);
       o.bsums[j / 16] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(c[0], c[1])));
       o.bsums[j / 16 + 1] = static_cast<int16_t>(hsum_i32(_mm256_add_epi32(c[2], c[3])));
