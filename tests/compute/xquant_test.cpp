@@ -263,19 +263,25 @@ std::string_view check_within_bound(const TensorView& v, std::span<const float> 
 // Every path (the best this build has, AVX2, scalar) on every oracle tensor of every x-quant type.
 TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
   std::map<TypeId, int> ran;
-  int ran_avx2 = 0;
+  int ran_avx2 = 0, ran_vnni = 0;
   for (const auto& c : cases()) {
     if (!c.error.empty()) continue;
     ASSERT_EQ(rule_for(c.view.type) != nullptr, act_quant_for(c.view.type).has_value()) << c.label << ": the x-quant table and this test disagree on the type";
     if (!rule_for(c.view.type)) continue;
-    for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2})
-      ran_avx2 += check_within_bound(c.view, c.deq, c.x, path, c.label) == "avx2" && path == XqPath::avx2;
+    for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2}) {
+      const std::string_view variant = check_within_bound(c.view, c.deq, c.x, path, c.label);
+      ran_avx2 += variant == "avx2" && path == XqPath::avx2;
+      ran_vnni += variant == "avx512-vnni";
+    }
     ++ran[c.view.type];
   }
   // Every type with an x-quant kernel has at least one oracle tensor.
   for (const auto& r : kRules) EXPECT_GT(ran[r.type], 0) << type_info(r.type).name << ": no oracle tensor ran";
 #if defined(__AVX2__)
   EXPECT_GT(ran_avx2, 0) << "an AVX2 build ran no AVX2 kernel";
+#endif
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__BMI2__)
+  EXPECT_GT(ran_vnni, 0) << "an AVX-512 VNNI build (or its emulation) ran no VNNI kernel";
 #endif
 }
 
