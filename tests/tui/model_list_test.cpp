@@ -1,5 +1,6 @@
 // The model list: the worker reads the selected model's header before the others (the panel under
-// the list waits for it), and the panel writes paths under $HOME as ~/….
+// the list waits for it), the panel writes paths under $HOME as ~/…, and files that share a role
+// by the dozen (an Ollama model's tensor blobs) are one row.
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -82,6 +83,31 @@ TEST(ModelList, ThePanelWritesPathsUnderHomeWithATilde) {
   else ::unsetenv("HOME");
   EXPECT_TRUE(contains(screen, "~/models/a.gguf")) << screen;   // the path line
   EXPECT_FALSE(contains(screen, home.path())) << screen;
+}
+
+// The demo's Ollama int4 model keeps each tensor in a blob of its own (39 of them): the panel
+// says so in one row (count, total size, folder), and its manifest, configs and that row fit.
+TEST(ModelList, ManyFilesOfOneRoleAreOneRow) {
+  auto entries = list_catalog(AKVIEW_DEMO_DIR "/demo");
+  ASSERT_TRUE(entries.has_value());
+  size_t at = entries->size();
+  for (size_t k = 0; k < entries->size(); ++k)
+    if (contains((*entries)[k].name, "int4")) at = k;
+  ASSERT_LT(at, entries->size()) << "the demo has an Ollama int4 model";
+  FakeHost host;
+  tui::ModelList list(AKVIEW_DEMO_DIR "/demo", std::move(*entries), host.worker());
+  for (size_t k = 0; k < at; ++k) list.act(tui::Action::down, host);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  std::string screen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto& apply : host.worker().take_posted()) apply();
+    screen = screen_text(draw_pane(list, host, 100, 30));
+    if (contains(screen, "files ")) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(contains(screen, "39 tensor blobs  ollama/blobs/")) << screen;
+  EXPECT_TRUE(contains(screen, "manifest")) << screen;
+  EXPECT_FALSE(contains(screen, "more files")) << screen;
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 #include "ui/tui/model_list.hpp"
 
 #include <algorithm>
+#include <map>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
@@ -109,21 +111,55 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   if (e.types.size() > kMaxTypeLines) add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
   if (std::string config = config_summary(e.config); !config.empty()) add("config", config);
   if (!e.config.quantization.empty()) add("quantization", e.config.quantization);
-  // The files as many as fit; the last row says how many did not.
-  const int left = rows - static_cast<int>(out.size());
-  const size_t shown = e.files.size() <= static_cast<size_t>(std::max(0, left)) ? e.files.size()
-                                                                                 : static_cast<size_t>(std::max(0, left - 1));
+  // The files, one row each, except that a role held by kGroupAt files or more (an Ollama model's
+  // tensor blobs: one per tensor) is one row: their count, total size and common folder. As many
+  // rows as fit; the last row says how many files did not.
+  constexpr size_t kGroupAt = 4;
+  struct FileRow {
+    uint64_t size = 0;
+    std::string role, path;
+    size_t files = 1;
+    bool group = false;
+  };
+  std::vector<FileRow> file_rows;
   std::error_code ec;
   const std::string model_dir = std::filesystem::is_directory(e.open_path, ec) ? e.open_path : std::string();
-  int role_w = 0;
-  for (size_t k = 0; k < shown; ++k) role_w = std::max(role_w, display_width(e.files[k].role));
-  for (size_t k = 0; k < shown; ++k) {
-    const CatalogFile& f = e.files[k];
-    add(k ? "" : "files", fmt::format("{:>10}  {:<{}}  {}", format_bytes(f.size), f.role, role_w, shown_path(f.path, {root, model_dir})),
-        Role::muted);
+  struct RoleCount {
+    size_t files = 0, row = SIZE_MAX;   // row: its group's row, once made
+  };
+  std::map<std::string_view, RoleCount> per_role;   // (the panel is drawn every frame: one pass, not one per file)
+  for (const CatalogFile& f : e.files) ++per_role[f.role].files;
+  for (const CatalogFile& f : e.files) {
+    const std::string path = shown_path(f.path, {root, model_dir});
+    RoleCount& role = per_role[f.role];
+    if (role.files < kGroupAt) {
+      file_rows.push_back({f.size, f.role, path});
+      continue;
+    }
+    const std::string dir = path.substr(0, path.rfind('/') + 1);   // "" for a bare name
+    if (role.row == SIZE_MAX) {
+      role.row = file_rows.size();
+      file_rows.push_back({0, f.role, dir, 0, true});
+    }
+    FileRow& g = file_rows[role.row];
+    if (g.path != dir) g.path = "(several folders)";
+    g.size += f.size, ++g.files;
   }
-  if (shown < e.files.size() && left > 0)
-    add(shown ? "" : "files", fmt::format("… {} more files", e.files.size() - shown), Role::muted);
+  for (FileRow& r : file_rows)
+    if (r.group) r.role = fmt::format("{} {}s", r.files, r.role);
+  const int left = rows - static_cast<int>(out.size());
+  const size_t shown = file_rows.size() <= static_cast<size_t>(std::max(0, left)) ? file_rows.size()
+                                                                                  : static_cast<size_t>(std::max(0, left - 1));
+  int role_w = 0;
+  for (size_t k = 0; k < shown; ++k) role_w = std::max(role_w, display_width(file_rows[k].role));
+  size_t files_shown = 0;
+  for (size_t k = 0; k < shown; ++k) {
+    const FileRow& r = file_rows[k];
+    add(k ? "" : "files", fmt::format("{:>10}  {:<{}}  {}", format_bytes(r.size), r.role, role_w, r.path), Role::muted);
+    files_shown += r.files;
+  }
+  if (shown < file_rows.size() && left > 0)
+    add(shown ? "" : "files", fmt::format("… {} more files", e.files.size() - files_shown), Role::muted);
   return out;
 }
 
