@@ -21,7 +21,7 @@ constexpr bool kAvxRule = false;
 struct Q8Scale {
   float d = 0, id = 0;
 };
-Q8Scale q8_scale(const float* x) {
+[[maybe_unused]] Q8Scale q8_scale(const float* x) {
   float amax = 0;
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
   Q8Scale s;
@@ -32,7 +32,7 @@ Q8Scale q8_scale(const float* x) {
     s.id = s.d != 0.0f ? 1.0f / s.d : 0.0f;
   return s;
 }
-int8_t q8_code(float v) {
+[[maybe_unused]] int8_t q8_code(float v) {
   const float r = kAvxRule ? std::nearbyint(v) : std::round(v);   // nearbyint: ties to even (default mode)
   return static_cast<int8_t>(std::clamp(r, -128.0f, 127.0f));      // the AVX path packs with saturation
 }
@@ -110,13 +110,13 @@ void quantize_q8_0(const float* x, int64_t n, BlockQ8_0* out) {
     q8_32_avx2(x, d, out[b].qs);
     out[b].d = f32_to_f16_rne(d);
   }
-  return;
-#endif
+#else
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
     const Q8Scale s = q8_scale(x);
     out[b].d = f32_to_f16_rne(s.d);
     for (int j = 0; j < 32; ++j) out[b].qs[j] = q8_code(x[j] * s.id);
   }
+#endif
 }
 
 void quantize_q8_1(const float* x, int64_t n, BlockQ8_1* out) {
@@ -127,8 +127,7 @@ void quantize_q8_1(const float* x, int64_t n, BlockQ8_1* out) {
     out[b].d = f32_to_f16_rne(d);
     out[b].s = f32_to_f16_rne(d * static_cast<float>(sum));
   }
-  return;
-#endif
+#else
   for (int64_t b = 0; b < n / 32; ++b, x += 32) {
     const Q8Scale s = q8_scale(x);
     out[b].d = f32_to_f16_rne(s.d);
@@ -136,6 +135,7 @@ void quantize_q8_1(const float* x, int64_t n, BlockQ8_1* out) {
     for (int j = 0; j < 32; ++j) sum += out[b].qs[j] = q8_code(x[j] * s.id);
     out[b].s = f32_to_f16_rne(s.d * static_cast<float>(sum));
   }
+#endif
 }
 
 void quantize_q8_k(const float* x, int64_t n, BlockQ8K* out) {
