@@ -18,6 +18,8 @@
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
 #include "core/natural_order.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/mirror.hpp"
 
 namespace akview {
 namespace {
@@ -237,6 +239,12 @@ std::string type_label(const Model& model, const Tensor& t) {
 }  // namespace
 
 std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path) {
+  // A remote repository: listed as it is laid out in the cache (core/remote/mirror.hpp); an address
+  // that cannot be laid out is no catalog (opening it says why).
+  if (remote::is_remote_address(path)) {
+    auto local = remote::materialize(path);
+    return local ? list_catalog(*local) : std::nullopt;
+  }
   if (!is_directory(path)) return std::nullopt;
   const std::string source = ends_with(path.back() == '/' ? path.substr(0, path.size() - 1) : path, ".lmstudio/models")
                                  ? "lmstudio" : "folder";

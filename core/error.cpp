@@ -38,6 +38,8 @@ constexpr std::array kErrorTable = {
     ErrorInfo{ErrorCode::refused, "refused", "content akview will not interpret (e.g. a pickle global)"},
     ErrorInfo{ErrorCode::usage, "usage", "bad command-line usage"},
     ErrorInfo{ErrorCode::not_found, "not_found", "a named tensor or key does not exist"},
+    ErrorInfo{ErrorCode::network, "network", "a server cannot be reached, refuses the request or breaks HTTP's rules"},
+    ErrorInfo{ErrorCode::changed, "changed", "a remote file changed on the server since it was opened"},
 };
 static_assert(kErrorTable.size() == static_cast<size_t>(ErrorCode::count_), "one row per ErrorCode");
 

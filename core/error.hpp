@@ -41,6 +41,8 @@ enum class ErrorCode : uint8_t {
   refused,            // content akview will not interpret (e.g. a pickle global outside the allowlist)
   usage,              // bad command-line usage (exit code 2)
   not_found,          // a named tensor / key does not exist
+  network,            // a server could not be reached, refused the request or answered against HTTP's rules
+  changed,            // a remote file changed on the server since it was opened
   count_               // sentinel: number of codes
 };
 

@@ -55,6 +55,7 @@ void install_handler() {
 
 Error fault_error(const void* address) {
   auto where = locate_mapping(address);
+  if (where && where->hooks) return where->hooks->fault_error(where->offset);
   if (!where)
     return make_error(ErrorCode::truncated, "", kNoOffset,
                       fmt::format("a read at address {} failed with SIGBUS (a mapped file changed while open)", address));
@@ -83,6 +84,7 @@ Status guard_reads_raw(void (*fn)(void*), void* context) {
 Status check_mapped_range(std::span<const uint8_t> bytes) {
   if (bytes.empty() || !g_precheck.load(std::memory_order_relaxed)) return {};
   auto where = locate_mapping(bytes.data());
+  if (where && where->hooks) return where->hooks->prepare(where->offset, bytes.size());
   if (!where || where->current_size >= where->mapped_size) return {};
   const uint64_t end = where->offset + bytes.size();
   if (end <= where->current_size) return {};

@@ -16,6 +16,8 @@
 #include "compute/devices.hpp"
 #include "core/catalog.hpp"
 #include "core/formats/format.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/mirror.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/batch/explain_report.hpp"
 #include "ui/batch/printers.hpp"
@@ -44,6 +46,7 @@ struct CliOptions {
   bool json = false;
   bool csv = false;
   bool no_color = false;
+  bool fetch_all = false;            // stats / diff / check / run of a remote model: fetch every tensor
   TensorQuery query;
   OutputFormat format() const { return json ? OutputFormat::json : csv ? OutputFormat::csv : OutputFormat::text; }
 };
@@ -61,6 +64,21 @@ std::optional<Model> open_or_report(const std::string& path) {
     return std::nullopt;
   }
   return std::move(*model);
+}
+
+// A command that reads every tensor of a remote model says how much that fetches and needs --fetch-all.
+std::optional<int> refuse_whole_fetch(const Model& model, const CliOptions& o, std::string_view what) {
+  if (o.fetch_all || !remote::is_remote_model(model)) return std::nullopt;
+  const uint64_t missing = remote::unfetched_tensor_bytes(model);
+  if (missing == 0) return std::nullopt;
+  std::fprintf(stderr, "%s: %s reads every tensor: %s (%llu bytes) to fetch from the server; pass --fetch-all to fetch them\n",
+               escape_for_terminal(model.path).c_str(), std::string(what).c_str(), format_bytes(missing).c_str(),
+               static_cast<unsigned long long>(missing));
+  return kExitBadInput;
+}
+
+void add_fetch_all(CLI::App* cmd, CliOptions& o) {
+  cmd->add_flag("--fetch-all", o.fetch_all, "remote models: fetch every tensor this command reads (it says how much without it)");
 }
 
 void add_path(CLI::App* cmd, CliOptions& o) { cmd->add_option("path", o.path, "model file or directory")->required(); }
@@ -95,6 +113,11 @@ int run_meta(CliOptions& o) {
 }
 
 int run_check(CliOptions& o) {
+  if (remote::is_remote_address(o.path)) {
+    auto model = open_or_report(o.path);
+    if (!model) return kExitBadInput;
+    if (auto refused = refuse_whole_fetch(*model, o, "check")) return *refused;
+  }
   CheckReport r = make_check_report(o.path, /*verify_digests=*/true);
   print_check(r.ok() || o.json ? stdout : stderr, r, o.format());
   return r.ok() ? kExitOk : kExitBadInput;
@@ -146,6 +169,8 @@ int run_layout(CliOptions& o) {
 int run_stats(CliOptions& o) {
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
+  if (o.names.empty())
+    if (auto refused = refuse_whole_fetch(*model, o, "stats")) return *refused;
   auto rows = stats_row_source(*model, o.names);
   if (!rows) return report_error(rows.error());
   if (Status s = print_stats(stdout, *rows, o.format()); !s) return report_error(s.error());
@@ -164,6 +189,10 @@ int run_diff(CliOptions& o) {
   if (!a) return kExitBadInput;
   auto b = open_or_report(o.path_b);
   if (!b) return kExitBadInput;
+  if (!o.no_values) {
+    if (auto refused = refuse_whole_fetch(*a, o, "diff")) return *refused;
+    if (auto refused = refuse_whole_fetch(*b, o, "diff")) return *refused;
+  }
   DiffOptions options;
   options.values = !o.no_values;
   if (Status s = print_diff(stdout, make_diff_report(*a, *b, options), o.format()); !s) return report_error(s.error());
@@ -181,6 +210,8 @@ int run_run(CliOptions& o) {
   o.run.tensors = o.names;
   auto model = open_or_report(o.path);
   if (!model) return kExitBadInput;
+  if (o.names.empty() && o.run.layer < 0 && o.run.filter.empty())   // every matrix
+    if (auto refused = refuse_whole_fetch(*model, o, "run")) return *refused;
   std::optional<Model> ref;
   if (!o.ref.empty()) {
     ref = open_or_report(o.ref);
@@ -242,7 +273,7 @@ const std::vector<CommandRow>& command_table() {
        },
        run_meta},
       {"check", "validate everything; list every problem as FILE@0xOFFSET: what (Ollama blobs: sizes and sha256)",
-       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); }, run_check},
+       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); add_fetch_all(c, o); }, run_check},
       {"dump", "dequantized values (numpy order) [--rows A:B] [--out FILE.npy|FILE.f32]",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
@@ -285,6 +316,7 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("tensors", o.names, "native or canonical tensor names");
          add_json(c, o);
          add_csv(c, o);
+         add_fetch_all(c, o);
        },
        run_stats},
       {"map", "native -> canonical names and roles, and the extracted config with its sources",
@@ -296,6 +328,7 @@ const std::vector<CommandRow>& command_table() {
          c->add_flag("--no-values", o.no_values, "compare names, shapes and types only");
          add_json(c, o);
          add_csv(c, o);
+         add_fetch_all(c, o);
        },
        run_diff},
       {"run", "dequant + matvec on a backend: time, GB/s, error against the f64 reference",
@@ -316,6 +349,7 @@ const std::vector<CommandRow>& command_table() {
                      "also run the ggml-equivalent path (x quantized to q8_0/q8_1/q8_K, integer dots) and show its error beside");
          add_json(c, o);
          add_csv(c, o);
+         add_fetch_all(c, o);
        },
        run_run},
       {"devices", "compute backends and OpenCL platforms/devices, and why one is unavailable",

@@ -19,6 +19,8 @@
 #include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/mirror.hpp"
 
 namespace akview {
 
@@ -71,6 +73,7 @@ Result<Probe> probe_path(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::io, path, kNoOffset, "not a regular file or directory");
   p.size = static_cast<uint64_t>(st.st_size);
+  AKV_TRY(prepare_file_read(path, 0, std::min<uint64_t>(p.size, 4096)));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot open: {}", std::strerror(errno)));
   p.head.resize(std::min<uint64_t>(p.size, 4096));
@@ -82,6 +85,14 @@ Result<Probe> probe_path(const std::string& path) {
 }
 
 Result<Model> open_model(const std::string& path, const OpenOptions& options) {
+  // A remote address: its files laid out in the cache (core/remote/mirror.hpp), opened from there.
+  if (remote::is_remote_address(path)) {
+    auto local = remote::materialize(path);
+    if (!local) return std::move(local).error();
+    auto model = open_model(*local, options);
+    if (model) model->path = path;
+    return model;
+  }
   auto probe = probe_path(path);
   if (!probe) {
     // Not a path: perhaps an Ollama `name:tag` in the models folder (FORMATS.md §4.1).

@@ -6,6 +6,9 @@
 #include <fmt/format.h>
 
 #include "core/formats/format.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/http.hpp"
+#include "core/remote/mirror.hpp"
 #include "ui/batch/printers.hpp"
 #include "ui/tui/prompt_edit.hpp"
 #include "ui/tui/tensors_pane.hpp"
@@ -26,6 +29,21 @@ std::string type_mix(const InfoReport& info) {
   return out;
 }
 
+// " │ remote: 12.3 MiB of 4.70 GiB fetched" while remote files are open ("" otherwise).
+std::string remote_note() {
+  const remote::RemoteUse use = remote::remote_use();
+  if (use.files == 0) return {};
+  return fmt::format(" │ remote: {} of {} fetched", format_bytes(use.fetched), format_bytes(use.size));
+}
+
+// "fetching 3.2 MiB · 14 requests · 41.0 MB/s · Esc cancels" while a transfer runs ("" otherwise).
+std::string transfer_line() {
+  const remote::TransferStats s = remote::transfer_stats();
+  if (s.in_flight == 0) return {};
+  const double rate = s.busy_seconds > 0 ? static_cast<double>(s.bytes) / s.busy_seconds / 1e6 : 0;
+  return fmt::format("fetching {} · {} requests · {:.1f} MB/s · Esc cancels", format_bytes(s.bytes), s.requests, rate);
+}
+
 }  // namespace
 
 App::App(AppOptions options) : options_(std::move(options)) {
@@ -38,6 +56,11 @@ App::App(AppOptions options) : options_(std::move(options)) {
         all.push_back(std::move(e));
       }
     list_ = std::make_unique<ModelList>("local stores", std::move(all), worker_);
+    return;
+  }
+  // A remote address is listed or opened on the worker: the first frame never waits on the network.
+  if (remote::is_remote_address(options_.path)) {
+    start_open(options_.path);
     return;
   }
   if (auto entries = list_catalog(options_.path)) {
@@ -62,7 +85,31 @@ void App::start_open(std::string path) {
     opt.progress = [&ctx](double f) { ctx.progress(f); };
     opt.cancel = &ctx.cancel();
     opt.pack_names = true;   // the header's pages are dropped below
-    auto model = akview::open_model(path, opt);
+    std::string local = path;
+    if (remote::is_remote_address(path)) {
+      // Laid out in the cache first: a repository of several models opens on the model list.
+      auto laid = remote::materialize(path);
+      if (ctx.cancelled()) return;
+      if (!laid) {
+        ctx.post([this, gen, message = laid.error().to_string()] {
+          if (gen != generation_) return;
+          error_ = message;
+          screen_ = Screen::error;
+        });
+        return;
+      }
+      local = *laid;
+      if (auto entries = list_catalog(local)) {
+        ctx.post([this, gen, path, entries = std::move(*entries)]() mutable {
+          if (gen != generation_) return;
+          list_ = std::make_unique<ModelList>(path, std::move(entries), worker_);
+          screen_ = Screen::list;
+        });
+        return;
+      }
+    }
+    auto model = akview::open_model(local, opt);
+    if (model) model->path = path;
     if (ctx.cancelled()) return;
     if (!model) {
       ctx.post([this, gen, message = model.error().to_string()] {
@@ -109,6 +156,7 @@ void App::start_open(std::string path) {
 }
 
 void App::back() {
+  if (remote::transfer_stats().in_flight > 0) remote::http_client().cancel();   // Esc stops any transfer
   if (worker_.cancel_all()) {
     flash("background work cancelled");
     return;
@@ -227,7 +275,8 @@ void App::draw_title(Canvas& c) {
   std::string text;
   switch (screen_) {   // what the title says on each screen
     case Screen::list:
-      text = fmt::format(" akview │ {} │ {} models │ {}", list_->where(), list_->size(), format_bytes(list_->total_bytes()));
+      text = fmt::format(" akview │ {} │ {} models │ {}{}", list_->where(), list_->size(), format_bytes(list_->total_bytes()),
+                         remote_note());
       break;
     case Screen::opening: text = fmt::format(" akview │ opening {}", opening_path_); break;
     case Screen::error: text = fmt::format(" akview │ {}", opening_path_); break;
@@ -239,6 +288,7 @@ void App::draw_title(Canvas& c) {
       text += fmt::format(" {} │ {} │ {} file{} │ {} │ {} tensors │ {} params │ {}", info.path, info.format, info.files.size(),
                           info.files.size() == 1 ? "" : "s", format_bytes(size), info.tensors, format_count(info.parameters),
                           type_mix(info));
+      text += remote_note();
       break;
     }
   }
@@ -297,6 +347,7 @@ void App::draw_status(Canvas& c) {
   Pane* p = front_pane();
   std::string left = p ? p->position() : std::string();
   if (p && !p->state().empty()) left += " │ " + p->state();
+  if (std::string fetching = transfer_line(); !fetching.empty()) left = fetching;
   int x = c.text(0, y, " " + left, Role::status, right - 1);
   if (!flash_.empty()) {
     c.text(x + 2, y, flash_, Role::status_key, right - x - 3);
@@ -351,6 +402,7 @@ int App::run(Terminal& terminal) {
       if (!posted.empty()) dirty = true;
       else progress_moved = true;
     }
+    if (remote::transfer_stats().in_flight > 0) progress_moved = true;   // the transfer line moves
     if (progress_moved && now - last_frame >= std::chrono::milliseconds(100)) dirty = true;
     if (view_ && screen_ == Screen::model && now - last_check >= std::chrono::seconds(1)) {
       last_check = now;

@@ -1,6 +1,7 @@
 // One opened model on screen (model_view.hpp).
 #include "ui/tui/model_view.hpp"
 
+#include "core/remote/mirror.hpp"
 #include "ui/tui/groups_pane.hpp"
 #include "ui/tui/compute_pane.hpp"
 #include "ui/tui/diff_pane.hpp"
@@ -40,7 +41,8 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
     ctx.post([s, map] { attach_names(*s, map); });
   };
   worker_.submit(std::move(names));
-  restart_stats();
+  // A remote model's statistics would fetch every tensor: they start when asked (s), not by themselves.
+  if (!remote::is_remote_model(session_->model)) restart_stats();
 }
 
 TensorsPane& ModelView::tensors() { return static_cast<TensorsPane&>(*panes_[0]); }

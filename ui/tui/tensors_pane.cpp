@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/decode/decode.hpp"
+#include "core/remote/mirror.hpp"
 #include "ui/batch/printers.hpp"
 
 namespace akview::tui {
@@ -316,7 +317,18 @@ bool TensorsPane::act(Action action, PaneHost& host) {
       keep_selection(t);
       return true;
     }
-    case Action::restart_stats: restart_stats_(); return true;
+    case Action::restart_stats: {
+      // A remote model's statistics read every tensor: say how much that fetches, start on a second s.
+      const uint64_t missing = remote::is_remote_model(session_->model) ? remote::unfetched_tensor_bytes(session_->model) : 0;
+      if (missing > 0 && !stats_fetch_armed_) {
+        stats_fetch_armed_ = true;
+        host.flash(fmt::format("statistics read every tensor: {} to fetch from the server; s again starts", format_bytes(missing)));
+        return true;
+      }
+      stats_fetch_armed_ = false;
+      restart_stats_();
+      return true;
+    }
     default: return false;
   }
 }

@@ -58,6 +58,7 @@ class TensorsPane : public Pane {
   std::shared_ptr<ModelSession> session_;
   std::shared_ptr<StatsPlan> plan_;
   std::function<void()> restart_stats_;
+  bool stats_fetch_armed_ = false;   // a remote model: the first s said how much statistics fetch
   TensorTable table_;
   ListCursor cursor_;
   int page_ = 1;

@@ -1,0 +1,252 @@
+// userfaultfd behind remote mappings (see fault_mapping.hpp).
+#include "core/remote/fault_mapping.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <mutex>
+#include <poll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace akview::remote {
+namespace {
+
+constexpr uint64_t kMaxCopyBytes = 16ull << 20;
+
+uint64_t page_size() {
+  static const uint64_t p = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
+class Mapping;
+
+// The process's one userfaultfd and the thread that serves its faults.
+class FaultServer {
+ public:
+  static FaultServer& get() {
+    static FaultServer* s = new FaultServer();   // never destroyed: the thread outlives static teardown
+    return *s;
+  }
+  const std::string& unavailable() const { return unavailable_; }
+  int fd() const { return fd_; }
+  void add(Mapping* m) {
+    std::lock_guard lock(mutex_);
+    mappings_.push_back(m);
+  }
+  void remove(Mapping* m) {
+    std::lock_guard lock(mutex_);
+    std::erase(mappings_, m);
+  }
+  // Registers [addr, addr + len) for missing-page faults.
+  bool register_range(uint8_t* addr, uint64_t len) {
+    uffdio_register reg{};
+    reg.range.start = reinterpret_cast<uint64_t>(addr);
+    reg.range.len = len;
+    reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+    return ioctl(fd_, UFFDIO_REGISTER, &reg) == 0;
+  }
+
+ private:
+  FaultServer() {
+    // As root (or where vm.unprivileged_userfaultfd allows it) every fault; else user-mode faults
+    // only, which is what akview's reads are.
+    fd_ = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+    if (fd_ < 0) fd_ = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | 1 /* UFFD_USER_MODE_ONLY */));
+    if (fd_ < 0) {
+      unavailable_ = fmt::format("userfaultfd is not available here ({})", std::strerror(errno));
+      return;
+    }
+    uffdio_api api{};
+    api.api = UFFD_API;
+    if (ioctl(fd_, UFFDIO_API, &api) != 0) {
+      unavailable_ = fmt::format("userfaultfd refused its API handshake ({})", std::strerror(errno));
+      ::close(fd_);
+      fd_ = -1;
+      return;
+    }
+    std::thread([this] { serve(); }).detach();
+  }
+  void serve();
+  Mapping* find(uint64_t address);
+
+  int fd_ = -1;
+  std::string unavailable_;
+  std::mutex mutex_;
+  std::vector<Mapping*> mappings_;
+};
+
+// One remote file's mapping; the MappedFile's hooks.
+class Mapping final : public MappingHooks {
+ public:
+  Mapping(std::shared_ptr<RemoteFile> file, uint8_t* base, uint64_t length)
+      : file_(std::move(file)), base_(base), length_(length) {}
+  ~Mapping() override {
+    FaultServer::get().remove(this);
+    munmap(base_, length_);
+  }
+  uint64_t begin() const { return reinterpret_cast<uint64_t>(base_); }
+  uint64_t end() const { return begin() + length_; }
+  RemoteFile& file() { return *file_; }
+
+  // Serves a fault at `offset`: fetch, then copy what was fetched around it into the mapping.
+  void serve(uint64_t offset) {
+    auto span = file_->fetch_for_read(offset);
+    if (!span) {
+      poison(offset);
+      return;
+    }
+    uint64_t b = span->first / page_size() * page_size();
+    uint64_t e = std::min(length_, round_up(span->second, page_size()));
+    // The faulting page must be in it; copy at most kMaxCopyBytes around it.
+    const uint64_t page = offset / page_size() * page_size();
+    if (e - b > kMaxCopyBytes) {
+      b = std::max(b, page >= kMaxCopyBytes / 2 ? page - kMaxCopyBytes / 2 : 0);
+      b = b / page_size() * page_size();
+      e = std::min(e, b + kMaxCopyBytes);
+    }
+    buffer_.assign(e - b, 0);
+    const uint64_t file_end = std::min(e, file_->size());
+    uint64_t done = 0;
+    while (b + done < file_end) {
+      ssize_t n = pread(file_->fd(), buffer_.data() + done, file_end - b - done, static_cast<off_t>(b + done));
+      if (n <= 0) break;
+      done += static_cast<uint64_t>(n);
+    }
+    if (b + done < file_end) {
+      poison(offset);
+      return;
+    }
+    copy(b, e);
+  }
+
+  // Pages of [b, e) that are already present are skipped (EEXIST); the others are filled.
+  void copy(uint64_t b, uint64_t e) {
+    uint64_t at = b;
+    while (at < e) {
+      uffdio_copy c{};
+      c.dst = begin() + at;
+      c.src = reinterpret_cast<uint64_t>(buffer_.data() + (at - b));
+      c.len = e - at;
+      c.mode = 0;
+      if (ioctl(FaultServer::get().fd(), UFFDIO_COPY, &c) == 0) return;
+      if (c.copy > 0) {
+        at += static_cast<uint64_t>(c.copy);
+        continue;
+      }
+      if (errno == EAGAIN) continue;
+      if (errno == EEXIST || c.copy == -EEXIST) {   // that page is there already: go on after it
+        at += page_size();
+        continue;
+      }
+      return;   // the mapping went away (ENOENT / ESRCH): nothing to wake
+    }
+  }
+
+  // A chunk whose bytes cannot be had: an empty file mapped over it makes its reads raise SIGBUS.
+  void poison(uint64_t offset) {
+    const uint64_t b = offset / kChunkBytes * kChunkBytes;
+    const uint64_t e = std::min(length_, round_up(std::min(b + kChunkBytes, file_->size()), page_size()));
+    std::lock_guard lock(mutex_);
+    if (empty_fd_ < 0) empty_fd_ = memfd_create("akview-unfetched", MFD_CLOEXEC);
+    if (empty_fd_ >= 0) mmap(base_ + b, e - b, PROT_READ, MAP_SHARED | MAP_FIXED, empty_fd_, 0);
+    poisoned_.emplace_back(b, e);
+    uffdio_range wake{begin() + b, e - b};
+    ioctl(FaultServer::get().fd(), UFFDIO_WAKE, &wake);
+  }
+
+  Status prepare(uint64_t offset, uint64_t length) override {
+    restore_poisoned();
+    return file_->ensure(offset, length);
+  }
+
+  Error fault_error(uint64_t offset) override {
+    std::string why = file_->last_error();
+    restore_poisoned();
+    Error e = make_error(ErrorCode::network, file_->identity().label, offset,
+                         why.empty() ? "the bytes could not be fetched" : why);
+    if (why.find("changed on the server") != std::string::npos) e.code = ErrorCode::changed;
+    if (why.find(": cancelled") != std::string::npos) e.message = "cancelled";
+    else if (!why.empty()) e.message = why;
+    return e;
+  }
+
+  // Chunks poisoned by a failed fetch become fetchable again (after the reader got its error).
+  void restore_poisoned() {
+    std::lock_guard lock(mutex_);
+    for (auto [b, e] : poisoned_) {
+      mmap(base_ + b, e - b, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+      FaultServer::get().register_range(base_ + b, e - b);
+    }
+    poisoned_.clear();
+  }
+
+ private:
+  std::shared_ptr<RemoteFile> file_;
+  uint8_t* base_;
+  uint64_t length_;
+  std::vector<uint8_t> buffer_;   // used by the server thread only
+  std::mutex mutex_;
+  int empty_fd_ = -1;
+  std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
+};
+
+Mapping* FaultServer::find(uint64_t address) {
+  std::lock_guard lock(mutex_);
+  for (Mapping* m : mappings_)
+    if (address >= m->begin() && address < m->end()) return m;
+  return nullptr;
+}
+
+void FaultServer::serve() {
+  for (;;) {
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, -1) <= 0) continue;
+    uffd_msg msg{};
+    ssize_t n = read(fd_, &msg, sizeof msg);
+    if (n != static_cast<ssize_t>(sizeof msg) || msg.event != UFFD_EVENT_PAGEFAULT) continue;
+    const uint64_t address = msg.arg.pagefault.address;
+    Mapping* m = find(address);
+    if (!m) {   // raced with an unmap: wake whoever waits, the retry finds no mapping
+      uffdio_range wake{address / page_size() * page_size(), page_size()};
+      ioctl(fd_, UFFDIO_WAKE, &wake);
+      continue;
+    }
+    m->serve(address - m->begin());
+  }
+}
+
+}  // namespace
+
+std::string fault_mapping_unavailable() { return FaultServer::get().unavailable(); }
+
+Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path) {
+  FaultServer& server = FaultServer::get();
+  if (!server.unavailable().empty())
+    return make_error(ErrorCode::unsupported, display_path, kNoOffset,
+                      server.unavailable() + ": remote models need it to read bytes as they are touched");
+  if (file->size() == 0) return MappedFile::adopt(display_path, nullptr, 0, -1, nullptr);
+  const uint64_t length = round_up(file->size(), page_size());
+  void* p = mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    return make_error(ErrorCode::io, display_path, kNoOffset, fmt::format("cannot map: {}", std::strerror(errno)));
+  auto* base = static_cast<uint8_t*>(p);
+  auto mapping = std::make_shared<Mapping>(file, base, length);
+  if (!server.register_range(base, length))
+    return make_error(ErrorCode::unsupported, display_path, kNoOffset,
+                      fmt::format("userfaultfd cannot watch the mapping ({})", std::strerror(errno)));
+  server.add(mapping.get());
+  const int stat_fd = fcntl(file->fd(), F_DUPFD_CLOEXEC, 0);
+  return MappedFile::adopt(display_path, base, file->size(), stat_fd, mapping);
+}
+
+}  // namespace akview::remote

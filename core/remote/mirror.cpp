@@ -1,0 +1,494 @@
+// Laying remote models out in the cache (see mirror.hpp).
+#include "core/remote/mirror.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sys/stat.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/mapped_file.hpp"
+#include "core/model.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/fault_mapping.hpp"
+#include "core/remote/hub.hpp"
+#include "core/remote/http.hpp"
+#include "core/sha256.hpp"
+
+namespace fs = std::filesystem;
+
+namespace akview::remote {
+namespace {
+
+constexpr uint64_t kMaxWholeText = 16ull << 20;      // text files fetched whole at the open
+constexpr size_t kMaxHeadsAtOpen = 8;                // weight files whose headers come with the open
+constexpr uint64_t kDefaultCacheLimit = 20ull << 30;
+
+struct Registered {
+  RemoteIdentity identity;
+  std::shared_ptr<RemoteFile> file;
+};
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, Registered>& registry() {
+  static std::map<std::string, Registered> r;
+  return r;
+}
+
+std::string normal(const std::string& path) { return fs::path(path).lexically_normal().string(); }
+
+std::optional<Result<MappedFile>> provide_mapping(const std::string& path) {
+  auto file = remote_file_at(path);
+  if (!file) return std::nullopt;
+  return map_remote_file(file, path);
+}
+
+Status provide_read(const std::string& path, uint64_t offset, uint64_t length) {
+  auto file = remote_file_at(path);
+  if (!file) return {};
+  if (offset < kChunkBytes) AKV_TRY(file->ensure_head());
+  return file->ensure(offset, length);
+}
+
+void install_provider() {
+  static std::once_flag once;
+  std::call_once(once, [] { set_file_provider(FileProvider{&provide_mapping, &provide_read}); });
+}
+
+// Registers and sizes a stand-in; returns its file.
+Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteIdentity id) {
+  install_provider();
+  const std::string key = normal(path);
+  {
+    std::lock_guard lock(registry_mutex());
+    auto it = registry().find(key);
+    if (it != registry().end() && it->second.file && it->second.identity.size == id.size &&
+        it->second.identity.linked_etag == id.linked_etag && it->second.identity.url == id.url)
+      return it->second.file;
+  }
+  auto file = RemoteFile::open(id, key);
+  if (!file) return std::move(file).error();
+  std::lock_guard lock(registry_mutex());
+  registry()[key] = Registered{std::move(id), *file};
+  return *file;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) { return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0; }
+
+bool is_whole_text(const std::string& name, uint64_t size) {
+  if (size > kMaxWholeText) return false;
+  const std::string base = fs::path(name).filename().string();
+  if (base == "tokenizer.json") return false;   // large, and read by no pane
+  return ends_with(base, ".json") || ends_with(base, ".jinja") || base == "params" || base == "template";
+}
+
+bool is_weight_file(const std::string& name) {
+  for (std::string_view ext : {".safetensors", ".gguf", ".bin", ".pt", ".pth", ".ckpt"})
+    if (ends_with(name, ext)) return true;
+  return false;
+}
+
+// The shard names of a SafeTensors index (its weight_map's values), read from the fetched file.
+std::vector<std::string> index_shards(const std::string& index_path) {
+  std::ifstream in(index_path, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  std::vector<std::string> out;
+  if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) return out;
+  for (const auto& [k, v] : j["weight_map"].items())
+    if (v.is_string() && std::find(out.begin(), out.end(), v.get<std::string>()) == out.end()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+std::string short_hash(const std::string& s, size_t n) {
+  return sha256_hex(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size())).substr(0, n);
+}
+
+std::string host_dir(const std::string& url) {
+  std::string o = url_origin(url);
+  auto p = o.find("://");
+  std::string h = p == std::string::npos ? o : o.substr(p + 3);
+  for (char& c : h)
+    if (c == '/' || c == '\\') c = '_';
+  return h;
+}
+
+// The headers of the weight files of the model at `dir` (or of `file`): the index's shards, or the
+// folder's weight files when there are few, all fetched at once.
+Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<std::shared_ptr<RemoteFile>> files;
+  std::vector<std::string> picked;
+  for (const auto& n : names)
+    if (ends_with(n, ".safetensors.index.json"))
+      for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
+  if (picked.empty()) {
+    for (const auto& n : names)
+      if (is_weight_file(n) && n.find('/') == std::string::npos) picked.push_back(n);
+    if (picked.size() > kMaxHeadsAtOpen) picked.clear();   // a folder of many models: headers when listed
+  }
+  for (const auto& n : picked)
+    if (auto f = remote_file_at(dir + "/" + n)) files.push_back(f);
+  return RemoteFile::ensure_heads(files);
+}
+
+// --- the Hub -------------------------------------------------------------------------------------
+
+std::string tree_cache_path(const std::string& mirror, const std::string& dir) {
+  return mirror + "/.akview-tree-" + short_hash(dir, 16);
+}
+
+std::optional<std::vector<TreeEntry>> read_tree_cache(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::vector<TreeEntry> out;
+  std::string line;
+  if (!std::getline(in, line) || line != "akview-tree 1") return std::nullopt;
+  while (std::getline(in, line)) {
+    TreeEntry e;
+    std::istringstream f(line);
+    std::string kind;
+    if (!(f >> kind >> e.size >> e.lfs_oid)) return std::nullopt;
+    std::getline(f >> std::ws, e.path);
+    if (e.lfs_oid == "-") e.lfs_oid.clear();
+    e.is_dir = kind == "d";
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& entries) {
+  std::ofstream out(path + ".tmp");
+  out << "akview-tree 1\n";
+  for (const auto& e : entries) out << (e.is_dir ? "d " : "f ") << e.size << " " << (e.lfs_oid.empty() ? "-" : e.lfs_oid) << " " << e.path << "\n";
+  out.close();
+  std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
+Result<std::string> materialize_hub(const Address& a) {
+  auto commit = hub_resolve_commit(a);
+  if (!commit) return std::move(commit).error();
+  const std::string mirror = fmt::format("{}/hub/{}/{}/{}", cache_root(), host_dir(a.endpoint), a.repo, *commit);
+  std::error_code ec;
+  fs::create_directories(mirror, ec);
+  // List the folder that holds the path (the path may be a file or a folder: the listing says which).
+  std::string list_dir = a.path;
+  if (a.path_is_file) list_dir = fs::path(a.path).parent_path().string();
+  const std::string cache_file = tree_cache_path(mirror, list_dir);
+  std::vector<TreeEntry> entries;
+  if (auto cached = read_tree_cache(cache_file)) {
+    entries = std::move(*cached);
+  } else {
+    auto listed = hub_list_tree(a, *commit, list_dir);
+    if (!listed && !a.path_is_file && !a.path.empty() && listed.error().code == ErrorCode::network) {
+      // hf://org/repo/file: list its folder instead.
+      list_dir = fs::path(a.path).parent_path().string();
+      listed = hub_list_tree(a, *commit, list_dir);
+    }
+    if (!listed) return std::move(listed).error();
+    entries = std::move(*listed);
+    write_tree_cache(tree_cache_path(mirror, list_dir), entries);
+  }
+  bool path_is_file = false;
+  for (const auto& e : entries)
+    if (!e.is_dir && e.path == a.path) path_is_file = true;
+  if (!a.path.empty() && !path_is_file) {
+    bool any = false;
+    for (const auto& e : entries) any = any || e.path.starts_with(a.path + "/");
+    if (!any)
+      return make_error(ErrorCode::network, a.text, kNoOffset,
+                        fmt::format("HTTP 404, not found: '{}' is not in {} at {}", a.path, a.repo, a.revision));
+  }
+  std::vector<std::shared_ptr<RemoteFile>> texts;
+  for (const auto& e : entries) {
+    if (e.is_dir) {
+      fs::create_directories(mirror + "/" + e.path, ec);
+      continue;
+    }
+    RemoteIdentity id;
+    id.url = hub_file_url(a, *commit, e.path);
+    id.label = fmt::format("hf://{}/{}", a.repo, e.path);
+    id.size = e.size;
+    id.commit = *commit;
+    id.linked_etag = e.lfs_oid;
+    auto file = add_standin(mirror + "/" + e.path, std::move(id));
+    if (!file) return std::move(file).error();
+    if (is_whole_text(e.path, e.size)) texts.push_back(*file);
+  }
+  AKV_TRY(RemoteFile::ensure_whole(texts));
+  const std::string target = a.path.empty() ? mirror : mirror + "/" + a.path;
+  if (path_is_file) {
+    auto f = remote_file_at(target);
+    if (f) AKV_TRY(f->ensure_head());
+    return target;
+  }
+  std::vector<std::string> names;   // the target folder's entries, relative to it
+  const std::string prefix = a.path.empty() ? "" : a.path + "/";
+  for (const auto& e : entries)
+    if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
+  AKV_TRY(fetch_model_heads(target, names));
+  return target;
+}
+
+// --- an Ollama registry --------------------------------------------------------------------------
+
+Result<std::string> materialize_ollama(const Address& a) {
+  auto text = ollama_fetch_manifest(a);
+  if (!text) return std::move(text).error();
+  auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("layers") || !j["layers"].is_array())
+    return make_error(ErrorCode::schema, a.text, kNoOffset, "the registry's manifest has no layers");
+  const std::string host = host_dir(a.registry);
+  const std::string store = fmt::format("{}/ollama/{}", cache_root(), host);
+  const std::string manifest_path = fmt::format("{}/manifests/{}/{}/{}/{}", store, host, a.name_space, a.model, a.tag);
+  std::error_code ec;
+  fs::create_directories(fs::path(manifest_path).parent_path(), ec);
+  fs::create_directories(store + "/blobs", ec);
+  {
+    std::ofstream out(manifest_path + ".tmp", std::ios::binary);
+    out << *text;
+  }
+  std::rename((manifest_path + ".tmp").c_str(), manifest_path.c_str());
+  std::vector<std::shared_ptr<RemoteFile>> whole, heads;
+  auto add_layer = [&](const nlohmann::json& l) -> Status {
+    if (!l.is_object() || !l.contains("digest") || !l["digest"].is_string()) return {};
+    const std::string digest = l["digest"].get<std::string>();
+    if (!digest.starts_with("sha256:") || digest.size() != 71) return {};
+    const uint64_t size = l.contains("size") && l["size"].is_number_unsigned() ? l["size"].get<uint64_t>() : 0;
+    const std::string media = l.value("mediaType", std::string());
+    RemoteIdentity id;
+    id.url = ollama_blob_url(a, digest);
+    id.label = fmt::format("{} ({})", a.text, digest.substr(0, 19));
+    id.size = size;
+    id.linked_etag = digest.substr(7);
+    auto file = add_standin(fmt::format("{}/blobs/sha256-{}", store, digest.substr(7)), std::move(id));
+    if (!file) return std::move(file).error();
+    const bool weights = media.ends_with(".model") || media.ends_with(".tensor") || media.ends_with(".projector") ||
+                         media.ends_with(".adapter");
+    if (weights) heads.push_back(*file);
+    else if (size <= kMaxWholeText) whole.push_back(*file);
+    return {};
+  };
+  if (j.contains("config")) AKV_TRY(add_layer(j["config"]));
+  for (const auto& l : j["layers"]) AKV_TRY(add_layer(l));
+  AKV_TRY(RemoteFile::ensure_whole(whole));
+  AKV_TRY(RemoteFile::ensure_heads(heads));
+  return manifest_path;
+}
+
+// --- a URL ---------------------------------------------------------------------------------------
+
+struct FirstRange {
+  uint64_t size = 0;
+  std::string validator;
+  std::vector<uint8_t> bytes;
+};
+
+std::vector<Result<FirstRange>> first_ranges(const std::vector<std::string>& urls) {
+  std::vector<HttpRequest> requests(urls.size());
+  std::vector<std::vector<uint8_t>> buffers(urls.size(), std::vector<uint8_t>(kChunkBytes));
+  for (size_t i = 0; i < urls.size(); ++i) {
+    requests[i].url = urls[i];
+    requests[i].has_range = true;
+    requests[i].range_begin = 0;
+    requests[i].range_end = kChunkBytes;
+    requests[i].allow_short = true;
+    requests[i].dest = buffers[i].data();
+    requests[i].label = urls[i];
+  }
+  auto answers = http_client().run(requests);
+  std::vector<Result<FirstRange>> out;
+  for (size_t i = 0; i < urls.size(); ++i) {
+    if (!answers[i]) {
+      out.push_back(std::move(answers[i]).error());
+      continue;
+    }
+    FirstRange r;
+    r.size = answers[i]->total_size;
+    std::string etag = answers[i]->headers.count("etag") ? answers[i]->headers.at("etag") : "";
+    r.validator = !etag.empty() && !etag.starts_with("W/") ? etag : answers[i]->header("last-modified");
+    buffers[i].resize(static_cast<size_t>(answers[i]->body_bytes));
+    r.bytes = std::move(buffers[i]);
+    if (r.size == 0) r.size = r.bytes.size();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::string url_basename(const std::string& url) {
+  std::string path = url.substr(0, url.find_first_of("?#"));
+  auto slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.empty() || name == "." || name == ".." ? "file" : name;
+}
+
+Result<std::string> materialize_url(const Address& a) {
+  const std::string url = a.url;
+  auto first = first_ranges({url});
+  if (!first.front()) return std::move(first.front()).error();
+  FirstRange head = std::move(*first.front());
+  const std::string dir = fmt::format("{}/url/{}/{}", cache_root(), short_hash(url, 16),
+                                      head.validator.empty() ? "unvalidated" : short_hash(head.validator, 12));
+  const std::string name = url_basename(url);
+  RemoteIdentity id{url, url, head.size, "", ""};
+  auto file = add_standin(dir + "/" + name, id);
+  if (!file) return std::move(file).error();
+  AKV_TRY((*file)->seed(head.bytes, head.validator));
+  if (!ends_with(name, ".json")) {
+    AKV_TRY((*file)->ensure_head());
+    return dir + "/" + name;
+  }
+  // An index: its shards (and config.json) beside it.
+  std::vector<std::shared_ptr<RemoteFile>> one{*file};
+  AKV_TRY(RemoteFile::ensure_whole(one));
+  auto shards = index_shards(dir + "/" + name);
+  if (shards.empty()) return dir + "/" + name;
+  const std::string base = url.substr(0, url.find_first_of("?#")).substr(0, url.substr(0, url.find_first_of("?#")).find_last_of('/') + 1);
+  std::vector<std::string> urls;
+  for (const auto& s : shards) {
+    if (s.find('/') != std::string::npos || s == "." || s == "..") continue;
+    urls.push_back(base + s);
+  }
+  urls.push_back(base + "config.json");
+  auto answers = first_ranges(urls);
+  std::vector<std::shared_ptr<RemoteFile>> heads;
+  for (size_t i = 0; i < urls.size(); ++i) {
+    const bool is_config = i + 1 == urls.size();
+    if (!answers[i]) {
+      if (is_config) continue;   // no config.json beside the index: the model opens without one
+      return std::move(answers[i]).error();
+    }
+    RemoteIdentity sid{urls[i], urls[i], answers[i]->size, "", ""};
+    auto f = add_standin(dir + "/" + url_basename(urls[i]), sid);
+    if (!f) return std::move(f).error();
+    AKV_TRY((*f)->seed(answers[i]->bytes, answers[i]->validator));
+    heads.push_back(*f);
+  }
+  AKV_TRY(RemoteFile::ensure_heads(heads));
+  return dir;
+}
+
+uint64_t parse_size(const char* text, uint64_t fallback) {
+  if (!text || !*text) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(text, &end);
+  if (end == text || v < 0) return fallback;
+  uint64_t mult = 1;
+  switch (*end) {
+    case 'K': case 'k': mult = 1ull << 10; break;
+    case 'M': case 'm': mult = 1ull << 20; break;
+    case 'G': case 'g': mult = 1ull << 30; break;
+    case 'T': case 't': mult = 1ull << 40; break;
+    default: break;
+  }
+  return static_cast<uint64_t>(v * static_cast<double>(mult));
+}
+
+}  // namespace
+
+std::string cache_root() {
+  if (const char* d = std::getenv("AKVIEW_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/akview";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/akview";
+  return "/tmp/akview-cache";
+}
+
+uint64_t cache_limit_bytes() { return parse_size(std::getenv("AKVIEW_CACHE_MAX"), kDefaultCacheLimit); }
+
+Result<std::string> materialize(const std::string& text) {
+  auto a = parse_address(text);
+  if (!a) return std::move(a).error();
+  Result<std::string> out = std::string();
+  switch (a->kind) {
+    case AddressKind::hub: out = materialize_hub(*a); break;
+    case AddressKind::ollama: out = materialize_ollama(*a); break;
+    case AddressKind::url: out = materialize_url(*a); break;
+  }
+  if (out) trim_cache(cache_limit_bytes());
+  return out;
+}
+
+std::shared_ptr<RemoteFile> remote_file_at(const std::string& path) {
+  std::lock_guard lock(registry_mutex());
+  if (registry().empty()) return nullptr;
+  auto it = registry().find(normal(path));
+  return it == registry().end() ? nullptr : it->second.file;
+}
+
+std::string display_path(const std::string& path) {
+  std::lock_guard lock(registry_mutex());
+  auto it = registry().find(normal(path));
+  return it == registry().end() ? path : it->second.identity.label;
+}
+
+RemoteUse remote_use() {
+  std::vector<std::shared_ptr<RemoteFile>> files;
+  {
+    std::lock_guard lock(registry_mutex());
+    for (auto& [k, r] : registry()) files.push_back(r.file);
+  }
+  RemoteUse u;
+  for (auto& f : files) {
+    ++u.files;
+    u.size += f->size();
+    u.fetched += f->fetched_bytes();
+  }
+  return u;
+}
+
+bool is_remote_model(const Model& model) {
+  for (const SourceFile& f : model.files)
+    if (remote_file_at(f.path)) return true;
+  return false;
+}
+
+uint64_t unfetched_tensor_bytes(const Model& model) {
+  std::vector<std::shared_ptr<RemoteFile>> files;
+  for (const SourceFile& f : model.files) files.push_back(remote_file_at(f.path));
+  uint64_t missing = 0;
+  for (const Tensor& t : model.tensors)
+    if (t.file < files.size() && files[t.file]) missing += files[t.file]->missing_bytes(t.offset, t.nbytes);
+  return missing;
+}
+
+uint64_t trim_cache(uint64_t limit) {
+  struct Item {
+    std::string data, sidecar;
+    uint64_t bytes;
+    int64_t used;
+  };
+  std::vector<Item> items;
+  uint64_t total = 0;
+  std::error_code ec;
+  const std::string root = cache_root();
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(".") || !name.ends_with(".akview")) continue;
+    const std::string data = (it->path().parent_path() / name.substr(1, name.size() - 8)).string();
+    struct stat sd {}, ss {};
+    if (stat(data.c_str(), &sd) != 0 || stat(it->path().c_str(), &ss) != 0) continue;
+    const uint64_t bytes = static_cast<uint64_t>(sd.st_blocks) * 512;
+    total += bytes;
+    items.push_back({data, it->path().string(), bytes, static_cast<int64_t>(ss.st_mtime)});
+  }
+  if (total <= limit) return 0;
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.used < b.used; });
+  uint64_t freed = 0;
+  for (const auto& item : items) {
+    if (total - freed <= limit) break;
+    if (remote_file_at(item.data)) continue;   // open in this process
+    fs::remove(item.sidecar, ec);
+    fs::remove(item.data, ec);
+    freed += item.bytes;
+  }
+  return freed;
+}
+
+}  // namespace akview::remote

@@ -1,0 +1,105 @@
+// One file of a remote model, read by HTTP Range into the on-disk cache.
+//
+// The cache holds each remote file as a sparse local file of the remote size (the "stand-in", laid
+// out where the model's folder lies in the cache, so the format openers find shards, configs and
+// blobs beside each other as on disk) and a hidden sidecar that records which 256 KiB chunks hold
+// fetched bytes and the validators the bytes were fetched under. Bytes are fetched in whole chunks:
+//  * the header: a first speculative range of 256 KiB, then, when the format's header is longer
+//    (head_extent.hpp), the rest of it in one more request;
+//  * data: the chunks a read touches, growing a read-ahead window while reads run in order.
+// Every range after the first is conditional on the validator of the server that serves the bytes
+// (If-Range: its strong ETag, else Last-Modified), so a file that changes on the server is an
+// ErrorCode::changed error, never a mix of two versions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace akview::remote {
+
+inline constexpr uint64_t kChunkBytes = 256 << 10;
+
+// Who the file is on the server, as recorded when it was first listed or fetched.
+struct RemoteIdentity {
+  std::string url;            // where a range is asked for (the Hub's resolve URL, a registry blob, a URL)
+  std::string label;          // how messages name it ("hf://org/repo/model.safetensors")
+  uint64_t size = 0;
+  std::string commit;         // the Hub's commit the revision resolved to ("" elsewhere)
+  std::string linked_etag;    // what the listing says the content is (the Hub's LFS sha256, a blob digest)
+};
+
+class RemoteFile {
+ public:
+  // Opens (or creates) the stand-in at `standin_path` for `identity`.
+  static Result<std::shared_ptr<RemoteFile>> open(RemoteIdentity identity, std::string standin_path);
+  ~RemoteFile();
+
+  const RemoteIdentity& identity() const { return id_; }
+  const std::string& standin_path() const { return path_; }
+  uint64_t size() const { return id_.size; }
+  int fd() const { return fd_; }
+
+  // The header: the first chunk, then the rest of the header the format declares, in ≤ 2 requests.
+  Status ensure_head();
+  // Every byte of [offset, offset + length) fetched (missing chunks in requests of ≤ 16 MiB, all at once).
+  Status ensure(uint64_t offset, uint64_t length);
+  // For a read that touched `offset` with nothing fetched there: the chunks the read-ahead policy
+  // picks (the header's rest, or a window that grows while reads run in order); returns the fetched
+  // byte span [begin, end) that holds `offset`.
+  Result<std::pair<uint64_t, uint64_t>> fetch_for_read(uint64_t offset);
+  // Fetched bytes around `offset`: the largest run of fetched chunks holding it, capped at `cap` bytes.
+  std::pair<uint64_t, uint64_t> fetched_span(uint64_t offset, uint64_t cap) const;
+  bool has(uint64_t offset, uint64_t length) const;
+  uint64_t missing_bytes(uint64_t offset, uint64_t length) const;
+  uint64_t fetched_bytes() const;
+
+  // The last failure, for the message of a read that could not be served.
+  std::string last_error() const;
+  // Drops every fetched chunk (the cache's eviction).
+  void evict();
+
+  // Fetches the first chunk of many files at once, then the rest of each header in one more round.
+  static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files);
+  // Every byte of each file, all at once (small text files: configs, indexes, manifests' layers).
+  static Status ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files);
+  // Bytes fetched by someone else (the first range of a URL, asked before its size was known):
+  // [0, bytes.size()) must end on a chunk boundary or at the end of the file.
+  Status seed(std::span<const uint8_t> bytes, const std::string& validator);
+
+ private:
+  RemoteFile() = default;
+  struct Span {
+    uint64_t begin, end;
+  };
+  Status fetch_spans(std::vector<Span> spans);              // caller holds no lock
+  static Status fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans);
+  void mark(uint64_t begin, uint64_t end);
+  bool chunk_has(uint64_t chunk) const;
+  std::vector<Span> missing_spans(uint64_t begin, uint64_t end, uint64_t max_span) const;
+  uint64_t head_extent_locked();
+  void save_sidecar();
+  void set_error(const Error& e);
+
+  RemoteIdentity id_;
+  std::string path_;
+  std::string sidecar_;
+  int fd_ = -1;
+  mutable std::mutex mutex_;
+  std::vector<uint64_t> bits_;      // one bit per chunk
+  std::string validator_;           // If-Range value of the byte server
+  std::string byte_url_;            // where the last redirect led (a CDN), reused for later ranges
+  double byte_url_at_ = 0;
+  uint64_t head_extent_ = 0;        // 0: not known yet
+  uint64_t last_chunk_ = ~uint64_t{0};
+  uint64_t window_chunks_ = 4;
+  std::string last_error_;
+  bool head_done_ = false;
+};
+
+}  // namespace akview::remote
