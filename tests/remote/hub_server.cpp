@@ -137,9 +137,9 @@ std::string text_sha256(std::string_view s) {
   return sha256_hex({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
 }
 
-// Size of the git-lfs pointer file that stands for a file of `size` bytes.
-uint64_t lfs_pointer_size(const std::string& oid, uint64_t size) {
-  return fmt::format("version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize {}\n", oid, size).size();
+// The git-lfs pointer file that stands for a file in git.
+std::string lfs_pointer(const std::string& oid, uint64_t size) {
+  return fmt::format("version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize {}\n", oid, size);
 }
 
 bool port_accepts(int port) {
@@ -312,7 +312,7 @@ void HubServer::lay_out_hub() const {
         if (f.size >= options_.lfs_threshold)
           link_file(f.local, www(Block::cdn) / "repos" / name / files.commit / f.path);
         else
-          link_file(f.local, www(Block::hub) / name / "resolve" / rev / f.path);
+          for (const char* kind : {"resolve", "raw"}) link_file(f.local, www(Block::hub) / name / kind / rev / f.path);
       }
     };
     for (const auto& [commit, files] : repo.commits) serve(commit, files);
@@ -440,9 +440,18 @@ std::string HubServer::routes_lua() const {
   const std::string hub = base_url(Block::hub), cdn = base_url(Block::cdn);
   for (const auto& [name, repo] : repos_) {
     auto routes_of = [&](const std::string& rev, const Revision& r, bool default_rev) {
-      // resolve: LFS files redirect to the cdn, the others are served here
+      // resolve: LFS files redirect to the cdn, the others are served here; raw: what git holds
+      // (an LFS file's pointer)
       for (const auto& f : r.files) {
         const std::string uri = fmt::format("/{}/resolve/{}/{}", name, rev, f.path);
+        const std::string raw = fmt::format("/{}/raw/{}/{}", name, rev, f.path);
+        if (f.size >= options_.lfs_threshold)
+          out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"text/plain; charset=utf-8\", "
+                             "[\"X-Repo-Commit\"] = {} }} }},\n",
+                             lua_quote(raw), lua_quote(lfs_pointer(f.sha256, f.size)), lua_quote(r.commit));
+        else
+          out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ [\"X-Repo-Commit\"] = {} }} }},\n", lua_quote(raw),
+                             lua_quote(r.commit));
         if (f.size >= options_.lfs_threshold) {
           out += fmt::format(
               "   [{}] = {{ kind = \"redirect\", status = 302, location = {}, headers = {{ [\"X-Repo-Commit\"] = {}, "
@@ -463,10 +472,10 @@ std::string HubServer::routes_lua() const {
       for (const auto& f : r.files) siblings.push_back({{"rfilename", f.path}});
       info["siblings"] = siblings;
       const std::string info_text = info.dump();
-      out += fmt::format("   [{}] = {{ kind = \"json\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
+      out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
                          lua_quote(fmt::format("/api/models/{}/revision/{}", name, rev)), lua_quote(info_text));
       if (default_rev)
-        out += fmt::format("   [{}] = {{ kind = \"json\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
+        out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
                            lua_quote(fmt::format("/api/models/{}", name)), lua_quote(info_text));
       // tree: every folder, recursive and not, in pages
       std::set<std::string> dirs{""};
@@ -478,7 +487,7 @@ std::string HubServer::routes_lua() const {
       auto entry_of_file = [&](const HubFile& f) {
         nlohmann::ordered_json e{{"type", "file"}, {"oid", f.git_oid}, {"size", f.size}, {"path", f.path}};
         if (f.size >= options_.lfs_threshold)
-          e["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", lfs_pointer_size(f.sha256, f.size)}};
+          e["lfs"] = {{"oid", f.sha256}, {"size", f.size}, {"pointerSize", lfs_pointer(f.sha256, f.size).size()}};
         return e;
       };
       for (const auto& d : dirs) {

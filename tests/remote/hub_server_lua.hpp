@@ -121,7 +121,7 @@ end
 local function answer(route)
   for k, v in pairs(route.headers or {}) do ngx.header[k] = v end
   if route.kind == "redirect" then return redirect(route.location, route.status) end
-  if route.kind == "json" then return send(route.status or 200, route.body) end
+  if route.kind == "body" then return send(route.status or 200, route.body) end
   if route.kind == "tree" then return tree_page(route) end
   -- "file": the location's static handler serves it, with the headers set above
 end
@@ -129,6 +129,7 @@ end
 local function repo_of(uri)
   local o, r = uri:match("^/api/models/([^/]+)/([^/]+)")
   if not o then o, r = uri:match("^/([^/]+)/([^/]+)/resolve/") end
+  if not o then o, r = uri:match("^/([^/]+)/([^/]+)/raw/") end
   if o then return o .. "/" .. r end
 end
 
@@ -152,7 +153,8 @@ local function hub(uri)
   local route = data.routes.hub[uri]
   if route then return answer(route) end
   if repo then
-    local rev = uri:match("^/[^/]+/[^/]+/resolve/([^/]+)") or uri:match("^/api/models/[^/]+/[^/]+/%a+/([^/]+)")
+    local rev = uri:match("^/[^/]+/[^/]+/resolve/([^/]+)") or uri:match("^/[^/]+/[^/]+/raw/([^/]+)") or
+                uri:match("^/api/models/[^/]+/[^/]+/%a+/([^/]+)")
     if rev and not repo.revs[rev] then
       return hub_error(404, "RevisionNotFound", "Invalid rev id: " .. rev)
     end

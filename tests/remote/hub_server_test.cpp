@@ -238,6 +238,15 @@ TEST_F(HubServerTest, ResolveRedirectsLargeFilesToTheCdnWithTheHubsHeaders) {
   EXPECT_EQ(small.body, bytes_of(repo.config, 1, 5));
   EXPECT_EQ(small.header("x-repo-commit"), kSha);
   EXPECT_FALSE(small.header("etag").empty());
+  // raw: what git holds, the LFS pointer for a large file (a HEAD there is how @huggingface/hub
+  // asks whether a file exists)
+  const Answer raw = get(s, {s.url(Block::hub, "/org/model/raw/main/model.safetensors")});
+  EXPECT_EQ(raw.status, 200);
+  EXPECT_EQ(raw.body, "version https://git-lfs.github.com/spec/v1\noid sha256:" +
+                          sha256_hex({reinterpret_cast<const uint8_t*>(repo.weights.data()), repo.weights.size()}) +
+                          "\nsize 300000\n");
+  EXPECT_EQ(get(s, {s.url(Block::hub, "/org/model/raw/main/config.json")}).body, repo.config);
+  EXPECT_EQ(get(s, {"-I", s.url(Block::hub, "/org/model/raw/main/absent.json")}).status, 404);
   const Answer head = get(s, {"-I", s.url(Block::hub, s.resolve_path("org", "model", "main", "sub/deeper/b.safetensors"))});
   EXPECT_EQ(head.status, 302);
   EXPECT_EQ(head.header("x-linked-size"), "5000");
