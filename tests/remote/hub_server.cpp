@@ -393,6 +393,11 @@ void HubServer::drop_mid_body(Block b, const std::string& path, int times) {
   changed();
 }
 
+void HubServer::overlong(Block b, const std::string& path, int extra_bytes, int times) {
+  blocks_[static_cast<int>(b)].faults[path] = Fault{"long", extra_bytes, 0, times, next_fault_id_++};
+  changed();
+}
+
 void HubServer::redirect_loop(Block b, const std::string& path) {
   blocks_[static_cast<int>(b)].faults[path] = Fault{"loop", 0, 0, 0, next_fault_id_++};
   changed();

@@ -4,8 +4,8 @@
 // APIs, gated repositories), the CDN the Hub redirects large files to ("cdn"), an Ollama registry
 // ("registry": v2 manifests, blobs redirected to the cdn) and any web server ("plain"). Each block has
 // its own port (another port is another host to a client), its own JSON-lines access log, and fault
-// switches (ranges ignored, slow, a delay on every request, 429/503 once, a body cut short, a
-// redirect loop, a file replaced between two requests).
+// switches (ranges ignored, slow, a delay on every request, 429/503 once, a body cut short, more
+// bytes than asked, a redirect loop, a file replaced between two requests).
 //
 // No GoogleTest in here: tests call start() and skip with reason() when it returns false (nginx,
 // its Lua module or openssl missing, or nginx failing to start); a test never passes without servers.
@@ -86,6 +86,9 @@ class HubServer {
   void status_once(Block b, const std::string& path, int code, int retry_after_s = 1, int times = 1);
   // The first `times` requests get their headers and half their body, then the connection is cut.
   void drop_mid_body(Block b, const std::string& path, int times = 1);
+  // The first `times` ranged requests get `extra_bytes` more than they asked for (206, with a
+  // Content-Range that says so): a response longer than asked.
+  void overlong(Block b, const std::string& path, int extra_bytes = 65536, int times = 1);
   // Every request answers 302 to the same URL.
   void redirect_loop(Block b, const std::string& path);
   // Serves the bytes of `new_content` (copied) at `path` from now on, with a later Last-Modified and
@@ -145,8 +148,8 @@ class HubServer {
     int limit_rate = 0;
   };
   struct Fault {
-    std::string kind;      // status, drop, loop
-    int code = 0, retry_after_s = 0, times = 0;
+    std::string kind;      // status, drop, long, loop
+    int code = 0, retry_after_s = 0, times = 0;   // code: the status, or long's extra bytes
     int id = 0;            // counter key in the shared dict
   };
   struct BlockState {

@@ -57,8 +57,10 @@ local function registry_error(status, code, message)
               {["Content-Type"] = "application/json; charset=utf-8"})
 end
 
--- Headers, then half of the asked bytes (one range, or the whole file), then the connection is cut.
-local function drop_mid_body()
+-- Answers one range (or the whole file) from the file nginx would serve, the way a fault asks:
+-- "drop": headers, then half of the bytes, then the connection is cut; "long": `extra` bytes more
+-- than asked, with a Content-Range that says so (a server that sends past the asked range).
+local function serve_range(mode, extra)
   local f = io.open(ngx.var.request_filename, "rb")
   if not f then return send(404, "not found\n") end
   local size = f:seek("end")
@@ -67,6 +69,7 @@ local function drop_mid_body()
   if a then
     a = tonumber(a)
     b = b ~= "" and math.min(tonumber(b), size - 1) or size - 1
+    if mode == "long" then b = math.min(b + extra, size - 1) end
     if a <= b then
       first, last, status = a, b, 206
       ngx.header["Content-Range"] = string.format("bytes %d-%d/%d", a, b, size)
@@ -76,15 +79,18 @@ local function drop_mid_body()
   ngx.header["Content-Type"] = "application/octet-stream"
   ngx.header["Content-Length"] = last - first + 1
   f:seek("set", first)
-  local half, sent = math.floor((last - first + 1) / 2), 0
-  while sent < half do
-    local n = math.min(65536, half - sent)
+  local count = last - first + 1
+  if mode == "drop" then count = math.floor(count / 2) end
+  local sent = 0
+  while sent < count do
+    local n = math.min(65536, count - sent)
     ngx.print(f:read(n))
     sent = sent + n
   end
   f:close()
   ngx.flush(true)
-  return ngx.exit(444)
+  if mode == "drop" then return ngx.exit(444) end
+  return ngx.exit(ngx.HTTP_OK)
 end
 
 local function fault(f)
@@ -97,8 +103,8 @@ local function fault(f)
   if f.kind == "status" then
     return send(f.code, '{"error":"fault switch: status ' .. f.code .. '"}',
                 {["Content-Type"] = "application/json", ["Retry-After"] = tostring(f.retry_after)})
-  elseif f.kind == "drop" then
-    return drop_mid_body()
+  elseif f.kind == "drop" or f.kind == "long" then
+    return serve_range(f.kind, f.code)
   end
 end
 

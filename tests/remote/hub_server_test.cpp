@@ -448,6 +448,19 @@ TEST_F(HubServerTest, DropMidBodyCutsTheFirstAnswerShort) {
   EXPECT_EQ(h1cut.exit_code, 18);
 }
 
+TEST_F(HubServerTest, OverlongAnswersMoreThanAsked) {
+  HubServer s;
+  const std::string bytes = pattern_bytes(100000, 12);
+  s.add_file("/long.bin", scratch_.write("a.bin", bytes));
+  s.overlong(Block::plain, "/long.bin", 1000);
+  START_OR_SKIP(s);
+  const Answer r = get(s, {"-r", "0-99", s.url(Block::plain, "/long.bin")});
+  EXPECT_EQ(r.status, 206);
+  EXPECT_EQ(r.header("content-range"), "bytes 0-1099/100000");
+  EXPECT_EQ(r.body, bytes_of(bytes, 0, 1100));
+  EXPECT_EQ(get(s, {"-r", "0-99", s.url(Block::plain, "/long.bin")}).body.size(), 100u);   // once
+}
+
 TEST_F(HubServerTest, RedirectLoopNeverEnds) {
   HubServer s;
   s.add_file("/loop.bin", scratch_.write("a.bin", "x"));
