@@ -180,6 +180,10 @@ HubServer::~HubServer() {
 }
 
 std::string HubServer::base_url(Block b) const { return fmt::format("https://127.0.0.1:{}", port(b)); }
+std::string HubServer::http_url(const std::string& path) const {
+  return fmt::format("http://127.0.0.1:{}{}", ports_[kBlockCount], path);
+}
+
 std::string HubServer::registry_host() const { return fmt::format("127.0.0.1:{}", port(Block::registry)); }
 
 std::string HubServer::resolve_path(const std::string& org, const std::string& repo, const std::string& rev,
@@ -575,12 +579,13 @@ std::string HubServer::nginx_conf() const {
     const BlockState& b = blocks_[i];
     out += fmt::format(
         "  server {{\n"
-        "    listen 127.0.0.1:{0} ssl http2;\n"
+        "    listen 127.0.0.1:{0} ssl http2;\n{3}"
         "    server_name {1};\n"
         "    root {2}/www/{1};\n"
         "    access_log {2}/logs/{1}.access.log akview;\n"
         "    access_by_lua_block {{ akview_fixture.access(\"{1}\") }}\n",
-        ports_[i], kBlockNames[i], d);
+        ports_[i], kBlockNames[i], d,
+        static_cast<Block>(i) == Block::plain ? fmt::format("    listen 127.0.0.1:{};\n", ports_[kBlockCount]) : "");
     if (b.ignore_ranges) out += "    max_ranges 0;\n";
     out += "    location / { }\n";
     for (const auto& [path, sw] : b.switches) {
@@ -645,9 +650,9 @@ bool HubServer::make_certificates() {
 bool HubServer::pick_ports() {
   // Bound to port 0 to learn free ports, all held at once so they differ, then released for nginx
   // (another process could take one in between: start() retries).
-  int fds[kBlockCount];
+  int fds[kBlockCount + 1];
   bool ok = true;
-  for (int i = 0; i < kBlockCount; ++i) {
+  for (int i = 0; i <= kBlockCount; ++i) {
     fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;

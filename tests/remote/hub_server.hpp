@@ -100,6 +100,8 @@ class HubServer {
   int port(Block b) const { return ports_[static_cast<int>(b)]; }
   std::string base_url(Block b) const;                 // https://127.0.0.1:PORT
   std::string url(Block b, const std::string& path) const { return base_url(b) + path; }
+  // The plain block over HTTP (no TLS, HTTP/1.1) on a port of its own: http://127.0.0.1:PORT/PATH.
+  std::string http_url(const std::string& path) const;
   std::string hub_endpoint() const { return base_url(Block::hub); }   // what HF_ENDPOINT is set to
   std::string registry_host() const;                   // 127.0.0.1:PORT (ollama://127.0.0.1:PORT/NS/MODEL:TAG)
   std::string resolve_path(const std::string& org, const std::string& repo, const std::string& rev,
@@ -175,7 +177,7 @@ class HubServer {
 
   Options options_;
   std::filesystem::path dir_;
-  int ports_[kBlockCount] = {0, 0, 0, 0};
+  int ports_[kBlockCount + 1] = {0, 0, 0, 0, 0};   // the blocks', then plain HTTP's
   bool running_ = false;
   std::string reason_ = "not started";
   pid_t pid_ = -1;

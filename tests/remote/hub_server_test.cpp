@@ -169,10 +169,15 @@ TEST_F(HubServerTest, TlsVerifiesWithTheFixturesCaOnlyAndSpeaksHttp2) {
   EXPECT_EQ(by_env.exit_code, 0);
   const Answer localhost = get(s, {"https://localhost:" + std::to_string(s.port(Block::plain)) + "/f.bin"});
   EXPECT_EQ(localhost.exit_code, 0);
+  // plain HTTP on the plain block's second port
+  const Answer http = curl(scratch_.dir(), "", {s.http_url("/f.bin")});
+  EXPECT_EQ(http.status, 200);
+  EXPECT_EQ(http.http_version, "1.1");
+  EXPECT_EQ(http.body, bytes);
   // without the CA: certificate problem (60), and nothing served
   const Answer refused = curl(scratch_.dir(), "", {s.url(Block::plain, "/f.bin")});
   EXPECT_EQ(refused.exit_code, 60);
-  EXPECT_EQ(s.access_log(Block::plain, 3).size(), 3u);
+  EXPECT_EQ(s.access_log(Block::plain, 4).size(), 4u);
 }
 
 TEST_F(HubServerTest, RangeGives206WithContentRangeEtagAndLastModified) {
