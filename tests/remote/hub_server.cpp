@@ -158,6 +158,11 @@ bool port_accepts(int port) {
 
 const char* block_name(Block b) { return kBlockNames[static_cast<int>(b)]; }
 
+std::string HubServer::default_nginx() {
+  const char* nginx = std::getenv("AKVIEW_NGINX");
+  return nginx && *nginx ? nginx : "/usr/sbin/nginx";
+}
+
 HubServer::HubServer() : HubServer(Options{}) {}
 
 HubServer::HubServer(Options options) : options_(std::move(options)) {

@@ -40,13 +40,15 @@ struct AccessEntry {
 class HubServer {
  public:
   struct Options {
-    std::string nginx = "/usr/sbin/nginx";
+    std::string nginx = default_nginx();   // $AKVIEW_NGINX, else /usr/sbin/nginx
     std::string openssl = "openssl";
     std::string module_dir = "/usr/lib/nginx/modules";
     uint64_t lfs_threshold = 1;      // hub files of at least this many bytes redirect to the cdn
     int page_size = 50;              // tree API entries per page
     uint64_t content_hash_limit = uint64_t{64} << 20;  // larger files get an identity digest, not their SHA-256
   };
+
+  static std::string default_nginx();
 
   HubServer();
   explicit HubServer(Options options);
