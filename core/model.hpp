@@ -125,6 +125,7 @@ class Model {
   Model& operator=(Model&&) noexcept;
 
   std::string path;            // the user's argument
+  std::string disk_path;       // where it lies on disk: `path`, or the cache folder a remote model is laid out in
   std::string format;          // "safetensors", "safetensors-sharded", "gguf", "gguf-split", ...
   std::vector<SourceFile> files;
   std::vector<Tensor> tensors;

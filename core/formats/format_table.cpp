@@ -90,7 +90,7 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto local = remote::materialize(path);
     if (!local) return std::move(local).error();
     auto model = open_model(*local, options);
-    if (model) model->path = path;
+    if (model) model->path = path;   // disk_path stays the laid-out folder
     return model;
   }
   auto probe = probe_path(path);
@@ -118,6 +118,7 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto model = f.open(*probe, options);
     if (model) {
       model->path = path;
+      model->disk_path = path;
       if (options.pack_names) model->pack_names();   // the index holds tensor numbers and hashes: it stays valid
       if (!model->has_index()) model->build_index();
 #ifndef NDEBUG

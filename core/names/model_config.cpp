@@ -220,7 +220,7 @@ Result<ModelConfig> extract_config(const Model& model) {
     auto b = f.map.bytes();
     return config_from_json({reinterpret_cast<const char*>(b.data()), b.size()}, f.path);
   }
-  std::string dir = model.path;
+  const std::string& dir = model.disk_path.empty() ? model.path : model.disk_path;
   std::ifstream probe(dir + "/config.json", std::ios::binary);
   if (!probe) return ModelConfig{};
   std::string text((std::istreambuf_iterator<char>(probe)), {});

@@ -336,6 +336,17 @@ struct HttpClient::Impl {
       case 416: hint = "the server refused the byte range (the file may have changed)"; break;
       default: hint = fmt::format("the server answered HTTP {}", t.status); break;
     }
+    // The Hub says which thing is missing (X-Error-Code); a private repository also answers "not found".
+    static const std::pair<const char*, const char*> kHubCodes[] = {
+        {"RepoNotFound", "repository not found (or private: set HF_TOKEN to a token that can read it)"},
+        {"RepositoryNotFound", "repository not found (or private: set HF_TOKEN to a token that can read it)"},
+        {"RevisionNotFound", "revision not found: check the branch, tag or commit after '@'"},
+        {"EntryNotFound", "file not found at that revision: check the path"},
+        {"GatedRepo", "a gated repository: accept its conditions on the Hub's page, and set HF_TOKEN"},
+    };
+    if (auto code = t.headers.find("x-error-code"); code != t.headers.end())
+      for (const auto& [name, text] : kHubCodes)
+        if (code->second == name) hint = text;
     if (t.status == 401 || t.status == 403 || t.status == 404) hint = fmt::format("HTTP {}, {}", t.status, hint);
     return make_error(ErrorCode::network, what, kNoOffset, detail.empty() ? hint : fmt::format("{} ({})", hint, detail));
   }

@@ -285,13 +285,16 @@ Result<std::string> materialize_ollama(const Address& a) {
 
 // --- a URL ---------------------------------------------------------------------------------------
 
+// The first range of a file whose size is not known yet (a URL): its bytes, size and validator, or
+// why it could not be had.
 struct FirstRange {
   uint64_t size = 0;
   std::string validator;
   std::vector<uint8_t> bytes;
+  std::optional<Error> error;
 };
 
-std::vector<Result<FirstRange>> first_ranges(const std::vector<std::string>& urls) {
+std::vector<FirstRange> first_ranges(const std::vector<std::string>& urls) {
   std::vector<HttpRequest> requests(urls.size());
   std::vector<std::vector<uint8_t>> buffers(urls.size(), std::vector<uint8_t>(kChunkBytes));
   for (size_t i = 0; i < urls.size(); ++i) {
@@ -304,20 +307,19 @@ std::vector<Result<FirstRange>> first_ranges(const std::vector<std::string>& url
     requests[i].label = urls[i];
   }
   auto answers = http_client().run(requests);
-  std::vector<Result<FirstRange>> out;
+  std::vector<FirstRange> out(urls.size());
   for (size_t i = 0; i < urls.size(); ++i) {
+    FirstRange& r = out[i];
     if (!answers[i]) {
-      out.push_back(std::move(answers[i]).error());
+      r.error = answers[i].error();
       continue;
     }
-    FirstRange r;
     r.size = answers[i]->total_size;
     std::string etag = answers[i]->headers.count("etag") ? answers[i]->headers.at("etag") : "";
     r.validator = !etag.empty() && !etag.starts_with("W/") ? etag : answers[i]->header("last-modified");
     buffers[i].resize(static_cast<size_t>(answers[i]->body_bytes));
     r.bytes = std::move(buffers[i]);
     if (r.size == 0) r.size = r.bytes.size();
-    out.push_back(std::move(r));
   }
   return out;
 }
@@ -332,8 +334,8 @@ std::string url_basename(const std::string& url) {
 Result<std::string> materialize_url(const Address& a) {
   const std::string url = a.url;
   auto first = first_ranges({url});
-  if (!first.front()) return std::move(first.front()).error();
-  FirstRange head = std::move(*first.front());
+  if (first.front().error) return *first.front().error;
+  FirstRange head = std::move(first.front());
   const std::string dir = fmt::format("{}/url/{}/{}", cache_root(), short_hash(url, 16),
                                       head.validator.empty() ? "unvalidated" : short_hash(head.validator, 12));
   const std::string name = url_basename(url);
@@ -361,14 +363,14 @@ Result<std::string> materialize_url(const Address& a) {
   std::vector<std::shared_ptr<RemoteFile>> heads;
   for (size_t i = 0; i < urls.size(); ++i) {
     const bool is_config = i + 1 == urls.size();
-    if (!answers[i]) {
+    if (answers[i].error) {
       if (is_config) continue;   // no config.json beside the index: the model opens without one
-      return std::move(answers[i]).error();
+      return *answers[i].error;
     }
-    RemoteIdentity sid{urls[i], urls[i], answers[i]->size, "", ""};
+    RemoteIdentity sid{urls[i], urls[i], answers[i].size, "", ""};
     auto f = add_standin(dir + "/" + url_basename(urls[i]), sid);
     if (!f) return std::move(f).error();
-    AKV_TRY((*f)->seed(answers[i]->bytes, answers[i]->validator));
+    AKV_TRY((*f)->seed(answers[i].bytes, answers[i].validator));
     heads.push_back(*f);
   }
   AKV_TRY(RemoteFile::ensure_heads(heads));

@@ -109,7 +109,7 @@ void App::start_open(std::string path) {
       }
     }
     auto model = akview::open_model(local, opt);
-    if (model) model->path = path;
+    if (model) model->path = path;   // disk_path stays the folder it is laid out in
     if (ctx.cancelled()) return;
     if (!model) {
       ctx.post([this, gen, message = model.error().to_string()] {

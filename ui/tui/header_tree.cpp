@@ -323,8 +323,9 @@ HeaderTree build_header_tree(const Model& model) {
                      as_text(file.map.bytes()));
   }
   std::error_code ec;
-  if (!have_config && fs::is_directory(model.path, ec)) {
-    t.config_path = (fs::path(model.path) / "config.json").string();
+  const std::string& disk = model.disk_path.empty() ? model.path : model.disk_path;
+  if (!have_config && fs::is_directory(disk, ec)) {
+    t.config_path = (fs::path(disk) / "config.json").string();
     t.config_text = read_small_file(t.config_path);
     if (!t.config_text.empty()) add_json_section(t, "config.json", t.config_text);
   }

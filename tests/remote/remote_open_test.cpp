@@ -1,0 +1,293 @@
+// Remote models through the real binary against the test servers (hub_server.hpp): every demo model
+// opened from the Hub, an Ollama registry and plain URLs gives the answers it gives on disk, and the
+// faults a real network brings (ranges ignored, a file replaced, a connection cut, 429, 401, 404, a
+// redirect loop, more bytes than asked) end as the README says. Skipped when nginx cannot start.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <unistd.h>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/run_process.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/remote/hub_server.hpp"
+
+namespace fs = std::filesystem;
+
+namespace akview::testing {
+namespace {
+
+const fs::path kDemo = fs::path(AKVIEW_DEMO_DIR) / "demo";
+
+// Keys whose values differ between a local and a remote open by design: paths and timings.
+bool is_volatile_key(const std::string& k) {
+  static const char* kKeys[] = {"path", "file", "files_dir", "seconds", "min_seconds", "median_seconds", "gbps_best",
+                                "gbps_median", "gbps", "time", "elapsed", "open_path", "where"};
+  for (const char* key : kKeys)
+    if (k == key) return true;
+  return k.find("seconds") != std::string::npos || k.find("gbps") != std::string::npos;
+}
+
+void scrub(nlohmann::json& j) {
+  if (j.is_object()) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      if (is_volatile_key(it.key())) it.value() = "-";
+      else scrub(it.value());
+    }
+  } else if (j.is_array()) {
+    for (auto& e : j) scrub(e);
+  }
+}
+
+// JSON lines or one document, scrubbed.
+nlohmann::json parse_scrubbed(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) {
+    nlohmann::json lines = nlohmann::json::array();
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line))
+      if (!line.empty()) lines.push_back(nlohmann::json::parse(line, nullptr, false));
+    j = lines;
+  }
+  scrub(j);
+  return j;
+}
+
+class RemoteOpen : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!server_.start()) GTEST_SKIP() << "test servers unavailable: " << server_.reason();
+    // The GGUF alone in a folder of its own (a repository of one model).
+    fs::create_directories(gguf_dir_.path() + "/g");
+    fs::copy_file(kDemo / "llama-demo-q4km.gguf", gguf_dir_.path() + "/g/llama-demo-q4km.gguf");
+    server_.add_repo("akview", "demo-q4km", "main", "", gguf_dir_.path() + "/g");
+    server_.add_repo("akview", "demo-bf16", "main", "", kDemo / "llama-demo-bf16");
+    server_.add_repo("akview", "demo-mlx", "main", "", kDemo / "llama-demo-mlx-4bit");
+    server_.add_repo("akview", "demo-all", "main", "", kDemo);
+    server_.add_ollama_store(kDemo / "ollama");
+    server_.add_file("/files/llama-demo-q4km.gguf", kDemo / "llama-demo-q4km.gguf");
+    for (const char* f : {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+                          "model.safetensors.index.json"})
+      server_.add_file(std::string("/bf16/") + f, kDemo / "llama-demo-bf16" / f);
+  }
+
+  std::vector<std::string> env(const std::string& extra = {}) const {
+    std::vector<std::string> e = server_.client_env();
+    e.push_back("AKVIEW_CACHE_DIR=" + cache_.path());
+    e.push_back("HF_TOKEN=");
+    e.push_back("HF_HOME=" + cache_.path() + "/no-hf-home");
+    e.push_back("AKVIEW_HTTP_CONNECT_TIMEOUT=5");
+    if (!extra.empty()) e.push_back(extra);
+    return e;
+  }
+
+  ProcessResult akview(const std::vector<std::string>& args, const std::string& extra_env = {}) const {
+    return run_akview(args, env(extra_env));
+  }
+
+  // The same command on disk and remotely: equal JSON but for paths and timings.
+  void expect_same(const std::vector<std::string>& command, const std::string& local, const std::string& remote) {
+    std::vector<std::string> a = command, b = command;
+    for (auto& s : a) if (s == "@") s = local;
+    for (auto& s : b) if (s == "@") s = remote;
+    a.push_back("--json");
+    b.push_back("--json");
+    auto l = akview(a);
+    auto r = akview(b);
+    ASSERT_EQ(l.exit_code, 0) << l.err;
+    ASSERT_EQ(r.exit_code, 0) << "remote " << remote << ": " << r.err;
+    EXPECT_EQ(parse_scrubbed(l.out), parse_scrubbed(r.out)) << command.front() << " " << remote;
+  }
+
+  std::string hf(const std::string& repo_and_path) const { return "hf://akview/" + repo_and_path; }
+
+  HubServer server_;
+  TempDir cache_, gguf_dir_;
+};
+
+TEST_F(RemoteOpen, EveryDemoModelAnswersAsOnDisk) {
+  const std::string gguf = (kDemo / "llama-demo-q4km.gguf").string();
+  const std::string bf16 = (kDemo / "llama-demo-bf16").string();
+  const std::string mlx = (kDemo / "llama-demo-mlx-4bit").string();
+  const std::string ollama_q4 = (kDemo / "ollama/manifests/registry.ollama.ai/library/llama-demo/q4_k_m").string();
+  const std::string ollama_int4 = (kDemo / "ollama/manifests/registry.ollama.ai/library/llama-demo/int4").string();
+  struct Case {
+    std::string local, remote, tensor;
+  };
+  const std::string reg = server_.registry_host();
+  const std::vector<Case> cases = {
+      {gguf, hf("demo-q4km"), "blk.0.attn_q.weight"},
+      {gguf, hf("demo-all/llama-demo-q4km.gguf"), "blk.1.ffn_down.weight"},
+      {gguf, server_.url(Block::plain, "/files/llama-demo-q4km.gguf"), "blk.0.attn_v.weight"},
+      {bf16, hf("demo-bf16"), "model.layers.0.self_attn.q_proj.weight"},
+      {bf16, server_.url(Block::plain, "/bf16/model.safetensors.index.json"), "model.layers.1.mlp.down_proj.weight"},
+      {bf16, server_.hub_endpoint() + "/akview/demo-all/tree/main/llama-demo-bf16", "lm_head.weight"},
+      {mlx, hf("demo-mlx"), "model.layers.0.self_attn.q_proj.weight"},
+      {ollama_q4, "ollama://" + reg + "/library/llama-demo:q4_k_m", "blk.0.attn_q.weight"},
+      {ollama_int4, "ollama://" + reg + "/library/llama-demo:int4", "model.layers.0.self_attn.q_proj.weight"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.remote);
+    expect_same({"info", "@"}, c.local, c.remote);
+    expect_same({"tensors", "@"}, c.local, c.remote);
+    expect_same({"meta", "@"}, c.local, c.remote);
+    expect_same({"map", "@"}, c.local, c.remote);
+    expect_same({"dump", "@", c.tensor, "--rows", "0:2"}, c.local, c.remote);
+    expect_same({"explain", "@", c.tensor, "1", "3"}, c.local, c.remote);
+    expect_same({"layout", "@", c.tensor}, c.local, c.remote);
+    expect_same({"run", "@", c.tensor, "--backend", "cpu"}, c.local, c.remote);
+  }
+}
+
+TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
+  server_.clear_access_logs();
+  auto r = akview({"info", hf("demo-bf16"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Per weight file on the cdn: ≤ 2 ranged requests, ≤ header + 256 KiB.
+  std::map<std::string, std::pair<int, uint64_t>> per_file;
+  for (const AccessEntry& e : server_.access_log(Block::cdn)) {
+    if (!e.uri.ends_with(".safetensors")) continue;
+    if (std::getenv("AKVIEW_TEST_VERBOSE")) std::fprintf(stderr, "cdn %s %s %d %llu\n", e.uri.c_str(), e.range.c_str(), e.status, (unsigned long long)e.body_bytes_sent);
+    per_file[e.uri].first++;
+    per_file[e.uri].second += e.body_bytes_sent;
+  }
+  ASSERT_EQ(per_file.size(), 2u);
+  for (const auto& [uri, n] : per_file) {
+    EXPECT_LE(n.first, 2) << uri;
+    EXPECT_LE(n.second, 300u << 10) << uri;   // the demo's headers are small: one chunk
+  }
+}
+
+TEST_F(RemoteOpen, ARepositoryOfSeveralModelsIsAList) {
+  auto r = akview({hf("demo-all"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  std::string text = j.dump();
+  EXPECT_NE(text.find("llama-demo-q4km.gguf"), std::string::npos) << text;
+  EXPECT_NE(text.find("llama-demo-bf16"), std::string::npos) << text;
+  // A command on the repository itself names its models, as for a local folder.
+  auto info = akview({"info", hf("demo-all")});
+  EXPECT_NE(info.exit_code, 0) << info.err;   // as for a local folder of several models
+  EXPECT_NE(info.err.find("holds"), std::string::npos) << info.err;
+}
+
+TEST_F(RemoteOpen, RangesIgnoredAreStoppedNotDownloaded) {
+  server_.ignore_ranges(Block::plain, "/files/llama-demo-q4km.gguf");
+  server_.clear_access_logs();
+  auto r = akview({"info", server_.url(Block::plain, "/files/llama-demo-q4km.gguf")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("ignored the Range"), std::string::npos) << r.err;
+  // Stopped on the first bytes: far less than the 2 MiB file crossed.
+  uint64_t sent = 0;
+  for (const AccessEntry& e : server_.access_log(Block::plain, 1)) sent += e.body_bytes_sent;
+  EXPECT_LT(sent, fs::file_size(kDemo / "llama-demo-q4km.gguf"));
+}
+
+TEST_F(RemoteOpen, AFileReplacedOnTheServerIsAnErrorNotAMix) {
+  const std::string url = server_.url(Block::plain, "/files/llama-demo-q4km.gguf");
+  // A first run fetches the header (and records the validator) ...
+  ASSERT_EQ(akview({"info", hf("demo-q4km")}).exit_code, 0);
+  // ... the CDN's bytes change under the same URL; the tensor data of that first open is asked for.
+  fs::path other = cache_.path() + "/other.gguf";
+  {
+    std::ifstream in(kDemo / "llama-demo-q4km.gguf", std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    bytes[bytes.size() - 100] ^= 0x55;
+    std::ofstream(other, std::ios::binary) << bytes;
+  }
+  server_.replace_file(Block::cdn, server_.cdn_path("akview", "demo-q4km", "main", "llama-demo-q4km.gguf"), other);
+  auto r = akview({"dump", hf("demo-q4km"), "output.weight", "--rows", "0:1"});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.err.find("changed on the server"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(changed)"), std::string::npos) << r.err;
+  (void)url;
+}
+
+TEST_F(RemoteOpen, ADroppedConnectionAndA429AreRetried) {
+  const std::string cdn = server_.cdn_path("akview", "demo-q4km", "main", "llama-demo-q4km.gguf");
+  server_.drop_mid_body(Block::cdn, cdn, 1);
+  server_.status_once(Block::hub, "/api/models/akview/demo-q4km/revision/main", 429, 1, 1);
+  server_.clear_access_logs();
+  expect_same({"info", "@"}, (kDemo / "llama-demo-q4km.gguf").string(), hf("demo-q4km/llama-demo-q4km.gguf"));
+  bool saw_429 = false;
+  for (const AccessEntry& e : server_.access_log(Block::hub)) saw_429 = saw_429 || e.status == 429;
+  EXPECT_TRUE(saw_429);
+}
+
+TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {
+  server_.set_gated("akview", "demo-bf16", "secret-token");
+  auto no_token = akview({"info", hf("demo-bf16")});
+  EXPECT_EQ(no_token.exit_code, 1);
+  EXPECT_NE(no_token.err.find("HF_TOKEN"), std::string::npos) << no_token.err;
+  auto wrong = akview({"info", hf("demo-bf16")}, "HF_TOKEN=wrong");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("403"), std::string::npos) << wrong.err;
+  auto missing = akview({"info", hf("no-such-repo")});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("not found"), std::string::npos) << missing.err;
+  auto bad_revision = akview({"info", hf("demo-q4km@no-such-branch")});
+  EXPECT_EQ(bad_revision.exit_code, 1);
+  EXPECT_NE(bad_revision.err.find("404"), std::string::npos) << bad_revision.err;
+  auto bad_path = akview({"info", hf("demo-q4km/nothing-here.gguf")});
+  EXPECT_EQ(bad_path.exit_code, 1);
+  EXPECT_NE(bad_path.err.find("not"), std::string::npos) << bad_path.err;
+  server_.redirect_loop(Block::plain, "/loop.gguf");
+  auto loop = akview({"info", server_.url(Block::plain, "/loop.gguf")});
+  EXPECT_EQ(loop.exit_code, 1);
+  EXPECT_NE(loop.err.find("redirects"), std::string::npos) << loop.err;
+}
+
+TEST_F(RemoteOpen, TheTokenGoesToTheHubOnlyNeverToTheCdn) {
+  server_.set_gated("akview", "demo-bf16", "secret-token");
+  server_.clear_access_logs();
+  auto r = akview({"dump", hf("demo-bf16"), "lm_head.weight", "--rows", "0:1", "--json"}, "HF_TOKEN=secret-token");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  int hub_with_token = 0;
+  for (const AccessEntry& e : server_.access_log(Block::hub)) hub_with_token += e.authorization == "Bearer secret-token";
+  EXPECT_GT(hub_with_token, 0);
+  const auto cdn = server_.access_log(Block::cdn, 1);
+  EXPECT_FALSE(cdn.empty());
+  for (const AccessEntry& e : cdn) EXPECT_TRUE(e.authorization.empty() || e.authorization == "-") << e.uri << " " << e.authorization;
+}
+
+TEST_F(RemoteOpen, MoreBytesThanAskedAreRefused) {
+  server_.overlong(Block::plain, "/files/llama-demo-q4km.gguf", 65536, 10);
+  auto r = akview({"info", server_.url(Block::plain, "/files/llama-demo-q4km.gguf")});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("network"), std::string::npos) << r.err;
+}
+
+TEST_F(RemoteOpen, WholeModelCommandsSayWhatTheyFetch) {
+  auto stats = akview({"stats", hf("demo-q4km")});
+  EXPECT_EQ(stats.exit_code, 1);
+  EXPECT_NE(stats.err.find("--fetch-all"), std::string::npos) << stats.err;
+  EXPECT_NE(stats.err.find("bytes"), std::string::npos) << stats.err;
+  auto diff = akview({"diff", hf("demo-q4km"), (kDemo / "llama-demo-bf16").string()});
+  EXPECT_EQ(diff.exit_code, 1);
+  auto all = akview({"stats", hf("demo-q4km"), "--fetch-all", "--json"});
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  auto local = akview({"stats", (kDemo / "llama-demo-q4km.gguf").string(), "--json"});
+  EXPECT_EQ(parse_scrubbed(all.out), parse_scrubbed(local.out));
+  // Fetched now: the same command needs no flag.
+  EXPECT_EQ(akview({"stats", hf("demo-q4km")}).exit_code, 0);
+}
+
+// For trying things by hand: AKVIEW_TEST_SERVE=1 keeps the servers of this fixture up and prints
+// the environment a client needs (skipped otherwise).
+TEST_F(RemoteOpen, ServeForManualUse) {
+  if (!std::getenv("AKVIEW_TEST_SERVE")) GTEST_SKIP() << "set AKVIEW_TEST_SERVE=1 to keep the servers up";
+  for (const auto& e : server_.client_env()) std::printf("export %s\n", e.c_str());
+  std::printf("# hub %s registry %s plain %s\n", server_.hub_endpoint().c_str(), server_.registry_host().c_str(),
+              server_.base_url(Block::plain).c_str());
+  std::fflush(stdout);
+  for (;;) pause();
+}
+
+}  // namespace
+}  // namespace akview::testing
