@@ -15,6 +15,7 @@
 #include "tests/cli/run_process.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/remote/hub_server.hpp"
+#include "tests/screens/harness.hpp"
 
 namespace fs = std::filesystem;
 
@@ -276,6 +277,27 @@ TEST_F(RemoteOpen, WholeModelCommandsSayWhatTheyFetch) {
   EXPECT_EQ(parse_scrubbed(all.out), parse_scrubbed(local.out));
   // Fetched now: the same command needs no flag.
   EXPECT_EQ(akview({"stats", hf("demo-q4km")}).exit_code, 0);
+}
+
+TEST_F(RemoteOpen, ASlowTransferIsCancelledWithEscInTheView) {
+  // 4 KiB/s: the first 256 KiB of the GGUF would take a minute.
+  server_.slow(Block::cdn, server_.cdn_path("akview", "demo-q4km", "main", "llama-demo-q4km.gguf"), 4096);
+  Terminal term;
+  EnvOverrides env;
+  for (const std::string& kv : this->env()) {
+    auto eq = kv.find('=');
+    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  term.start({AKVIEW_BINARY, hf("demo-q4km")}, {100, 24}, env);
+  // The view is up and drawing while the header is on its way: the transfer line says so.
+  ASSERT_TRUE(term.wait_for_text("fetching", std::chrono::seconds(10))) << ::testing::PrintToString(term.screen_text());
+  term.send_key("Esc");
+  ASSERT_TRUE(term.wait_for_text("cancelled", std::chrono::seconds(5))) << ::testing::PrintToString(term.screen_text());
+  // The transfer itself stopped (the status line shows no transfer running), not only the view's job.
+  EXPECT_TRUE(term.wait_until([](const Screen& s) { return s.find_row("fetching") < 0; }, std::chrono::seconds(3)))
+      << ::testing::PrintToString(term.screen_text());
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
 }
 
 // For trying things by hand: AKVIEW_TEST_SERVE=1 keeps the servers of this fixture up and prints

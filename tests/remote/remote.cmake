@@ -1,0 +1,5 @@
+# tests/remote: the view on a remote model is driven on a pty through the screens harness (libvterm).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(VTERM REQUIRED IMPORTED_TARGET vterm)
+target_sources(akview_remote_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/screens/harness.cpp ${PROJECT_SOURCE_DIR}/tests/screens/screen.cpp)
+target_link_libraries(akview_remote_tests PRIVATE PkgConfig::VTERM util)
