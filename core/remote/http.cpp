@@ -96,6 +96,7 @@ struct Transfer {
   HttpResponse resp;
   uint64_t written = 0;
   uint64_t expected = 0;   // body bytes the 206's Content-Range announced
+  bool empty = false;      // the file is empty (its first range had nothing to give)
   std::string refused;   // set by a callback that stopped the transfer, with the reason
   bool counted = false;
 };
@@ -193,6 +194,15 @@ struct HttpClient::Impl {
       if (t->status >= 100 && t->status < 200) return len;
       t->headers_done = true;
       const HttpRequest& r = *t->req;
+      // An empty file has no byte to ask for: a server answers a first range with an empty 200 or a 416.
+      const bool empty_file = r.allow_short && ((t->status == 200 && t->headers["content-length"] == "0") ||
+                                                (t->status == 416 && t->headers["content-range"] == "bytes */0"));
+      if (empty_file) {
+        t->status = 206;
+        t->expected = 0;
+        t->empty = true;
+        return len;
+      }
       if (r.has_range && t->status == 200) {
         const std::string etag = t->headers.count("etag") ? t->headers["etag"] : "";
         if (!r.if_range.empty() && etag != r.if_range && t->headers["last-modified"] != r.if_range)
@@ -231,7 +241,7 @@ struct HttpClient::Impl {
       return len;
     }
     if (r.has_range) {
-      const uint64_t want = t->expected ? t->expected : r.range_end - r.range_begin;
+      const uint64_t want = t->expected || t->empty ? t->expected : r.range_end - r.range_begin;
       if (t->written + len > want) {
         t->refused = fmt::format("the server sent more than the {} bytes asked for", want);
         return 0;
@@ -305,6 +315,7 @@ struct HttpClient::Impl {
     t.headers.clear();
     t.written = 0;
     t.expected = 0;
+    t.empty = false;
     t.refused.clear();
     t.resp.body.clear();
   }
@@ -504,7 +515,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
         continue;
       }
       if (r.has_range) {
-        if (t.status != 206 || t.written != (t.expected ? t.expected : r.range_end - r.range_begin)) {
+        if (t.status != 206 || t.written != (t.expected || t.empty ? t.expected : r.range_end - r.range_begin)) {
           if (t.attempt + 1 < kMaxAttempts) {   // the connection closed early: try again
             retry_later(t, 0);
             continue;

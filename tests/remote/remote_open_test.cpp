@@ -145,6 +145,71 @@ TEST_F(RemoteOpen, EveryDemoModelAnswersAsOnDisk) {
   }
 }
 
+// Every oracle model, served as a repository (folders) or a URL (files), answers as on disk; the
+// malformed ones fail remotely with the same rule as on disk.
+TEST_F(RemoteOpen, EveryOracleModelAnswersAsOnDisk) {
+  const fs::path oracles = AKVIEW_ORACLES_DIR;
+  if (!fs::exists(oracles / "gguf")) GTEST_SKIP() << "no oracles at " << oracles;
+  struct Case {
+    std::string local, remote;
+  };
+  std::vector<Case> cases, malformed;
+  int repos = 0;
+  for (const char* dir : {"st", "gguf", "pytorch", "malformed"}) {
+    for (const auto& e : fs::directory_iterator(oracles / dir)) {
+      const std::string name = e.path().filename().string();
+      if (name == "ref" || name.ends_with(".json")) continue;
+      if (e.is_directory()) {
+        const std::string repo = "oracle-" + std::to_string(repos++);
+        server_.add_repo("akview", repo, "main", "", e.path());
+        cases.push_back({e.path().string(), hf(repo)});
+      } else {
+        const std::string url_path = std::string("/oracles/") + dir + "/" + name;
+        server_.add_file(url_path, e.path());
+        (std::string(dir) == "malformed" ? malformed : cases).push_back({e.path().string(), server_.url(Block::plain, url_path)});
+      }
+    }
+  }
+  for (const char* store : {"ollama", "ollama_st"})
+    for (const auto& m : fs::recursive_directory_iterator(oracles / store / "manifests")) {
+      if (!m.is_regular_file()) continue;
+      // manifests/HOST/NS/MODEL/TAG
+      const fs::path rel = fs::relative(m.path(), oracles / store / "manifests");
+      auto it = rel.begin();
+      const std::string host = (it++)->string(), ns = (it++)->string(), model = (it++)->string(), tag = (it++)->string();
+      server_.add_ollama_store(oracles / store, host);
+      cases.push_back({m.path().string(), "ollama://" + server_.registry_host() + "/" + ns + "/" + model + ":" + tag});
+    }
+  ASSERT_GT(cases.size(), 30u);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.remote);
+    auto local = akview({"tensors", c.local, "--json"});
+    if (local.exit_code != 0) {   // refused on disk (a pickle that runs code): refused remotely too
+      auto remote = akview({"tensors", c.remote, "--json"});
+      EXPECT_EQ(remote.exit_code, local.exit_code) << remote.err;
+      continue;
+    }
+    expect_same({"info", "@"}, c.local, c.remote);
+    expect_same({"tensors", "@"}, c.local, c.remote);
+    expect_same({"meta", "@"}, c.local, c.remote);
+    auto rows = nlohmann::json::parse(local.out, nullptr, false);
+    if (rows.is_array() && !rows.empty()) {
+      const std::string first = rows.front().value("name", std::string());
+      expect_same({"dump", "@", first, "--rows", "0:1"}, c.local, c.remote);
+      expect_same({"layout", "@", first}, c.local, c.remote);
+    }
+  }
+  for (const Case& c : malformed) {
+    SCOPED_TRACE(c.remote);
+    auto l = akview({"info", c.local});
+    auto r = akview({"info", c.remote});
+    EXPECT_EQ(l.exit_code, r.exit_code);
+    // The same rule broken: the slug at the end of the line.
+    auto slug = [](const std::string& err) { return err.substr(err.rfind('(') == std::string::npos ? 0 : err.rfind('(')); };
+    EXPECT_EQ(slug(l.err), slug(r.err)) << l.err << " | " << r.err;
+  }
+}
+
 TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
   server_.clear_access_logs();
   auto r = akview({"info", hf("demo-bf16"), "--json"});
