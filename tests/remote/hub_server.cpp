@@ -263,7 +263,13 @@ void HubServer::clear_access_logs() const {
   for (int b = 0; b < kBlockCount; ++b) truncate(access_log_path(static_cast<Block>(b)).c_str(), 0);
 }
 
-void HubServer::link_file(const fs::path& target, const fs::path& link) {
+void HubServer::link_file(const fs::path& target, const fs::path& link) const {
+  // Only inside the served folders: a name with ".." never places (or removes) anything elsewhere.
+  const std::string inside = (dir_ / "www").string() + "/";
+  if (link.lexically_normal().string().rfind(inside, 0) != 0) {
+    std::fprintf(stderr, "hub server: %s is outside %s, not served\n", link.c_str(), inside.c_str());
+    return;
+  }
   std::error_code ec;
   fs::create_directories(link.parent_path(), ec);
   fs::remove(link, ec);
@@ -283,7 +289,7 @@ void HubServer::add_repo(const std::string& org, const std::string& repo, const 
     if (!it->is_regular_file()) continue;
     HubFile f;
     f.local = it->path();
-    f.path = fs::relative(it->path(), local_dir).generic_string();
+    f.path = it->path().lexically_relative(local_dir).generic_string();   // symlinks kept as named
     f.size = it->file_size();
     if (f.size <= options_.content_hash_limit) {
       f.sha256 = file_sha256(f.local);
@@ -336,7 +342,7 @@ int HubServer::add_ollama_store(const fs::path& store_dir, const std::string& ho
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_regular_file()) continue;
-    const fs::path rel = fs::relative(it->path(), root);
+    const fs::path rel = it->path().lexically_relative(root);
     std::vector<std::string> parts;
     for (const auto& p : rel) parts.push_back(p.string());
     if (parts.size() != 3) continue;   // NS/MODEL/TAG
@@ -413,7 +419,8 @@ void HubServer::redirect_loop(Block b, const std::string& path) {
 }
 
 void HubServer::replace_file(Block b, const std::string& path, const fs::path& new_content) {
-  const fs::path served = www(b) / path.substr(path.find_first_not_of('/'));
+  const fs::path served = (www(b) / path.substr(path.find_first_not_of('/'))).lexically_normal();
+  if (served.string().rfind(www(b).string() + "/", 0) != 0) return;   // ".." out of the block
   struct stat old {};
   const bool had = stat(served.c_str(), &old) == 0;
   const fs::path next = served.parent_path() / (".replacing-" + served.filename().string());
@@ -524,7 +531,8 @@ std::string HubServer::routes_lua() const {
           for (size_t i = 0; i == 0 || i < entries.size(); i += per) {
             nlohmann::ordered_json page = nlohmann::json::array();
             for (size_t k = i; k < std::min(entries.size(), i + per); ++k) page.push_back(entries[k].second);
-            list += " " + lua_quote(page.dump()) + ",";
+            list += lua_quote(page.dump());   // (not " " + ...: GCC 12 warns -Wrestrict there, wrongly)
+            list += ", ";
           }
           return list + " }";
         };

@@ -175,7 +175,7 @@ class HubServer {
   void stop();
   std::string error_log_tail() const;
   std::filesystem::path www(Block b) const { return dir_ / "www" / block_name(b); }
-  static void link_file(const std::filesystem::path& target, const std::filesystem::path& link);
+  void link_file(const std::filesystem::path& target, const std::filesystem::path& link) const;
 
   Options options_;
   std::filesystem::path dir_;

@@ -257,6 +257,23 @@ TEST_F(HubServerTest, ResolveRedirectsLargeFilesToTheCdnWithTheHubsHeaders) {
   EXPECT_EQ(head.header("x-linked-size"), "5000");
 }
 
+TEST_F(HubServerTest, ASymlinkInTheRepositoryIsServedUnderItsOwnName) {
+  const std::string bytes = pattern_bytes(5000, 13);
+  const fs::path elsewhere = scratch_.write("elsewhere/real-name.gguf", bytes);
+  fs::create_directories(scratch_.dir() / "linked");
+  fs::create_symlink(elsewhere, scratch_.dir() / "linked" / "model.gguf");
+  HubServer s;
+  s.add_repo("org", "linked", "main", kSha, scratch_.dir() / "linked");
+  START_OR_SKIP(s);
+  const Answer r = get(s, {"-L", s.url(Block::hub, s.resolve_path("org", "linked", "main", "model.gguf"))});
+  EXPECT_EQ(r.statuses, (std::vector<int>{302, 200}));
+  EXPECT_EQ(r.body, bytes);
+  // nothing is placed outside the served folders, whatever a name holds
+  s.add_file("/../../escape.bin", elsewhere);
+  EXPECT_FALSE(fs::exists(s.dir() / "escape.bin"));
+  EXPECT_FALSE(fs::exists(s.dir().parent_path() / "escape.bin"));
+}
+
 TEST_F(HubServerTest, UnknownRepositoryRevisionOrFileAnswerAsTheHubDoes) {
   HubServer s;
   HubRepo repo;
