@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unistd.h>
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -101,6 +102,12 @@ struct Transfer {
   bool counted = false;
 };
 
+// Seconds since the client started, for AKVIEW_HTTP_TRACE.
+double trace_clock() {
+  static const Clock::time_point start = Clock::now();
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 bool is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s == 307 || s == 308; }
 bool is_retryable_status(long s) { return s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
 bool is_retryable_curl(CURLcode c) {
@@ -171,6 +178,7 @@ struct HttpClient::Impl {
   std::string ca;
   std::string token;
   std::string hub_origin;
+  bool trace = false;   // AKVIEW_HTTP_TRACE: every answer on stderr
   long connect_timeout = 15;
   long low_speed_time = 30;
 
@@ -246,7 +254,18 @@ struct HttpClient::Impl {
         t->refused = fmt::format("the server sent more than the {} bytes asked for", want);
         return 0;
       }
-      std::memcpy(r.dest + t->written, data, len);
+      if (r.dest_fd >= 0) {
+        for (size_t done = 0; done < len;) {
+          const ssize_t n = pwrite(r.dest_fd, data + done, len - done, static_cast<off_t>(r.range_begin + t->written + done));
+          if (n <= 0) {
+            t->refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
+            return 0;
+          }
+          done += static_cast<size_t>(n);
+        }
+      } else {
+        std::memcpy(r.dest + t->written, data, len);
+      }
       t->written += len;
       return len;
     }
@@ -377,6 +396,7 @@ HttpClient::HttpClient() : impl_(std::make_unique<Impl>()) {
   impl_->token = hub_token();
   impl_->hub_origin = url_origin(hub_endpoint());
   impl_->connect_timeout = env_seconds("AKVIEW_HTTP_CONNECT_TIMEOUT", 15);
+  impl_->trace = std::getenv("AKVIEW_HTTP_TRACE") != nullptr;
   impl_->low_speed_time = env_seconds("AKVIEW_HTTP_STALL_TIMEOUT", 30);
 }
 
@@ -402,6 +422,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
     transfers[i].url = requests[i].url;
     waiting.push_back(&transfers[i]);
   }
+  if (im.trace) std::fprintf(stderr, "akview http: %.3f run of %zu requests\n", trace_clock(), requests.size());
   CURLM* multi = curl_multi_init();
   curl_multi_setopt(multi, CURLMOPT_PIPELINING, CURLPIPE_MULTIPLEX);
   curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, kMaxHostConnections);
@@ -461,6 +482,9 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       t.counted = false;
       const HttpRequest& r = *t.req;
       const std::string what = r.label.empty() ? t.url : r.label;
+      if (im.trace && (code != CURLE_OK || t.status < 200 || t.status >= 300))
+        std::fprintf(stderr, "akview http: %.3f %ld %s: %s%s\n", trace_clock(), t.status, t.url.c_str(), curl_easy_strerror(code),
+                     t.refused.empty() ? "" : (" / " + t.refused).c_str());
       if (!t.refused.empty()) {
         if (t.refused == "changed")
           finish(t, make_error(ErrorCode::changed, what, r.range_begin, "changed on the server since it was opened; R reloads"));
@@ -525,6 +549,10 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
           continue;
         }
       }
+      if (im.trace)
+        std::fprintf(stderr, "akview http: %.3f %ld %s %s%s (%llu bytes, attempt %d)\n", trace_clock(), t.status, t.url.c_str(),
+                     r.has_range ? "range " : "", r.has_range ? fmt::format("{}-{}", r.range_begin, r.range_end - 1).c_str() : "",
+                     static_cast<unsigned long long>(t.written), t.attempt + 1);
       t.resp.status = t.status;
       t.resp.url = t.url;
       t.resp.headers = std::move(t.headers);

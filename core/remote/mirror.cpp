@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sys/stat.h>
 
 #include <fmt/format.h>
@@ -27,6 +28,7 @@ namespace {
 
 constexpr uint64_t kMaxWholeText = 16ull << 20;      // text files fetched whole at the open
 constexpr size_t kMaxHeadsAtOpen = 8;                // weight files whose headers come with the open
+constexpr uint64_t kMaxIndexBytes = 256ull << 20;    // a SafeTensors index read whole at the open
 constexpr uint64_t kDefaultCacheLimit = 20ull << 30;
 
 struct Registered {
@@ -96,15 +98,25 @@ bool is_weight_file(const std::string& name) {
   return false;
 }
 
-// The shard names of a SafeTensors index (its weight_map's values), read from the fetched file.
+// The shard names of a SafeTensors index: the distinct strings in it that name a .safetensors file
+// (the weight_map's values). A scan, not a parse: a big model's index holds ~10^5 - 10^6 names, and
+// the opener parses it strictly right after.
 std::vector<std::string> index_shards(const std::string& index_path) {
-  std::ifstream in(index_path, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  auto j = nlohmann::json::parse(text, nullptr, false);
   std::vector<std::string> out;
-  if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) return out;
-  for (const auto& [k, v] : j["weight_map"].items())
-    if (v.is_string() && std::find(out.begin(), out.end(), v.get<std::string>()) == out.end()) out.push_back(v.get<std::string>());
+  std::ifstream in(index_path, std::ios::binary | std::ios::ate);
+  if (!in) return out;
+  std::string text(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::set<std::string_view> seen;
+  for (size_t pos = 0; (pos = text.find('"', pos)) != std::string::npos;) {
+    const size_t end = text.find('"', pos + 1);
+    if (end == std::string::npos) break;
+    const std::string_view s(text.data() + pos + 1, end - pos - 1);
+    pos = end + 1;
+    if (!s.ends_with(".safetensors") || s.find('\\') != std::string_view::npos) continue;
+    if (seen.insert(s).second) out.emplace_back(s);
+  }
   return out;
 }
 
@@ -126,9 +138,15 @@ std::string host_dir(const std::string& url) {
 Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names) {
   std::vector<std::shared_ptr<RemoteFile>> files;
   std::vector<std::string> picked;
-  for (const auto& n : names)
-    if (ends_with(n, ".safetensors.index.json"))
-      for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
+  for (const auto& n : names) {
+    if (!ends_with(n, ".safetensors.index.json")) continue;
+    // The index first, whole (a big model's runs to tens of MB): it names the shards.
+    if (auto index = remote_file_at(dir + "/" + n)) {
+      if (index->size() > kMaxIndexBytes) continue;
+      AKV_TRY(index->ensure(0, index->size()));
+    }
+    for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
+  }
   if (picked.empty()) {
     for (const auto& n : names)
       if (is_weight_file(n) && n.find('/') == std::string::npos) picked.push_back(n);
@@ -136,6 +154,7 @@ Status fetch_model_heads(const std::string& dir, const std::vector<std::string>&
   }
   for (const auto& n : picked)
     if (auto f = remote_file_at(dir + "/" + n)) files.push_back(f);
+  if (std::getenv("AKVIEW_HTTP_TRACE")) std::fprintf(stderr, "akview http: %zu headers to fetch\n", files.size());
   return RemoteFile::ensure_heads(files);
 }
 

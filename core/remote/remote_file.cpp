@@ -164,7 +164,6 @@ void RemoteFile::evict() {
 Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans) {
   std::vector<HttpRequest> requests;
   std::vector<std::pair<size_t, Span>> owners;
-  std::vector<std::unique_ptr<uint8_t[]>> buffers;
   for (size_t i = 0; i < files.size(); ++i) {
     RemoteFile& f = *files[i];
     std::string url, validator;
@@ -181,8 +180,7 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
       r.range_end = s.end;
       r.if_range = validator;
       r.label = f.id_.label;
-      buffers.push_back(std::make_unique<uint8_t[]>(s.end - s.begin));
-      r.dest = buffers.back().get();
+      r.dest_fd = f.fd_;   // straight into the stand-in; marked fetched only once whole
       requests.push_back(std::move(r));
       owners.emplace_back(i, s);
     }
@@ -236,19 +234,7 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
         continue;
       }
     }
-    const uint8_t* bytes = requests[k].dest;
-    uint64_t done = 0;
-    while (done < s.end - s.begin) {
-      ssize_t n = pwrite(f.fd_, bytes + done, s.end - s.begin - done, static_cast<off_t>(s.begin + done));
-      if (n <= 0) break;
-      done += static_cast<uint64_t>(n);
-    }
     std::lock_guard lock(f.mutex_);
-    if (done != s.end - s.begin) {
-      f.last_error_ = fmt::format("{}: cannot write the cache file: {}", f.path_, std::strerror(errno));
-      if (status.ok()) status = make_error(ErrorCode::io, f.path_, s.begin, "cannot write the cache file");
-      continue;
-    }
     if (f.validator_.empty()) f.validator_ = validator_of(resp);
     if (resp.redirects > 0) {
       f.byte_url_ = resp.url;

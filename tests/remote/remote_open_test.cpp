@@ -62,6 +62,9 @@ nlohmann::json parse_scrubbed(const std::string& text) {
 class RemoteOpen : public ::testing::Test {
  protected:
   void SetUp() override {
+    // A path that redirects to itself for ever (set before the start: no reload in between).
+    server_.add_file("/loop.gguf", kDemo / "llama-demo-q4km.gguf");
+    server_.redirect_loop(Block::plain, "/loop.gguf");
     if (!server_.start()) GTEST_SKIP() << "test servers unavailable: " << server_.reason();
     // The GGUF alone in a folder of its own (a repository of one model).
     fs::create_directories(gguf_dir_.path() + "/g");
@@ -303,10 +306,9 @@ TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {
   auto bad_path = akview({"info", hf("demo-q4km/nothing-here.gguf")});
   EXPECT_EQ(bad_path.exit_code, 1);
   EXPECT_NE(bad_path.err.find("not"), std::string::npos) << bad_path.err;
-  server_.redirect_loop(Block::plain, "/loop.gguf");
   auto loop = akview({"info", server_.url(Block::plain, "/loop.gguf")});
   EXPECT_EQ(loop.exit_code, 1);
-  EXPECT_NE(loop.err.find("redirects"), std::string::npos) << loop.err;
+  EXPECT_NE(loop.err.find("redirects"), std::string::npos) << "[" << loop.err << "]";
 }
 
 TEST_F(RemoteOpen, TheTokenGoesToTheHubOnlyNeverToTheCdn) {
@@ -369,6 +371,9 @@ TEST_F(RemoteOpen, ASlowTransferIsCancelledWithEscInTheView) {
 // the environment a client needs (skipped otherwise).
 TEST_F(RemoteOpen, ServeForManualUse) {
   if (!std::getenv("AKVIEW_TEST_SERVE")) GTEST_SKIP() << "set AKVIEW_TEST_SERVE=1 to keep the servers up";
+  // AKVIEW_TEST_SERVE_DIR: a folder served as hf://akview/serve; AKVIEW_TEST_SERVE_DELAY: ms before every answer.
+  if (const char* d = std::getenv("AKVIEW_TEST_SERVE_DIR")) server_.add_repo("akview", "serve", "main", "", d);
+  if (const char* ms = std::getenv("AKVIEW_TEST_SERVE_DELAY")) server_.set_delay_ms_all(std::atoi(ms));
   for (const auto& e : server_.client_env()) std::printf("export %s\n", e.c_str());
   std::printf("# hub %s registry %s plain %s\n", server_.hub_endpoint().c_str(), server_.registry_host().c_str(),
               server_.base_url(Block::plain).c_str());
