@@ -20,6 +20,7 @@
 #include "core/remote/mirror.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/batch/explain_report.hpp"
+#include "ui/batch/fit_report.hpp"
 #include "ui/batch/printers.hpp"
 #include "ui/tui/app.hpp"
 #include "ui/tui/terminal.hpp"
@@ -43,6 +44,10 @@ struct CliOptions {
   std::string y_out;                 // run: --y-out
   std::string ref;                   // run: --ref
   std::string view_ref;              // akview PATH --ref B: the interactive view's second model
+  uint64_t fit_ctx = 0;              // fit: --ctx (0: trained)
+  uint32_t fit_batch = 2048;         // fit: --batch
+  std::string kv_type = "f16";       // fit: --kv-type
+  std::string gpu_mem;               // fit: --gpu-mem GiB[,GiB...]
   bool json = false;
   bool csv = false;
   bool no_color = false;
@@ -237,6 +242,17 @@ int run_run(CliOptions& o) {
   return r->failures.empty() && !r->cancelled ? kExitOk : kExitBadInput;
 }
 
+int run_fit(CliOptions& o) {
+  auto query = make_fit_query(o.fit_ctx, o.fit_batch, o.kv_type, o.gpu_mem);
+  if (!query) return report_error(query.error());
+  auto model = open_or_report(o.path);
+  if (!model) return kExitBadInput;
+  auto r = make_fit_report(*model, *query);
+  if (!r) return report_error(r.error());
+  print_fit(stdout, *r, o.format());
+  return kExitOk;
+}
+
 int run_devices(CliOptions& o) {
   print_devices(stdout, compute::list_devices(), o.format());
   return kExitOk;
@@ -352,6 +368,16 @@ const std::vector<CommandRow>& command_table() {
          add_fetch_all(c, o);
        },
        run_run},
+      {"fit", "will it fit: llama.cpp's buffers (weights, KV cache, compute, output) at a context, per device",
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         c->add_option("--ctx", o.fit_ctx, "context in tokens (default: the model's trained context)")->check(CLI::PositiveNumber);
+         c->add_option("--batch", o.fit_batch, "llama.cpp's -b (n_batch; n_ubatch is min(512, this))")->check(CLI::Range(1u, 1u << 20));
+         c->add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1");
+         c->add_option("--gpu-mem", o.gpu_mem, "GiB of each GPU, e.g. 24 or 24,12: the layer split");
+         add_json(c, o);
+       },
+       run_fit},
       {"devices", "compute backends and OpenCL platforms/devices, and why one is unavailable",
        [](CLI::App* c, CliOptions& o) { add_json(c, o); }, run_devices},
   };

@@ -1,0 +1,58 @@
+// `akview fit PATH`: the estimate at the asked context, then the same at each context of the
+// table (fit/fit_estimate.hpp).
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "ui/batch/fit_report.hpp"
+
+namespace akview {
+
+Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type, const std::string& gpu_mem) {
+  fit::FitQuery q;
+  q.context = context;
+  q.batch = batch;
+  // llama.cpp's --cache-type-k / -v choices
+  static constexpr const char* kKvTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+  bool known = false;
+  for (const char* name : kKvTypes) known = known || kv_type == name;
+  auto type = known ? type_from_name(kv_type) : std::nullopt;
+  if (!type)
+    return make_error(ErrorCode::usage, "", kNoOffset,
+                      fmt::format("--kv-type {}: expected one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1", kv_type));
+  q.kv_type = *type;
+  std::stringstream in(gpu_mem);
+  for (std::string item; std::getline(in, item, ',');) {
+    double gib = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), gib);
+    if (ec != std::errc() || end != item.data() + item.size() || !(gib > 0) || gib > 1e6)
+      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("--gpu-mem '{}': expected GiB per GPU, e.g. 24 or 24,12", gpu_mem));
+    q.gpu_gib.push_back(gib);
+  }
+  return q;
+}
+
+Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query) {
+  auto e = fit::estimate_fit(model, query);
+  if (!e) return std::move(e).error();
+  FitReport r;
+  r.estimate = std::move(*e);
+  for (uint64_t ctx : fit::table_contexts(r.estimate.trained_context ? r.estimate.trained_context : r.estimate.context)) {
+    fit::FitQuery q = query;
+    q.context = ctx;
+    auto row = fit::estimate_fit(model, q);
+    if (!row) return std::move(row).error();
+    FitTableRow t;
+    t.context = ctx;
+    t.cells = row->cells;
+    if (row->kv) t.kv = row->kv->bytes;
+    if (row->compute) t.compute = row->compute->bytes;
+    t.total = row->total;
+    t.gpu_layers = row->gpu_layers;
+    r.table.push_back(t);
+  }
+  return r;
+}
+
+}  // namespace akview

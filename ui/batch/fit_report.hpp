@@ -1,0 +1,40 @@
+// `akview fit`: the report (the estimate at the asked context and a table over contexts), the
+// option parsing shared by the command line and the TUI, and its printers (text, JSON).
+#pragma once
+
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/fit/fit_estimate.hpp"
+#include "core/model.hpp"
+#include "core/result.hpp"
+#include "ui/batch/printers.hpp"
+
+namespace akview {
+
+struct FitTableRow {
+  uint64_t context = 0;
+  uint32_t cells = 0;
+  std::optional<uint64_t> kv, compute;
+  uint64_t total = 0;
+  uint32_t gpu_layers = 0;
+};
+
+struct FitReport {
+  fit::FitEstimate estimate;
+  std::vector<FitTableRow> table;   // 4k, 8k, 32k, 128k and the trained context (those up to it)
+};
+
+// --kv-type NAME (f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) and --gpu-mem "24" or "24,12"
+// into a query; usage errors otherwise.
+Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type, const std::string& gpu_mem);
+Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query);
+
+nlohmann::json to_json(const FitReport& r);
+void print_fit(std::FILE* out, const FitReport& r, OutputFormat format);
+
+}  // namespace akview
