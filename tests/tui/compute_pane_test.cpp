@@ -1,10 +1,13 @@
 // The Compute pane drawn off-screen: runs on the reference and cpu backends put their rows side by
 // side with the error against the f64 reference, the layer and filter selections pick what
 // `akview run --layer/--filter` picks, timings are masked for goldens, and a cancelled run leaves a
-// "cancelled" row and no partial results.
+// "cancelled" row and no partial results; an input file is checked when it is given, each row names
+// its input, and a failed run never replaces a result.
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -206,6 +209,72 @@ TEST_F(ComputePaneTest, CancelLeavesACancelledRowAndNoPartialResults) {
   for (int i = 0; i < 10; ++i) pane_->act(Action::repeats_down, host_);
   run_on("reference");
   EXPECT_EQ(pane_->rows().size(), 5u);
+}
+
+
+TEST_F(ComputePaneTest, InputFileIsCheckedAndAFailedRunNeverReplacesAResult) {
+  open(64, 32);
+  selected_ = index_of("blk.0.attn_q.weight");
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 1u);
+  EXPECT_EQ(pane_->rows()[0].input, "seed:0");
+  // i: ones; i again: the file prompt. A path that does not exist is refused when it is given.
+  ASSERT_TRUE(pane_->act(Action::input, host_));
+  ASSERT_TRUE(pane_->act(Action::input, host_));
+  ASSERT_TRUE(host_.prompting());
+  EXPECT_EQ(host_.label(), "input file (raw f32)");   // the shell adds ": "
+  host_.type(dir_.file("no-such.f32"));
+  host_.accept();
+  ASSERT_FALSE(host_.flashes.empty());
+  EXPECT_NE(host_.flashes.back().find("no such file"), std::string::npos) << host_.flashes.back();
+  auto c = draw(120, 40);
+  EXPECT_NE(find_row(c, {"input ones"}), -1) << screen_text(c);
+  // A file of the wrong length is a valid input file, but the run fails: the seed:0 row stays.
+  const std::string short_file = dir_.file("short.f32");
+  {
+    std::ofstream out(short_file, std::ios::binary);
+    const float v[2] = {1, 2};
+    out.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  ASSERT_TRUE(pane_->act(Action::input, host_));
+  host_.type(short_file);
+  host_.accept();
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 2u);
+  EXPECT_EQ(pane_->rows()[0].input, "seed:0");
+  EXPECT_EQ(pane_->rows()[0].state, ComputePane::Row::State::done) << pane_->rows()[0].note;
+  EXPECT_EQ(pane_->rows()[1].input, "short.f32");
+  EXPECT_EQ(pane_->rows()[1].state, ComputePane::Row::State::failed);
+  // A good file, then the same file cut short: the failure on the same settings leaves the result.
+  const std::string good_file = dir_.file("good.f32");
+  auto write_floats = [&](int n) {
+    std::ofstream out(good_file, std::ios::binary | std::ios::trunc);
+    for (int i = 0; i < n; ++i) {
+      const float v = 0.25f * static_cast<float>(i % 7);
+      out.write(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  };
+  write_floats(64);
+  ASSERT_TRUE(pane_->act(Action::input, host_));   // file -> seeded
+  ASSERT_TRUE(pane_->act(Action::input, host_));   // ones
+  ASSERT_TRUE(pane_->act(Action::input, host_));   // the file prompt
+  host_.erase_all();
+  host_.type(good_file);
+  host_.accept();
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 3u);
+  EXPECT_EQ(pane_->rows()[2].input, "good.f32");
+  ASSERT_EQ(pane_->rows()[2].state, ComputePane::Row::State::done) << pane_->rows()[2].note;
+  write_floats(2);
+  run_on("reference");
+  ASSERT_EQ(pane_->rows().size(), 3u);
+  EXPECT_EQ(pane_->rows()[2].state, ComputePane::Row::State::done) << "a failure replaced a result";
+  EXPECT_TRUE(pane_->rows()[2].error.has_value());
+  auto after = draw(120, 40);
+  EXPECT_NE(find_row(after, {"last run:", "the results stay"}), -1) << screen_text(after);
+  c = draw(120, 40);
+  EXPECT_NE(find_row(c, {"blk.0.attn_q.weight", "reference", "seed:0"}), -1) << screen_text(c);
+  EXPECT_NE(find_row(c, {"blk.0.attn_q.weight", "reference", "short.f32"}), -1) << screen_text(c);
 }
 
 }  // namespace

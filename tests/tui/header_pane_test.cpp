@@ -185,24 +185,28 @@ TEST_F(HeaderPaneGguf, SearchLandsOnAKeyAndNextMoves) {
   EXPECT_NE(c.row_text(y).find("llama.block_count"), std::string::npos) << screen_text(c);
   EXPECT_TRUE(row_has_role(c, y, Role::match));
   host_.accept();
-  EXPECT_EQ(pane_->state(), "search: llama.");
+  EXPECT_TRUE(pane_->state().starts_with("match 1/")) << pane_->state();
+  EXPECT_TRUE(pane_->state().ends_with(" 'LLAMA.'")) << pane_->state();   // the term as typed
   pane_->act(Action::search_next, host_);
   c = draw(120, 40);
   EXPECT_NE(c.row_text(selected_row(c)).find("llama.embedding_length"), std::string::npos) << screen_text(c);
   pane_->act(Action::search_prev, host_);
   c = draw(120, 40);
   EXPECT_NE(c.row_text(selected_row(c)).find("llama.block_count"), std::string::npos) << screen_text(c);
-  // Esc on a new search puts the cursor back where it was.
+  // Esc on a new search puts the cursor back where it was, and the term before back for n/N.
   const int64_t here = pane_->cursor_row();
+  const std::string before = pane_->state();
   pane_->act(Action::search, host_);
   host_.type("eos");
   EXPECT_NE(pane_->cursor_row(), here);
   host_.cancel();
   EXPECT_EQ(pane_->cursor_row(), here);
-  EXPECT_EQ(pane_->state(), "");
+  EXPECT_EQ(pane_->state(), before);
   pane_->act(Action::search, host_);
   host_.type("no such key anywhere");
-  EXPECT_EQ(pane_->state(), "search: no such key anywhere (no match)");
+  EXPECT_EQ(pane_->state(), "no match 'no such key anywhere'");
+  ASSERT_FALSE(host_.flashes.empty());
+  EXPECT_EQ(host_.flashes.back(), "no match for 'no such key anywhere'");
 }
 
 TEST_F(HeaderPaneGguf, ControlAndBidiCharactersAreEscaped) {

@@ -54,7 +54,7 @@ class MappingPaneTest : public ::testing::Test {
   tui::Canvas draw(int w, int h) { return draw_pane(*pane_, host_, w, h); }
   void filter(std::string_view text) {
     ASSERT_TRUE(pane_->act(Action::filter, host_));
-    ASSERT_EQ(host_.label(), "\\");
+    ASSERT_EQ(host_.label(), "filter (regex, ! inverts)");
     host_.erase_all();   // the prompt opens on the filter in force
     host_.type(text);
     host_.accept();
@@ -125,14 +125,17 @@ TEST_F(MappingPaneTest, FilterAndItsInverseCountTheRightRows) {
   host_.type("attention\\.k");
   host_.accept();
   EXPECT_EQ(pane_->row_count(), 3u);
-  // A bad regex keeps the last good one; Esc restores what was there.
+  // A bad pattern keeps the last good one, and says so in the words every prompt uses; Esc restores
+  // what was there.
   pane_->act(Action::filter, host_);
   host_.type("(");
-  EXPECT_NE(pane_->state().find("(bad regex)"), std::string::npos);
+  EXPECT_NE(pane_->state().find("bad pattern 'attention\\.k(': mismatched"), std::string::npos) << pane_->state();
+  ASSERT_FALSE(host_.flashes.empty());
+  EXPECT_TRUE(host_.flashes.back().starts_with("bad pattern 'attention\\.k('")) << host_.flashes.back();
   EXPECT_EQ(pane_->row_count(), 3u);
   host_.cancel();
   EXPECT_EQ(pane_->row_count(), 3u);
-  EXPECT_EQ(pane_->state().find("bad regex"), std::string::npos);
+  EXPECT_EQ(pane_->state().find("bad pattern"), std::string::npos);
   pane_->act(Action::filter, host_);
   host_.erase_all();
   host_.accept();

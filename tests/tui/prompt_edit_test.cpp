@@ -35,6 +35,14 @@ TEST(PromptEdit, CodePointsThatAreNotTextAreIgnored) {
   }
 }
 
+TEST(PromptEdit, CtrlUClearsThePrompt) {
+  std::string text = "blk.0.attn";
+  EXPECT_EQ(edit_prompt(text, kKeyCtrlU), PromptKey::edited);
+  EXPECT_EQ(text, "");
+  EXPECT_EQ(edit_prompt(text, kKeyCtrlU), PromptKey::edited);   // on an empty prompt: still empty
+  EXPECT_EQ(text, "");
+}
+
 TEST(PromptEdit, EnterAcceptsAndEscCancelsLeavingTheText) {
   std::string text = "blk.0";
   EXPECT_EQ(edit_prompt(text, kKeyEnter), PromptKey::accept);

@@ -77,6 +77,7 @@ void App::start_open(std::string path) {
   view_.reset();
   screen_ = Screen::opening;
   opening_path_ = path;
+  view_path_ = path;
   const uint64_t gen = ++generation_;
   Job job;
   job.label = "opening";
@@ -141,7 +142,7 @@ void App::start_open(std::string path) {
     ctx.post([this, gen, session, ref] {
       if (gen != generation_) return;
       const size_t pane = reopen_pane_;
-      view_ = std::make_unique<ModelView>(session, worker_, true, ref);
+      view_ = std::make_unique<ModelView>(session, worker_, /*start_jobs=*/false, ref);
       view_->select_pane(pane);
       reopen_pane_ = 0;
       screen_ = Screen::model;
@@ -155,6 +156,20 @@ void App::start_open(std::string path) {
   worker_.submit(std::move(job));
 }
 
+// A model opened again from the list comes back as it was left, unless its files changed since.
+void App::open_entry(const std::string& path) {
+  auto it = std::find_if(parked_.begin(), parked_.end(), [&](const auto& p) { return p.first == path; });
+  if (it == parked_.end()) return start_open(path);
+  std::unique_ptr<ModelView> view = std::move(it->second);
+  parked_.erase(it);
+  if (files_changed(view->session().stamps)) return start_open(path);
+  ++generation_;
+  view_ = std::move(view);
+  view_path_ = path;
+  screen_ = Screen::model;
+  view_->restart_stats();   // goes on where Esc stopped it (a finished one has nothing left to do)
+}
+
 void App::back() {
   if (remote::transfer_stats().in_flight > 0) remote::http_client().cancel();   // Esc stops any transfer
   if (worker_.cancel_all()) {
@@ -165,8 +180,17 @@ void App::back() {
     help_open_ = false;
     return;
   }
+  if (screen_ == Screen::model && view_ && view_->pane_index() == kHelpPane) {
+    view_->select_pane(pane_before_help_);
+    return;
+  }
   if ((screen_ == Screen::model || screen_ == Screen::error) && list_) {
     ++generation_;
+    if (view_ && screen_ == Screen::model) {
+      constexpr size_t kParkedMax = 4;
+      if (parked_.size() >= kParkedMax) parked_.erase(parked_.begin());
+      parked_.emplace_back(view_path_, std::move(view_));
+    }
     view_.reset();
     screen_ = Screen::list;
   }
@@ -189,9 +213,17 @@ bool App::global_action(Action action) {
   switch (action) {   // the global context of the key table
     case Action::quit: quit_ = true; return true;
     case Action::back: back(); return true;
-    case Action::help:
-      if (view_ && screen_ == Screen::model) view_->select_pane(6);
-      else help_open_ = !help_open_;
+    case Action::help:   // a toggle: again, back to the pane it was opened from
+      if (view_ && screen_ == Screen::model) {
+        if (view_->pane_index() == kHelpPane) {
+          view_->select_pane(pane_before_help_);
+        } else {
+          pane_before_help_ = view_->pane_index();
+          view_->select_pane(kHelpPane);
+        }
+      } else {
+        help_open_ = !help_open_;
+      }
       return true;
     case Action::next_pane:
     case Action::prev_pane:
@@ -208,12 +240,42 @@ bool App::global_action(Action action) {
       return true;
     default: break;
   }
-  if (action >= Action::pane_1 && action <= Action::pane_8 && view_ && screen_ == Screen::model)
-    view_->select_pane(pane_actions[static_cast<int>(action) - static_cast<int>(Action::pane_1)]);
+  if (action >= Action::pane_1 && action <= Action::pane_8 && view_ && screen_ == Screen::model) {
+    const size_t to = pane_actions[static_cast<int>(action) - static_cast<int>(Action::pane_1)];
+    if (to == kHelpPane && view_->pane_index() != kHelpPane) pane_before_help_ = view_->pane_index();
+    view_->select_pane(to);
+  }
   return true;
 }
 
+bool App::must_wait() {
+  if (prompt_) return false;
+  if (screen_ == Screen::opening) return true;
+  Pane* p = front_pane();
+  return p && !p->ready();
+}
+
 void App::key(int32_t k) {
+  // Esc cancels what the keys wait for (and drops them); q quits unless keys are already waiting
+  // (it may be meant for a prompt they open). Everything else keeps its order.
+  if (k == kKeyEsc) {
+    queued_keys_.clear();
+  } else if ((!queued_keys_.empty() || must_wait()) && !(k == 'q' && queued_keys_.empty())) {
+    queued_keys_.push_back(k);
+    return;
+  }
+  apply_key(k);
+}
+
+void App::drain_keys() {
+  while (!queued_keys_.empty() && !must_wait()) {
+    const int32_t k = queued_keys_.front();
+    queued_keys_.pop_front();
+    apply_key(k);
+  }
+}
+
+void App::apply_key(int32_t k) {
   flash_.clear();
   if (prompt_) {
     const PromptKey what = edit_prompt(prompt_->text, k);
@@ -233,7 +295,7 @@ void App::key(int32_t k) {
   if (Pane* p = front_pane()) {
     if ((find_binding(k, p->context(), a) && p->act(a, *this)) || (find_binding(k, Context::nav, a) && p->act(a, *this))) {
       if (screen_ == Screen::list && list_)
-        if (const CatalogEntry* e = list_->take_chosen()) start_open(e->open_path);
+        if (const CatalogEntry* e = list_->take_chosen()) open_entry(e->open_path);
       return;
     }
   }
@@ -264,6 +326,7 @@ void App::handle(const InputEvent& ev) {
 
 void App::apply_background_results() {
   for (auto& apply : worker_.take_posted()) apply();
+  drain_keys();
 }
 
 Rect App::pane_area(const Canvas& c) const { return Rect{0, 2, c.width(), c.height() - 3}; }
@@ -323,7 +386,14 @@ void App::draw_status(Canvas& c) {
   const int y = c.height() - 1;
   if (prompt_) {
     c.fill(0, y, c.width(), Role::prompt);
-    int used = c.text(0, y, fmt::format("{}: {}", prompt_->label, prompt_->text), Role::prompt, c.width() - 1);
+    // What the typing found wrong ("no match", "bad pattern") stays on the prompt line, at the right.
+    int right = c.width() - 1;
+    if (!flash_.empty()) {
+      const int w = std::min(display_width(flash_), c.width() / 2);
+      right = c.width() - w - 1;
+      c.text(right + 1, y, flash_, Role::status_key, w);
+    }
+    int used = c.text(0, y, fmt::format("{}: {}", prompt_->label, prompt_->text), Role::prompt, right - 1);
     c.put(used, y, U'█', Role::prompt);
     return;
   }
@@ -351,8 +421,15 @@ void App::draw_status(Canvas& c) {
   int x = c.text(0, y, " " + left, Role::status, right - 1);
   if (!flash_.empty()) {
     c.text(x + 2, y, flash_, Role::status_key, right - x - 3);
-  } else if (p && !p->hints().empty() && x + 4 < right) {
-    c.text(x + 3, y, p->hints(), Role::status, right - x - 4);
+  } else if (p && x + 4 < right) {
+    // Every pane says how to go back and where the help is, before the pane's own hints.
+    std::string hints = p->hints();
+    std::string common;
+    if (hints.find("Esc") == std::string::npos && (screen_ != Screen::list || help_open_)) common = "Esc back";
+    if (hints.find("? help") == std::string::npos && !help_open_ && !(view_ && screen_ == Screen::model && view_->pane_index() == kHelpPane))
+      common += common.empty() ? "? help" : "  ? help";
+    if (!common.empty()) hints = hints.empty() ? common : common + "  " + hints;
+    if (!hints.empty()) c.text(x + 3, y, hints, Role::status, right - x - 4);
   }
 }
 
@@ -386,6 +463,9 @@ void App::draw(Canvas& c) {
   if (Pane* p = front_pane()) p->draw(c, area);
   else draw_message(c, area);
   draw_status(c);
+  // A model's background jobs start once its first frame is drawn: the first frame comes as soon
+  // as the open is done, the name map and the statistics fill it in after.
+  if (view_ && screen_ == Screen::model) view_->start_jobs();
 }
 
 int App::run(Terminal& terminal) {
@@ -403,6 +483,11 @@ int App::run(Terminal& terminal) {
       else progress_moved = true;
     }
     if (remote::transfer_stats().in_flight > 0) progress_moved = true;   // the transfer line moves
+    if (!queued_keys_.empty()) {
+      const size_t before = queued_keys_.size();
+      drain_keys();
+      if (queued_keys_.size() != before) dirty = true;
+    }
     if (progress_moved && now - last_frame >= std::chrono::milliseconds(100)) dirty = true;
     if (view_ && screen_ == Screen::model && now - last_check >= std::chrono::seconds(1)) {
       last_check = now;
@@ -414,7 +499,7 @@ int App::run(Terminal& terminal) {
       terminal.present(canvas);
       ++frames;
       if (options_.test_sync)
-        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events, worker_.busy(),
+        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events, worker_.busy() + static_cast<int>(queued_keys_.size()),
                                         canvas.width(), canvas.height()));
       dirty = progress_moved = false;
       last_frame = now;

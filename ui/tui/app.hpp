@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -39,6 +40,9 @@ class App : public PaneHost {
   void apply_background_results();
   void draw(Canvas& canvas);
   bool quit_requested() const { return quit_; }
+  // Keys typed while the front pane fills (or the model opens) wait here; they are applied in order
+  // once it can take them (after the background result that readies it).
+  size_t queued_keys() const { return queued_keys_.size(); }
   ModelView* model_view() { return view_.get(); }
 
   // PaneHost
@@ -55,8 +59,12 @@ class App : public PaneHost {
   };
 
   void start_open(std::string path);
+  void open_entry(const std::string& path);
   void back();
   void key(int32_t key);
+  void apply_key(int32_t key);
+  bool must_wait();            // the front pane cannot take keys yet
+  void drain_keys();
   void mouse(const InputEvent& event);
   bool global_action(Action action);
   Pane* front_pane();
@@ -71,6 +79,12 @@ class App : public PaneHost {
   Screen screen_ = Screen::list;
   std::unique_ptr<ModelList> list_;
   std::unique_ptr<ModelView> view_;
+  std::string view_path_;      // the path view_ was opened from (the list's entry)
+  // Models left for the list, most recent last, kept whole (pane, cursor, sort, filter, folds,
+  // Compute results) for when they are opened again; a few at most.
+  std::vector<std::pair<std::string, std::unique_ptr<ModelView>>> parked_;
+  size_t pane_before_help_ = 0;   // `?` and Esc on Help return to it
+  std::deque<int32_t> queued_keys_;
   HelpPane help_;              // the help shown over the model list
   bool help_open_ = false;
   std::string opening_path_;

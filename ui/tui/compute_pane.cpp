@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <utility>
 
 #include <fmt/format.h>
 
 #include "compute/devices.hpp"
 #include "ui/batch/commands.hpp"
+#include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
 namespace {
@@ -24,6 +27,29 @@ std::vector<ComputePane::Choice> default_choices() {
     out.push_back(std::move(c));
   }
   return out;
+}
+
+std::string input_text(const compute::InputSpec& in) {
+  switch (in.kind) {
+    case compute::InputKind::ones: return "ones";
+    case compute::InputKind::file: return std::filesystem::path(in.path).filename().string();
+    case compute::InputKind::seeded_normal: break;
+  }
+  return fmt::format("seed:{}", in.seed);
+}
+
+// Why `path` cannot be an input vector (raw little-endian f32), or "" when it can be read as one.
+std::string input_file_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) return fmt::format("{}: no such file", path);
+  if (!fs::is_regular_file(st)) return fmt::format("{}: not a regular file", path);
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec) return fmt::format("{}: {}", path, ec.message());
+  if (size == 0 || size % 4 != 0) return fmt::format("{}: {} bytes, not a whole number of f32 values", path, size);
+  if (!std::ifstream(path, std::ios::binary)) return fmt::format("{}: cannot be read", path);
+  return {};
 }
 
 std::string time_text(double s) {
@@ -44,10 +70,11 @@ std::string error_cell(const ComputePane::Row& r, double compute::ErrorStats::*f
 }
 const Column kColumns[] = {
     {"backend", 12, 0, [](const ComputePane::Row& r, bool) { return r.backend; }},
-    {"time", 10, 3, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : time_text(r.seconds); }},
-    {"GB/s", 8, 4, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
-    {"max abs", 10, 5, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
-    {"rms", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
+    {"input", 12, 3, [](const ComputePane::Row& r, bool) { return elide_middle(r.input, 11); }},
+    {"time", 10, 4, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : time_text(r.seconds); }},
+    {"GB/s", 8, 5, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
+    {"max abs", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
+    {"rms", 10, 7, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
     {"rel rms", 10, 1, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rel_rms, "{:.3g}"); }},
     {"cosine", 10, 2, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::cosine, "{:.7f}"); }},
     // With a second model only: the relative RMS of y against y computed from its tensor.
@@ -55,7 +82,7 @@ const Column kColumns[] = {
        return r.vs_ref ? fmt::format("{:.3g}", r.vs_ref->rel_rms) : std::string(kDash);
      }},
 };
-constexpr size_t kVsRefColumn = 7;
+constexpr size_t kVsRefColumn = 8;
 constexpr int kTensorMin = 12;
 
 std::vector<const Column*> columns_for(int w, bool with_ref) {
@@ -193,9 +220,10 @@ bool ComputePane::start_run(PaneHost& host) {
   last_.clear();
   std::weak_ptr<bool> alive = alive_;
   const std::string label = c.label, selection = forced ? query.tensors.front() : selection_label();
+  const std::string input = input_text(input_);
   host.worker().submit(Job{
       "compute " + label,
-      [this, alive, id, label, selection, query = std::move(query), session = session_, ref = ref_, done = done_,
+      [this, alive, id, label, selection, input, query = std::move(query), session = session_, ref = ref_, done = done_,
        count = count_](JobContext& ctx) {
         compute::RunCallbacks callbacks;
         callbacks.cancelled = [&ctx] { return ctx.cancelled(); };
@@ -207,56 +235,65 @@ bool ComputePane::start_run(PaneHost& host) {
         };
         Result<RunTableReport> report = make_run_report(session->model, ref ? &ref->model : nullptr, query, callbacks);
         if (ctx.cancelled() && report) report->cancelled = true;
-        ctx.post([this, alive, id, label, selection, report = std::move(report)]() mutable {
-          if (!alive.expired()) finish(id, label, selection, std::move(report));
+        ctx.post([this, alive, id, label, selection, input, report = std::move(report)]() mutable {
+          if (!alive.expired()) finish(id, label, selection, input, std::move(report));
         });
       },
-      [this, alive, id, label, selection] {
-        if (!alive.expired()) finish(id, label, selection, make_error(ErrorCode::refused, "", kNoOffset, "cancelled"));
+      [this, alive, id, label, selection, input] {
+        if (!alive.expired()) finish(id, label, selection, input, make_error(ErrorCode::refused, "", kNoOffset, "cancelled"));
       }});
   return true;
 }
 
-// Rows of one tensor stay together: a run on another backend goes after the tensor's last row, a
-// run on the same backend replaces its row.
-void ComputePane::put_row(Row row) {
+// Rows of one tensor stay together: a run on another backend or input goes after the tensor's last
+// row, a run on the same backend and input replaces its row, unless it failed where that row holds
+// a result.
+bool ComputePane::put_row(Row row) {
   int64_t last = -1;
   for (size_t i = 0; i < rows_.size(); ++i) {
     if (rows_[i].tensor != row.tensor) continue;
-    if (rows_[i].backend == row.backend) {
+    if (rows_[i].backend == row.backend && rows_[i].input == row.input) {
+      if (row.state != Row::State::done && rows_[i].state == Row::State::done) return false;
       rows_[i] = std::move(row);
-      return;
+      return true;
     }
     last = static_cast<int64_t>(i);
   }
   if (last < 0) rows_.push_back(std::move(row));
   else rows_.insert(rows_.begin() + last + 1, std::move(row));
+  return true;
 }
 
-void ComputePane::finish(uint64_t id, const std::string& label, const std::string& selection, Result<RunTableReport> report) {
+void ComputePane::finish(uint64_t id, const std::string& label, const std::string& selection, const std::string& input,
+                         Result<RunTableReport> report) {
   if (running_ != id) return;   // already finished (the job's result, then the worker's on_cancel)
   running_ = 0;
   const bool cancelled = !report ? report.error().message == "cancelled" : report->cancelled;
+  auto failed_row = [&](std::string tensor, Row::State state, std::string note) {
+    Row row;
+    row.tensor = std::move(tensor);
+    row.backend = label;
+    row.input = input;
+    row.state = state;
+    row.note = std::move(note);
+    return row;
+  };
   if (cancelled) {
     // A cancelled run keeps none of its partial rows: one row says what was stopped.
-    Row row;
-    row.tensor = selection;
-    row.backend = label;
-    row.state = Row::State::cancelled;
-    row.note = "cancelled";
-    put_row(std::move(row));
+    put_row(failed_row(selection, Row::State::cancelled, "cancelled"));
     last_ = "cancelled";
     return;
   }
   if (!report) {
-    put_row(Row{selection, label, Row::State::failed, 0, 0, std::nullopt, report.error().to_string(), std::nullopt});
-    last_ = "failed";
+    const std::string why = report.error().to_string();
+    last_ = put_row(failed_row(selection, Row::State::failed, why)) ? "failed" : "failed (the results stay): " + why;
     return;
   }
   for (const compute::TensorRun& run : report->runs) {
     Row row;
     row.tensor = run.name;
     row.backend = label == run.backend || label.starts_with(run.backend + ":") ? label : run.backend;
+    row.input = input;
     row.seconds = run.min_seconds;
     row.gbps = run.gbps_best;
     row.error = run.vs_reference;
@@ -264,9 +301,11 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
     row.note = !run.note.empty() ? run.note : run.reference_error;
     put_row(std::move(row));
   }
+  std::string kept;   // a failure beside a good result of the same run settings: said here, not over it
   for (const compute::RunFailure& f : report->failures)
-    put_row(Row{f.name, label, Row::State::failed, 0, 0, std::nullopt, f.error.to_string(), std::nullopt});
+    if (!put_row(failed_row(f.name, Row::State::failed, f.error.to_string())) && kept.empty()) kept = f.error.to_string();
   last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s", report->failures.size());
+  if (!kept.empty()) last_ += " (the results stay): " + kept;
   // OpenCL copies the weights to its device once and keeps them: that copy is timed on its own.
   double upload = 0;
   uint64_t uploaded = 0;
@@ -293,7 +332,12 @@ void ComputePane::run_tensor(uint32_t tensor, PaneHost& host) {
 }
 
 void ComputePane::start_filter(PaneHost& host) {
-  host.prompt("\\", filter_, [this](const std::string& text, PromptEvent event) {
+  host.prompt("filter (regex)", filter_, [this, &host](const std::string& text, PromptEvent event) {
+    const Pattern p(text, false);
+    if (!p.valid()) {
+      host.flash(p.error());   // while typing and on Enter: the filter stays what it was
+      return;
+    }
     if (event != PromptEvent::accept) return;
     filter_ = text;
     scope_ = Scope::filter;
@@ -306,10 +350,15 @@ void ComputePane::choose_input(PaneHost& host) {
     case compute::InputKind::file: input_.kind = compute::InputKind::seeded_normal; return;
     case compute::InputKind::ones: break;
   }
-  host.prompt("input file (raw f32): ", input_.path, [this](const std::string& text, PromptEvent event) {
+  // The path is checked when it is given: a file that cannot be an input never becomes the input.
+  host.prompt("input file (raw f32)", input_.path, [this, &host](const std::string& text, PromptEvent event) {
     if (event != PromptEvent::accept) return;
     if (text.empty()) {
       input_.kind = compute::InputKind::seeded_normal;
+      return;
+    }
+    if (std::string problem = input_file_problem(text); !problem.empty()) {
+      host.flash("input unchanged: " + problem);
       return;
     }
     input_.kind = compute::InputKind::file;
@@ -341,9 +390,7 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
   if (area.w <= 0 || area.h <= 0) return;
   // The settings, flowed over as many lines as the width needs.
   const Choice& c = choices_[choice_];
-  std::string input = input_.kind == compute::InputKind::ones   ? "ones"
-                      : input_.kind == compute::InputKind::file ? "file " + input_.path
-                                                                : fmt::format("seed:{}", input_.seed);
+  std::string input = input_.kind == compute::InputKind::file ? "file " + input_.path : input_text(input_);
   const std::string items[] = {
       scope_ == Scope::tensor ? "tensor " + selection_label() : selection_label(),
       "on " + c.label + (c.available ? "" : " (unavailable)"),
@@ -404,11 +451,12 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
     canvas.text(area.x, ry, r.tensor, r.state == Row::State::done ? Role::normal : Role::warn, tensor_w - 1);
     cx = area.x + tensor_w;
     for (const Column* col : cols) {
-      if (r.state != Row::State::done && col != &kColumns[0]) {   // a failure or cancel: its note fills the rest
+      if (r.state != Row::State::done && col != &kColumns[0] && col != &kColumns[1]) {   // a failure or cancel: its note fills the rest
         canvas.text(cx, ry, r.note, r.state == Row::State::failed ? Role::error : Role::warn, area.x + area.w - cx);
         break;
       }
-      canvas.text(cx, ry, col->cell(r, mask_timings_), col == &kColumns[0] ? Role::type_other : Role::number, col->width - 1);
+      canvas.text(cx, ry, col->cell(r, mask_timings_), col == &kColumns[0] ? Role::type_other : col == &kColumns[1] ? Role::muted : Role::number,
+                  col->width - 1);
       cx += col->width;
     }
     if (i == cursor_.pos) canvas.restyle(area.x, ry, area.w, Role::selected);

@@ -3,7 +3,8 @@
 // name), an input (seeded, ones, a raw f32 file) and repeats; `r` runs dequant + matvec on the worker
 // through the same engine as `akview run`, Esc cancels between steps. The results table (time, GB/s
 // of weight bytes, error against the f64 reference) outlives pane switches; the same tensor run on
-// another backend lands on the row beside its first run.
+// another backend or input lands on the row beside its first run; each row names its input, and a
+// failed run never replaces a result.
 #pragma once
 
 #include <atomic>
@@ -32,6 +33,7 @@ class ComputePane : public Pane {
   };
   struct Row {
     std::string tensor, backend;
+    std::string input;                          // "seed:0", "ones", "x.f32" (a file's name): what this row was computed from
     enum class State : uint8_t { done, failed, cancelled } state = State::done;
     double seconds = 0, gbps = 0;
     std::optional<compute::ErrorStats> error;   // against the f64 reference
@@ -71,8 +73,11 @@ class ComputePane : public Pane {
 
  private:
   bool start_run(PaneHost& host);
-  void finish(uint64_t id, const std::string& label, const std::string& selection, Result<RunTableReport> report);
-  void put_row(Row row);
+  void finish(uint64_t id, const std::string& label, const std::string& selection, const std::string& input,
+              Result<RunTableReport> report);
+  // Puts a result beside the others of its tensor; false when it is a failure that would have
+  // replaced a good result of the same tensor, backend and input (which then stays).
+  bool put_row(Row row);
   void start_filter(PaneHost& host);
   void choose_input(PaneHost& host);
   void list_backends(PaneHost& host);

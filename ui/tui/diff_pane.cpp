@@ -367,8 +367,14 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
   if (detail_open_) return draw_detail(c, area);
   int y = area.y;
   // Which model is the reference (A is in the title bar), then what differs.
-  const std::string both = fmt::format("A {} · B {}", a_->model.path, b_->model.path);
-  c.text(area.x, y, display_width(both) <= area.w ? both : "B " + b_->model.path, Role::key, area.w);
+  // Both paths, each cut in the middle to its share of the width when they do not fit whole.
+  std::string both = fmt::format("A {} · B {}", a_->model.path, b_->model.path);
+  if (display_width(both) > area.w) {
+    const int room = std::max(2, area.w - 7);   // "A ", " · ", "B "
+    const int a_w = std::min(display_width(a_->model.path), std::max(1, room / 2));
+    both = fmt::format("A {} · B {}", elide_middle(a_->model.path, a_w), elide_middle(b_->model.path, std::max(1, room - a_w)));
+  }
+  c.text(area.x, y, both, Role::key, area.w);
   if (++y >= area.y + area.h) return;
   std::string counts = cancelled_ ? "cancelled before the pairs were listed (s starts again)" : "pairing tensors…";
   if (listed_) {

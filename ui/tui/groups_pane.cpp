@@ -158,7 +158,14 @@ void GroupsPane::before_frame(PaneHost& host) {
         if (alive.expired()) return;
         pending_ = false;
         cancelled_ = true;
-      }});
+      },
+      /*urgent=*/true});   // the pane (and keys typed meanwhile) wait for it: before the statistics
+}
+
+bool GroupsPane::ready() const {
+  const uint32_t t = selected_ ? selected_() : kNone;
+  if (steps_open_ || t == kNone || (cancelled_ && t == want_tensor_)) return true;
+  return !pending_ && window_ && window_->tensor == t && window_->requested_row == want_row_;
 }
 
 void GroupsPane::open_steps() {

@@ -51,6 +51,7 @@ class GroupsPane : public Pane {
   std::string position() const override;
   std::string hints() const override;
   void before_frame(PaneHost& host) override;
+  bool ready() const override;
 
   // For tests.
   const GroupWindow* window() const { return window_.get(); }

@@ -192,7 +192,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       const std::string label = fmt::format("{} {}  ({} keys)", node.folded ? "▸" : "▾", node.key, children);
       canvas.text(area.x, y, label, Role::group, w);
       if (row == cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
-      if (!search_.empty()) highlight_match(canvas, area.x + 2, y, w - 2, node.key, search_);
+      if (search_.active()) highlight_match(canvas, area.x + 2, y, w - 2, node.key, search_.pattern());
       continue;
     }
     const int kx = area.x + indent(ref.element ? node.depth + 1 : node.depth);
@@ -224,9 +224,9 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       canvas.text(vx, y, node.value, node.value_role, value_w);
     }
     if (row == cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
-    if (!search_.empty() && !ref.element) {
-      highlight_match(canvas, kx + 2, y, key_room, node.key, search_);
-      highlight_match(canvas, vx, y, value_w, node.value, search_);
+    if (search_.active() && !ref.element) {
+      highlight_match(canvas, kx + 2, y, key_room, node.key, search_.pattern());
+      highlight_match(canvas, vx, y, value_w, node.value, search_.pattern());
     }
   }
 }
@@ -283,53 +283,28 @@ void HeaderPane::draw_raw(Canvas& canvas, const Rect& area) {
   }
 }
 
-bool HeaderPane::node_matches(uint32_t i) const {
-  const HeaderNode& n = tree_.nodes[i];
-  return find_ignore_case(n.key, search_) != std::string_view::npos ||
-         find_ignore_case(n.value, search_) != std::string_view::npos;
-}
-
-bool HeaderPane::search_from(uint32_t start, bool forward) {
-  const auto n = static_cast<uint32_t>(tree_.nodes.size());
-  if (n == 0 || search_.empty()) return false;
-  for (uint32_t k = 0; k < n; ++k) {
-    const uint32_t i = forward ? (start + k) % n : (start + n - k % n) % n;
-    if (!node_matches(i)) continue;
+Search::Target HeaderPane::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(tree_.nodes.size()); };
+  t.current = [this]() -> int64_t {
+    if (rows_ == 0) return -1;
+    const RowRef here = row_at(static_cast<uint64_t>(cursor_.pos));
+    return here.node == kNone ? 0 : here.node;
+  };
+  t.matches = [this](int64_t i, const Pattern& p) {
+    const HeaderNode& n = tree_.nodes[static_cast<size_t>(i)];
+    return p.matches(n.key) || p.matches(n.value);
+  };
+  t.go = [this](int64_t i) {
     bool unfolded = false;   // a match inside a folded object: open what hides it
-    for (uint32_t p = tree_.nodes[i].parent; p != kNone; p = tree_.nodes[p].parent)
+    for (uint32_t p = tree_.nodes[static_cast<size_t>(i)].parent; p != kNone; p = tree_.nodes[p].parent)
       if (tree_.nodes[p].folded) tree_.nodes[p].folded = false, unfolded = true;
     if (unfolded) rebuild_rows();
-    cursor_.pos = row_of_node(i);
+    const int64_t row = row_of_node(static_cast<uint32_t>(i));
+    if (row >= 0) cursor_.pos = row;
     cursor_.clamp(static_cast<int64_t>(rows_), page_);
-    return true;
-  }
-  return false;
-}
-
-void HeaderPane::start_search(PaneHost& host) {
-  const RowRef here = row_at(static_cast<uint64_t>(cursor_.pos));
-  search_origin_ = here.node == kNone ? 0 : here.node;
-  host.prompt("/", "", [this](const std::string& text, PromptEvent event) {
-    auto back_to_origin = [this] {
-      const int64_t row = row_of_node(search_origin_);
-      if (row >= 0) cursor_.pos = row;
-      cursor_.clamp(static_cast<int64_t>(rows_), page_);
-    };
-    if (event == PromptEvent::cancel) {
-      search_.clear();
-      search_failed_ = false;
-      back_to_origin();
-      return;
-    }
-    search_ = lower_ascii(text);
-    if (event == PromptEvent::accept) return;   // stays where typing landed
-    if (search_.empty()) {
-      search_failed_ = false;
-      back_to_origin();
-      return;
-    }
-    search_failed_ = !search_from(search_origin_, true);
-  });
+  };
+  return t;
 }
 
 bool HeaderPane::act(Action action, PaneHost& host) {
@@ -348,21 +323,9 @@ bool HeaderPane::act(Action action, PaneHost& host) {
   }
   switch (action) {
     case Action::fold: toggle_fold(); return true;
-    case Action::search: start_search(host); return true;
+    case Action::search: search_.open(host); return true;
     case Action::search_next:
-    case Action::search_prev: {
-      if (search_.empty()) {
-        host.flash("no search yet: / searches keys and values");
-        return true;
-      }
-      const auto n = static_cast<uint32_t>(tree_.nodes.size());
-      const RowRef here = row_at(static_cast<uint64_t>(cursor_.pos));
-      const uint32_t at = here.node == kNone ? 0 : here.node;
-      const bool forward = action == Action::search_next;
-      search_failed_ = !search_from(forward ? (at + 1) % n : (at + n - 1) % n, forward);
-      if (search_failed_) host.flash("no match for " + search_);
-      return true;
-    }
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
     default: return cursor_.act(action, static_cast<int64_t>(rows_), page_);
   }
 }
@@ -389,8 +352,7 @@ std::string HeaderPane::position() const {
 
 std::string HeaderPane::state() const {
   if (raw_) return "raw";
-  if (search_.empty()) return {};
-  return fmt::format("search: {}{}", search_, search_failed_ ? " (no match)" : "");
+  return search_.status();
 }
 
 std::string HeaderPane::hints() const {

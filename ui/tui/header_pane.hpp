@@ -11,6 +11,7 @@
 
 #include "ui/tui/header_tree.hpp"
 #include "ui/tui/pane.hpp"
+#include "ui/tui/search.hpp"
 #include "ui/tui/session.hpp"
 
 namespace akview::tui {
@@ -71,9 +72,7 @@ class HeaderPane : public Pane {
   void draw_tree_row(Canvas& canvas, int x, int y, int w, const RowRef& ref);
   void draw_raw(Canvas& canvas, const Rect& area);
   void wrap_raw(int width);
-  bool node_matches(uint32_t node) const;
-  bool search_from(uint32_t start, bool forward);
-  void start_search(PaneHost& host);
+  Search::Target search_target();
 
   std::shared_ptr<ModelSession> session_;
   HeaderTree tree_;
@@ -93,9 +92,7 @@ class HeaderPane : public Pane {
   int raw_width_ = -1;
   ListCursor raw_cursor_;
 
-  std::string search_;          // lower case
-  bool search_failed_ = false;
-  uint32_t search_origin_ = 0;
+  Search search_{search_target()};   // over the tree's nodes (not array elements)
 };
 
 }  // namespace akview::tui

@@ -1,5 +1,5 @@
-// Pane 7, Help: every binding of the key table, grouped by where it applies; and the panes that
-// belong to a later issue, which say so in one line.
+// Pane 7, Help: every binding of the key table, grouped by where it applies, each text wrapped at the
+// pane's width beside its keys; and the panes that belong to a later issue, which say so in one line.
 #pragma once
 
 #include <string>
@@ -24,7 +24,11 @@ class HelpPane : public Pane {
     std::string keys, text;
     bool heading = false;
   };
+  void layout(int width);
+
   std::vector<Line> lines_;
+  std::vector<Line> shown_;   // lines_ wrapped at shown_width_: continuation lines have no keys
+  int shown_width_ = -1;
   ListCursor cursor_;
   int page_ = 1;
 };

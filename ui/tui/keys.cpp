@@ -13,7 +13,7 @@ using C = Context;
 const std::vector<KeyBinding>& bindings() {
   static const std::vector<KeyBinding> kBindings = {
       {{'q'}, C::global, quit, "quit (restores the terminal)"},
-      {{'?', kKeyF1}, C::global, help, "help: this list"},
+      {{'?', kKeyF1}, C::global, help, "help: this list (again: back to the pane before)"},
       {{kKeyTab}, C::global, next_pane, "next pane"},
       {{kKeyBackTab}, C::global, prev_pane, "previous pane"},
       {{'1'}, C::global, pane_1, "Tensors pane"},
@@ -25,7 +25,7 @@ const std::vector<KeyBinding>& bindings() {
       {{'7'}, C::global, pane_7, "Help pane"},
       {{'8'}, C::global, pane_8, "Diff pane (with a second model: akview A --ref B)"},
       {{'R'}, C::global, reload, "reload the model from disk"},
-      {{kKeyEsc}, C::global, back, "cancel background work, close a detail, back to the model list"},
+      {{kKeyEsc}, C::global, back, "cancel background work, close a detail or Help, back to the model list"},
       {{kKeyBackspace}, C::global, back, "back to the model list"},
       {{kKeyUp, 'k'}, C::nav, up, "move up"},
       {{kKeyDown, 'j'}, C::nav, down, "move down"},
@@ -38,7 +38,7 @@ const std::vector<KeyBinding>& bindings() {
       {{'n'}, C::model_list, search_next, "next match"},
       {{'N'}, C::model_list, search_prev, "previous match"},
       {{kKeyEnter}, C::tensors, open, "open the tensor's detail (on a layer row: fold it)"},
-      {{' '}, C::tensors, fold, "fold or unfold the layer group under the cursor"},
+      {{' '}, C::tensors, fold, "grouped by layer (z): fold or unfold the cursor's layer; else page down"},
       {{'<', kKeyLeft, 'h'}, C::tensors, column_left, "column cursor left"},
       {{'>', kKeyRight, 'l'}, C::tensors, column_right, "column cursor right"},
       {{'['}, C::tensors, sort_asc, "sort by the column under the cursor, ascending"},
@@ -81,6 +81,7 @@ const std::vector<KeyBinding>& bindings() {
       {{kKeyEnter}, C::prompt, prompt_accept, "accept"},
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
       {{kKeyBackspace}, C::prompt, prompt_erase, "erase a character"},
+      {{kKeyCtrlU}, C::prompt, prompt_clear, "clear the prompt"},
   };
   return kBindings;
 }
@@ -117,6 +118,7 @@ std::string key_label(int32_t key) {
     case kKeyHome: return "Home";
     case kKeyEnd: return "End";
     case kKeyF1: return "F1";
+    case kKeyCtrlU: return "Ctrl-U";
     case kKeyDelete: return "Del";
     case ' ': return "Space";
     default: break;

@@ -15,6 +15,7 @@ enum Key : int32_t {
   kKeyNone = 0,
   kKeyEnter = '\n',
   kKeyTab = '\t',
+  kKeyCtrlU = 21,
   kKeyEsc = 27,
   kKeyBackspace = 127,
   kKeyUp = 0x110000,
@@ -39,7 +40,7 @@ enum class Action : uint8_t {
   up, down, page_up, page_down, home, end, back, open, reload, cancel_work, restart_stats,
   column_left, column_right, sort_asc, sort_desc, filter, search, search_next, search_prev,
   group_layers, fold, toggle_canonical, toggle_raw, unmapped_only,
-  prompt_accept, prompt_cancel, prompt_erase,
+  prompt_accept, prompt_cancel, prompt_erase, prompt_clear,
   goto_offset, next_file,
   run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear, run_pair,
 };

@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "core/fault_guard.hpp"
 #include "core/layout/layout.hpp"
+#include "ui/batch/explain_report.hpp"
 
 namespace akview::tui {
 namespace {
@@ -66,6 +68,16 @@ Role field_role(FieldRole r) {
 
 bool is_data(RegionKind k) { return k == RegionKind::tensor || k == RegionKind::companion; }
 
+// Bytes [at, at + n) of a mapped file, clipped to the mapping, read through the guard (the file may
+// have shrunk since it was opened): the bytes, or the error naming what is gone.
+Result<std::vector<uint8_t>> read_shown(std::span<const uint8_t> file, uint64_t at, uint64_t n) {
+  std::vector<uint8_t> out;
+  if (at >= file.size()) return out;
+  out.resize(static_cast<size_t>(std::min<uint64_t>(n, file.size() - at)));
+  if (Status st = copy_mapped(file.subspan(static_cast<size_t>(at), out.size()), out.data()); !st.ok()) return st.error();
+  return out;
+}
+
 }  // namespace
 
 LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
@@ -79,6 +91,7 @@ void LayoutPane::load(PaneHost& host) {
   loading_ = true;
   Job job;
   job.label = "layout";
+  job.urgent = true;   // the pane waits for it (and keys typed meanwhile wait with it): before the statistics
   job.run = [s = session_, file = file_, alive = alive_, this](JobContext& ctx) {
     auto regions = std::make_shared<std::vector<Region>>();
     bool truncated = false;
@@ -232,8 +245,8 @@ void LayoutPane::wheel(int rows) {
 }
 
 std::string LayoutPane::position() const {
-  if (regions_.empty()) return {};
-  return fmt::format("region {}/{}", cursor_.pos + 1, regions_.size());
+  if (!loaded_) return {};
+  return fmt::format("region {}/{}", regions_.empty() ? 0 : cursor_.pos + 1, regions_.size());
 }
 
 std::string LayoutPane::state() const {
@@ -272,17 +285,24 @@ void LayoutPane::draw(Canvas& c, const Rect& area) {
     c.text(body.x, body.y, "reading the layout...", Role::muted, body.w);
     return;
   }
-  if (!error_.empty()) c.text(body.x, body.y + body.h - 1, error_, Role::error, body.w);
-  Rect tree = body, right = body;
-  if (body.w >= kTreeBesideFrom) {
-    tree.w = body.w * 45 / 100;
-    right.x = body.x + tree.w + 1;
-    right.w = body.w - tree.w - 1;
-    for (int y = body.y; y < body.y + body.h; ++y) c.put(body.x + tree.w, y, U'│', Role::border);
+  // The walk's error has lines of its own under the tree and the bytes (wrapped, at most three).
+  Rect rest = body;
+  if (!error_.empty()) {
+    auto lines = wrap_words(error_, static_cast<size_t>(std::max(10, body.w)));
+    const int n = std::min<int>({static_cast<int>(lines.size()), 3, std::max(0, body.h - 2)});
+    rest.h = body.h - n;
+    for (int k = 0; k < n; ++k) c.text(body.x, rest.y + rest.h + k, lines[static_cast<size_t>(k)], Role::error, body.w);
+  }
+  Rect tree = rest, right = rest;
+  if (rest.w >= kTreeBesideFrom) {
+    tree.w = rest.w * 45 / 100;
+    right.x = rest.x + tree.w + 1;
+    right.w = rest.w - tree.w - 1;
+    for (int y = rest.y; y < rest.y + rest.h; ++y) c.put(rest.x + tree.w, y, U'│', Role::border);
   } else {
-    tree.h = std::max(1, body.h / 2);
-    right.y = body.y + tree.h;
-    right.h = body.h - tree.h;
+    tree.h = std::max(1, rest.h / 2);
+    right.y = rest.y + tree.h;
+    right.h = rest.h - tree.h;
   }
   int bpr = 4;
   while (bpr * 2 * 4 + 9 <= right.w && bpr < 16) bpr *= 2;
@@ -297,6 +317,7 @@ void LayoutPane::draw(Canvas& c, const Rect& area) {
 
 void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
   page_ = std::max(1, a.h);
+  if (regions_.empty()) c.text(a.x + 1, a.y, error_.empty() ? "no regions" : "no regions (why: below)", Role::muted, a.w - 1);
   cursor_.clamp(static_cast<int64_t>(regions_.size()), page_);
   const bool offsets = a.w >= 40;
   for (int row = 0; row < a.h; ++row) {
@@ -316,15 +337,23 @@ void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
 }
 
 void LayoutPane::draw_hex(Canvas& c, const Rect& a) {
-  const auto bytes = session_->model.files[file_].map.bytes();
   const uint64_t bpr = static_cast<uint64_t>(bytes_per_row_);
+  const auto shown = read_shown(session_->model.files[file_].map.bytes(), hex_top_, bpr * static_cast<uint64_t>(std::max(0, a.h)));
+  if (!shown) {   // the file shrank under the bytes on screen: say so where they were
+    const auto lines = wrap_words(shown.error().to_string() + " (R reloads)", static_cast<size_t>(std::max(10, a.w)));
+    for (int k = 0; k < a.h && k < static_cast<int>(lines.size()); ++k)
+      c.text(a.x, a.y + k, lines[static_cast<size_t>(k)], Role::error, a.w);
+    return;
+  }
+  const std::vector<uint8_t>& bytes = *shown;
   for (int row = 0; row < a.h; ++row) {
-    const uint64_t at = hex_top_ + static_cast<uint64_t>(row) * bpr;
-    if (at >= bytes.size()) break;
+    const uint64_t rel = static_cast<uint64_t>(row) * bpr;
+    if (rel >= bytes.size()) break;
+    const uint64_t at = hex_top_ + rel;
     const int y = a.y + row;
     c.text(a.x, y, fmt::format("{:08x}", at), Role::muted, a.w);
-    for (uint64_t k = 0; k < bpr && at + k < bytes.size(); ++k) {
-      const uint8_t b = bytes[at + k];
+    for (uint64_t k = 0; k < bpr && rel + k < bytes.size(); ++k) {
+      const uint8_t b = bytes[rel + k];
       const Role role = byte_role(at + k);
       const int hx = a.x + 9 + static_cast<int>(3 * k);
       const int ax = a.x + 9 + static_cast<int>(3 * bpr) + static_cast<int>(k);
@@ -353,20 +382,26 @@ void LayoutPane::draw_block(Canvas& c, const Rect& a) {
   }
   // The block's bytes, each coloured by its field (fields of other files are listed above only).
   const uint64_t bpr = static_cast<uint64_t>(bytes_per_row_);
-  const auto bytes = session_->model.files[b.file].map.bytes();
   const uint64_t begin = b.fields.empty() ? 0 : b.fields.front().offset;
   uint64_t end = begin;
   for (const FieldReport& f : b.fields)
     if (f.file == b.file && f.offset == end) end += f.size;
-  for (uint64_t at = begin / bpr * bpr; at < end && y < bottom; at += bpr, ++y) {
+  const uint64_t first = begin / bpr * bpr;
+  const auto shown = read_shown(session_->model.files[b.file].map.bytes(), first, end - first);
+  if (!shown) {
+    line(shown.error().to_string(), Role::error);
+    return;
+  }
+  const std::vector<uint8_t>& bytes = *shown;
+  for (uint64_t at = first; at < end && y < bottom; at += bpr, ++y) {
     c.text(a.x, y, fmt::format("{:08x}", at), Role::muted, a.w);
-    for (uint64_t k = 0; k < bpr && at + k < bytes.size(); ++k) {
+    for (uint64_t k = 0; k < bpr && at - first + k < bytes.size(); ++k) {
       const uint64_t o = at + k;
       Role role = Role::muted;
       for (const FieldReport& f : b.fields)
         if (f.file == b.file && o >= f.offset && o < f.offset + f.size) role = field_role(f.role);
       const int hx = a.x + 9 + static_cast<int>(3 * k);
-      if (hx + 2 <= a.x + a.w) c.text(hx, y, fmt::format("{:02x}", bytes[o]), role, 2);
+      if (hx + 2 <= a.x + a.w) c.text(hx, y, fmt::format("{:02x}", bytes[o - first]), role, 2);
     }
   }
 }

@@ -33,6 +33,7 @@ class LayoutPane : public Pane {
   std::string state() const override;
   std::string hints() const override;
   void before_frame(PaneHost& host) override;
+  bool ready() const override { return loaded_; }
 
   // For tests.
   const std::vector<Region>& regions() const { return regions_; }

@@ -117,6 +117,7 @@ void MappingPane::request_sort(PaneHost& host) {
 
 void MappingPane::refresh() {
   const uint32_t keep = session_->names && static_cast<uint64_t>(cursor_.pos) < view_.size() ? view_[cursor_.pos] : kNone;
+  ++view_version_;
   view_.clear();
   if (!session_->names) return;
   const NameMap& map = *session_->names;
@@ -141,6 +142,7 @@ void MappingPane::refresh() {
 void MappingPane::sync() {
   if (!session_->names || built_for_ == session_->names.get()) return;
   built_for_ = session_->names.get();   // a new map (first build or a reload): indices start over
+  ++view_version_;
   view_.clear();
   by_native_.clear();
   by_canonical_order_.clear();
@@ -153,9 +155,9 @@ void MappingPane::before_frame(PaneHost& host) {
   request_sort(host);
 }
 
-bool MappingPane::set_filter(const std::string& text) {
+bool MappingPane::set_filter(const std::string& text, PaneHost* host) {
   filter_ = text;
-  filter_bad_ = false;
+  filter_error_.clear();
   const bool invert = !text.empty() && text[0] == '!';
   const std::string pattern = invert ? text.substr(1) : text;
   if (pattern.empty()) {
@@ -167,8 +169,9 @@ bool MappingPane::set_filter(const std::string& text) {
     std::regex re(pattern, std::regex::ECMAScript | std::regex::optimize);   // (emplace would empty it on a throw)
     filter_re_ = std::move(re);
     filter_invert_ = invert;
-  } catch (const std::regex_error&) {
-    filter_bad_ = true;   // keep the last good regex while the user is still typing
+  } catch (const std::regex_error& e) {
+    filter_error_ = bad_pattern_message(pattern, e.what());   // the last good regex stays while the user types
+    if (host) host->flash(filter_error_);
     return false;
   }
   return true;
@@ -249,9 +252,9 @@ void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
     if (c.role_w) canvas.text(x_role, y, e.role, Role::type_other, c.role_w - 1);
     if (c.note_w) canvas.text(x_note, y, e.note, Role::muted, c.note_w);
     if (row == cursor_.pos) canvas.restyle(area.x, y, area.w, Role::selected);
-    if (!search_.empty()) {
-      highlight_match(canvas, area.x, y, c.native_w - 1, native, search_);
-      if (e.mapped) highlight_match(canvas, x_can, y, c.canonical_w - 1, e.canonical, search_);
+    if (search_.active()) {
+      highlight_match(canvas, area.x, y, c.native_w - 1, native, search_.pattern());
+      if (e.mapped) highlight_match(canvas, x_can, y, c.canonical_w - 1, e.canonical, search_.pattern());
     }
   }
 }
@@ -271,55 +274,29 @@ void MappingPane::draw_config(Canvas& canvas, const Rect& area) {
   }
 }
 
-bool MappingPane::row_matches(uint64_t row) const {
-  const auto e = entry_at(row);
-  if (!e) return false;
-  return find_ignore_case(session_->model.tensors[e->tensor].name, search_) != std::string_view::npos ||
-         (e->mapped && find_ignore_case(e->canonical, search_) != std::string_view::npos);
-}
-
-bool MappingPane::search_from(int64_t start, bool forward) {
-  const auto n = static_cast<int64_t>(view_.size());
-  if (n == 0 || search_.empty()) return false;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t row = ((forward ? start + k : start - k) % n + n) % n;
-    if (!row_matches(static_cast<uint64_t>(row))) continue;
+Search::Target MappingPane::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(view_.size()); };
+  t.current = [this] { return view_.empty() ? -1 : cursor_.pos; };
+  t.matches = [this](int64_t row, const Pattern& p) {
+    const auto e = entry_at(static_cast<uint64_t>(row));
+    return e && (p.matches(session_->model.tensors[e->tensor].name) || (e->mapped && p.matches(e->canonical)));
+  };
+  t.go = [this](int64_t row) {
     cursor_.pos = row;
-    cursor_.clamp(n, page_);
-    return true;
-  }
-  return false;
-}
-
-void MappingPane::start_search(PaneHost& host) {
-  search_origin_ = cursor_.pos;
-  host.prompt("/", "", [this](const std::string& text, PromptEvent event) {
-    if (event == PromptEvent::cancel) {
-      search_.clear();
-      search_failed_ = false;
-      cursor_.pos = search_origin_;
-      cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
-      return;
-    }
-    search_ = lower_ascii(text);
-    if (event == PromptEvent::accept) return;   // stays where typing landed
-    if (search_.empty()) {
-      search_failed_ = false;
-      cursor_.pos = search_origin_;
-      cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
-      return;
-    }
-    search_failed_ = !search_from(search_origin_, true);
-  });
+    cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+  };
+  t.version = [this] { return view_version_; };
+  return t;
 }
 
 void MappingPane::start_filter(PaneHost& host) {
   const std::string before = filter_;
-  host.prompt("\\", filter_, [this, before](const std::string& text, PromptEvent event) {
+  host.prompt("filter (regex, ! inverts)", filter_, [this, before, &host](const std::string& text, PromptEvent event) {
     const bool big = session_->names && session_->names->entries.size() > kLiveFilterMax;
     if (event == PromptEvent::edit && big) return;   // a million regex matches per key: wait for Enter
     if (event == PromptEvent::cancel) set_filter(before);
-    else set_filter(text);
+    else set_filter(text, &host);
     refresh();
   });
 }
@@ -339,16 +316,9 @@ bool MappingPane::act(Action action, PaneHost& host) {
       refresh();
       return true;
     case Action::filter: start_filter(host); return true;
-    case Action::search: start_search(host); return true;
+    case Action::search: search_.open(host); return true;
     case Action::search_next:
-    case Action::search_prev:
-      if (search_.empty()) {
-        host.flash("no search yet: / searches names");
-        return true;
-      }
-      search_failed_ = !search_from(cursor_.pos + (action == Action::search_next ? 1 : -1), action == Action::search_next);
-      if (search_failed_) host.flash("no match for " + search_);
-      return true;
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
     default: return cursor_.act(action, static_cast<int64_t>(view_.size()), page_);
   }
 }
@@ -370,10 +340,10 @@ std::string MappingPane::state() const {
   if (!session_->names) return "building the name map";
   std::string out = fmt::format("{} unmapped", session_->names->unmapped.size());
   if (unmapped_only_) out += " · unmapped only";
-  if (!filter_.empty()) out += fmt::format(" · filter {}{}", filter_, filter_bad_ ? " (bad regex)" : "");
+  if (!filter_.empty()) out += filter_error_.empty() ? fmt::format(" · filter {}", filter_) : " · " + filter_error_;
   out += by_canonical_ ? " · sort canonical" : " · sort native";
   if (sorting_[by_canonical_]) out += " (sorting…)";
-  if (!search_.empty()) out += fmt::format(" · search: {}{}", search_, search_failed_ ? " (no match)" : "");
+  if (search_.active()) out += " · " + search_.status();
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/names/model_config.hpp"
 #include "ui/tui/pane.hpp"
+#include "ui/tui/search.hpp"
 #include "ui/tui/session.hpp"
 
 namespace akview::tui {
@@ -43,11 +44,9 @@ class MappingPane : public Pane {
   void refresh();                    // the map arrived or the filter/sort changed: rebuild the view
   const std::vector<uint32_t>& order();   // entries in the current sort (cached per sort)
   void request_sort(PaneHost& host);      // a big map's sort goes to the worker
-  bool row_matches(uint64_t row) const;
-  bool search_from(int64_t start, bool forward);
-  void start_search(PaneHost& host);
+  Search::Target search_target();
   void start_filter(PaneHost& host);
-  bool set_filter(const std::string& text);
+  bool set_filter(const std::string& text, PaneHost* host = nullptr);
   void draw_table(Canvas& canvas, const Rect& area);
   void draw_config(Canvas& canvas, const Rect& area);
   void load_config();
@@ -64,10 +63,9 @@ class MappingPane : public Pane {
   std::string filter_;                             // as typed (a leading ! inverts)
   std::optional<std::regex> filter_re_;
   bool filter_invert_ = false;
-  bool filter_bad_ = false;
-  std::string search_;                             // lower case
-  bool search_failed_ = false;
-  int64_t search_origin_ = 0;
+  std::string filter_error_;                       // bad_pattern_message of the filter typed, else ""
+  uint64_t view_version_ = 0;                      // bumped when view_ is rebuilt
+  Search search_{search_target()};
   ListCursor cursor_;
   int page_ = 1;
 

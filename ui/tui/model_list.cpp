@@ -163,10 +163,6 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   return out;
 }
 
-bool icontains(std::string_view hay, std::string_view needle) {
-  return needle.empty() || find_ignore_case(hay, lower_ascii(needle)) != std::string_view::npos;
-}
-
 }  // namespace
 
 ModelList::ModelList(std::string where, std::vector<CatalogEntry> entries, Worker& worker)
@@ -264,6 +260,12 @@ void ModelList::draw(Canvas& c, const Rect& area) {
       if (col->title == "model") {
         text = e.name;
         role = Role::key;
+        if (search_.active()) {   // drawn first, restyled where the term matched
+          c.text(x, y, text, role, w);
+          highlight_match(c, x, y, w, text, search_.pattern());
+          x += w + 1;
+          continue;
+        }
       } else if (!e.described) {
         text = col->title == "format" ? "…" : "";
         role = Role::muted;
@@ -309,36 +311,25 @@ void ModelList::draw_detail(Canvas& c, const Rect& area) {
 bool ModelList::act(Action action, PaneHost& host) {
   const int64_t n = static_cast<int64_t>(entries_->size());
   if (cursor_.act(action, n, page_)) return true;
-  auto find = [&](const std::string& needle, int64_t from, int dir) -> int64_t {
-    for (int64_t k = 0; k < n; ++k) {
-      int64_t i = ((from + (dir >= 0 ? k : -k)) % n + n) % n;
-      if (icontains((*entries_)[static_cast<size_t>(i)].name, needle)) return i;
-    }
-    return -1;
-  };
   switch (action) {   // the model list's own bindings
     case Action::open: chosen_ = n > 0; return true;
-    case Action::search: {
-      const int64_t start = cursor_.pos;
-      host.prompt("search", "", [this, start, find](const std::string& text, PromptEvent ev) {
-        if (ev == PromptEvent::cancel) {
-          cursor_.pos = start;
-          return;
-        }
-        if (int64_t i = find(text, start, 1); i >= 0) cursor_.pos = i;
-        if (ev == PromptEvent::accept) search_ = text;
-      });
-      return true;
-    }
+    case Action::search: search_.open(host); return true;
     case Action::search_next:
-    case Action::search_prev: {
-      if (n == 0 || search_.empty()) return true;
-      const int dir = action == Action::search_next ? 1 : -1;
-      if (int64_t i = find(search_, cursor_.pos + dir, dir); i >= 0) cursor_.pos = i;
-      return true;
-    }
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
     default: return false;
   }
+}
+
+Search::Target ModelList::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(entries_->size()); };
+  t.current = [this] { return entries_->empty() ? -1 : cursor_.pos; };
+  t.matches = [this](int64_t i, const Pattern& p) { return p.matches((*entries_)[static_cast<size_t>(i)].name); };
+  t.go = [this](int64_t i) {
+    cursor_.pos = i;
+    cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
+  };
+  return t;
 }
 
 void ModelList::click(int, int y, PaneHost&) {

@@ -11,6 +11,7 @@
 
 #include "core/catalog.hpp"
 #include "ui/tui/pane.hpp"
+#include "ui/tui/search.hpp"
 
 namespace akview::tui {
 
@@ -25,6 +26,7 @@ class ModelList : public Pane {
   void click(int x, int y, PaneHost& host) override;
   void wheel(int rows) override;
   std::string position() const override;
+  std::string state() const override { return search_.status(); }
   std::string hints() const override { return "Enter open  / search  ? help  q quit"; }
 
   const std::string& where() const { return where_; }
@@ -35,13 +37,14 @@ class ModelList : public Pane {
 
  private:
   void draw_detail(Canvas& canvas, const Rect& area);
+  Search::Target search_target();
 
   std::string where_;
   std::shared_ptr<std::vector<CatalogEntry>> entries_;
   ListCursor cursor_;
   std::shared_ptr<std::atomic<int64_t>> wanted_ = std::make_shared<std::atomic<int64_t>>(0);   // the worker describes it next
   int page_ = 1;
-  std::string search_;
+  Search search_{search_target()};
   bool chosen_ = false;
 };
 

@@ -31,7 +31,12 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
       select_pane(kCompute);
     }));
   }
-  if (!start_jobs) return;
+  if (start_jobs) this->start_jobs();
+}
+
+void ModelView::start_jobs() {
+  if (jobs_started_) return;
+  jobs_started_ = true;
   Job names;
   names.label = "name map";
   names.run = [s = session_](JobContext& ctx) {

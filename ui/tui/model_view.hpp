@@ -14,10 +14,12 @@ namespace akview::tui {
 
 class TensorsPane;
 
+inline constexpr size_t kHelpPane = 6;   // the panes in PRODUCT.md's order: Help is the seventh
+
 class ModelView {
  public:
-  // Starts the name-map and statistics jobs on `worker` (`start_jobs` false: none, for the frame
-  // benchmark, which measures drawing alone). With `ref` (akview A --ref B) an eighth pane, Diff,
+  // Starts the name-map and statistics jobs on `worker` (`start_jobs` false: not yet; the shell
+  // starts them after the model's first frame, see start_jobs()). With `ref` (akview A --ref B) an eighth pane, Diff,
   // compares the model with it, and Compute compares each run with its tensor.
   ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs = true,
             std::shared_ptr<ModelSession> ref = nullptr);
@@ -33,6 +35,9 @@ class ModelView {
   const std::shared_ptr<ModelSession>& ref() const { return ref_; }
 
   void restart_stats();
+  // The name-map and statistics jobs; the shell starts them once the first frame is drawn, so they
+  // do not compete with it for the CPU (idempotent).
+  void start_jobs();
   // Checks the files' size and mtime (call about once a second); true when that changed the answer.
   bool check_files();
   bool changed_on_disk() const { return changed_; }
@@ -45,6 +50,7 @@ class ModelView {
   std::vector<std::unique_ptr<Pane>> panes_;
   size_t current_ = 0;
   bool changed_ = false;
+  bool jobs_started_ = false;
   std::shared_ptr<bool> stats_active_ = std::make_shared<bool>(false);   // a stats job is queued or running
 };
 

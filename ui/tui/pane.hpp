@@ -46,6 +46,9 @@ class Pane {
   virtual std::string hints() const { return {}; }      // status bar: "Enter detail  \\ filter"
   // Called before each frame on the UI thread (e.g. to ask the worker for what became visible).
   virtual void before_frame(PaneHost& host) {}
+  // False while the pane fills from the worker and has nothing its keys could move over yet: the
+  // shell then holds keys back and gives them to the pane, in order, once it is ready.
+  virtual bool ready() const { return true; }
 };
 
 // One label/value line of a detail view (a tensor's fields, the selected model of the list).

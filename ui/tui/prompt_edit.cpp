@@ -23,6 +23,7 @@ PromptKey edit_prompt(std::string& text, int32_t key) {
   if (find_binding(key, Context::prompt, a)) {
     switch (a) {
       case Action::prompt_erase: erase_last_char(text); return PromptKey::edited;
+      case Action::prompt_clear: text.clear(); return PromptKey::edited;
       case Action::prompt_accept: return PromptKey::accept;
       case Action::prompt_cancel: return PromptKey::cancel;
       default: return PromptKey::ignored;

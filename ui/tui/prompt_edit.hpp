@@ -11,7 +11,8 @@ namespace akview::tui {
 
 enum class PromptKey { ignored, edited, accept, cancel };
 
-// Applies `key` to `text`: Backspace removes the last character (a whole UTF-8 sequence), Enter
+// Applies `key` to `text`: Backspace removes the last character (a whole UTF-8 sequence), Ctrl-U
+// all of it, Enter
 // accepts, Esc cancels (per the key table's prompt context); a printable code point is appended;
 // anything else (controls, surrogates, values past U+10FFFF, the named keys) is ignored.
 PromptKey edit_prompt(std::string& text, int32_t key);

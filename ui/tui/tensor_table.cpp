@@ -167,7 +167,7 @@ std::string TensorTable::set_filter(std::string_view pattern) {
     try {
       re = std::make_unique<std::regex>(std::string(body), std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
-      return std::string("bad regex: ") + e.what();
+      return bad_pattern_message(pattern, e.what());
     }
   }
   // Backspace returns to a pattern typed a moment ago: its result is taken back, not recomputed.
@@ -377,6 +377,7 @@ void TensorTable::refresh(bool names_changed) {
 }
 
 void TensorTable::rebuild_rows() {
+  ++rows_version_;
   rows_.clear();
   shown_ = 0;
   auto add_unit = [&](uint32_t u) {

@@ -61,6 +61,7 @@ class TensorTable {
 
   // The rows shown: tensor indices, and layer headers (kGroupRow | group) when grouped.
   const std::vector<uint32_t>& rows() const { return rows_; }
+  uint64_t rows_version() const { return rows_version_; }   // bumped whenever rows() is rebuilt
   bool is_group(uint32_t row) const { return row & kGroupRow; }
   const LayerGroup& group(uint32_t row) const { return groups_[row & ~kGroupRow]; }
   uint64_t shown_tensors() const { return shown_; }   // tensor rows passing the filter (folded ones too)
@@ -71,7 +72,7 @@ class TensorTable {
   std::string_view display_name(uint32_t tensor) const;
 
   // A regex (ECMAScript) over native and canonical names; a leading '!' inverts; "" clears. Returns
-  // an error message for a bad regex (the filter is then unchanged).
+  // the message for a bad pattern (bad_pattern_message; the filter is then unchanged).
   std::string set_filter(std::string_view pattern);
   const std::string& filter() const { return filter_; }
   void set_sort(Column column, bool descending);
@@ -129,6 +130,7 @@ class TensorTable {
   std::vector<LayerGroup> groups_;
   std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
   std::vector<uint32_t> rows_;
+  uint64_t rows_version_ = 0;
   std::vector<uint32_t> unit_order_;    // 0..units-1: the model's order
   size_t async_name_sort_units_ = kAsyncNameSortUnits;
   bool name_sort_pending_ = false;      // a name sort waits for the worker

@@ -9,6 +9,7 @@
 #include "core/decode/decode.hpp"
 #include "core/remote/mirror.hpp"
 #include "ui/batch/printers.hpp"
+#include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
 namespace {
@@ -191,6 +192,7 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
       c.text_right(x, y, w, text, role);
     else
       c.text(x, y, text, role, w);
+    if (col == Column::name && !companion && search_.active()) highlight_match(c, x, y, w, text, search_.pattern());
     x += w + 1;
   }
 }
@@ -262,14 +264,25 @@ bool TensorsPane::act(Action action, PaneHost& host) {
     return it == l.columns.end() ? 0 : static_cast<int>(it - l.columns.begin());
   };
   switch (action) {   // the Tensors context of the key table
-    case Action::open:
     case Action::fold: {
+      // Grouped by layer: the layer the cursor is in (its header row or one of its tensors) folds,
+      // and the cursor lands on its header. Not grouped: Space is the nav context's page down.
+      if (!table_.grouping() || rows.empty()) return false;
+      int64_t r = cursor_.pos;
+      while (r > 0 && !table_.is_group(rows[static_cast<size_t>(r)])) --r;
+      if (!table_.is_group(rows[static_cast<size_t>(r)])) return false;
+      table_.toggle_fold(rows[static_cast<size_t>(r)]);
+      cursor_.pos = r;
+      cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+      return true;
+    }
+    case Action::open: {
       if (rows.empty()) return true;
       uint32_t row = rows[static_cast<size_t>(cursor_.pos)];
       if (table_.is_group(row)) {
         table_.toggle_fold(row);
         cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
-      } else if (action == Action::open) {
+      } else {
         detail_ = tensor_detail_lines(*session_, row);
         detail_cursor_ = {};
         detail_open_ = true;
@@ -290,20 +303,9 @@ bool TensorsPane::act(Action action, PaneHost& host) {
       return true;
     }
     case Action::filter: open_filter(host); return true;
-    case Action::search: open_search(host); return true;
+    case Action::search: search_.open(host); return true;
     case Action::search_next:
-    case Action::search_prev: {
-      if (search_.empty()) {
-        host.flash("no search yet: / searches");
-        return true;
-      }
-      const int dir = action == Action::search_next ? 1 : -1;
-      int64_t r = table_.search(search_, cursor_.pos + dir, dir);
-      if (r < 0) host.flash(fmt::format("no match for '{}'", search_));
-      else cursor_.pos = r;
-      cursor_.clamp(static_cast<int64_t>(rows.size()), page_);
-      return true;
-    }
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
     case Action::group_layers: {
       uint32_t t = selected_tensor();
       table_.set_grouping(!table_.grouping());
@@ -338,26 +340,25 @@ void TensorsPane::open_filter(PaneHost& host) {
   const uint32_t t = selected_tensor();
   host.prompt("filter (regex, ! inverts)", before, [this, before, t, &host](const std::string& text, PromptEvent ev) {
     std::string err = table_.set_filter(ev == PromptEvent::cancel ? before : text);
-    if (!err.empty() && ev != PromptEvent::edit) host.flash(err);
+    if (!err.empty()) host.flash(err);   // on the prompt line while typing, in the status bar after
     keep_selection(t);
   });
 }
 
-void TensorsPane::open_search(PaneHost& host) {
-  const int64_t start = cursor_.pos;
-  host.prompt("search", "", [this, start, &host](const std::string& text, PromptEvent ev) {
-    if (ev == PromptEvent::cancel) {
-      cursor_.pos = start;
-    } else {
-      int64_t r = table_.search(text, start, 1);
-      if (r >= 0) cursor_.pos = r;
-      if (ev == PromptEvent::accept) {
-        search_ = text;
-        if (r < 0 && !text.empty()) host.flash(fmt::format("no match for '{}'", text));
-      }
-    }
+Search::Target TensorsPane::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(table_.rows().size()); };
+  t.current = [this] { return table_.rows().empty() ? -1 : cursor_.pos; };
+  t.matches = [this](int64_t i, const Pattern& p) {
+    const uint32_t row = table_.rows()[static_cast<size_t>(i)];
+    return !table_.is_group(row) && p.matches(table_.display_name(row));
+  };
+  t.go = [this](int64_t i) {
+    cursor_.pos = i;
     cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
-  });
+  };
+  t.version = [this] { return table_.rows_version() * 2 + (table_.show_canonical() ? 1 : 0) + (session_->names_version << 40); };
+  return t;
 }
 
 void TensorsPane::click(int x, int y, PaneHost&) {
@@ -387,7 +388,7 @@ std::string TensorsPane::state() const {
     s += fmt::format("{}filter {} ({} of {})", s.empty() ? "" : " · ", table_.filter(), table_.shown_tensors(),
                      session_->model.tensors.size());
   if (table_.grouping()) s += s.empty() ? "by layer" : " · by layer";
-  if (!search_.empty()) s += fmt::format("{}search {}", s.empty() ? "" : " · ", search_);
+  if (search_.active()) s += fmt::format("{}{}", s.empty() ? "" : " · ", search_.status());
   return s;
 }
 

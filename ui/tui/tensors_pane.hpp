@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ui/tui/pane.hpp"
+#include "ui/tui/search.hpp"
 #include "ui/tui/tensor_table.hpp"
 #include "ui/tui/value_stats.hpp"
 
@@ -52,7 +53,7 @@ class TensorsPane : public Pane {
   void draw_detail(Canvas& c, const Rect& area);
   void keep_selection(uint32_t tensor);
   void open_filter(PaneHost& host);
-  void open_search(PaneHost& host);
+  Search::Target search_target();
   void request_name_sort(PaneHost& host);   // a big table's name sort, on the worker
 
   std::shared_ptr<ModelSession> session_;
@@ -65,7 +66,7 @@ class TensorsPane : public Pane {
   int width_ = 120;
   int type_width_ = 11;   // the longest type name in the model
   Column column_cursor_ = Column::name;
-  std::string search_;
+  Search search_{search_target()};
   uint64_t seen_values_ = 0, seen_names_ = 0;
   bool detail_open_ = false;
   std::vector<DetailLine> detail_;
