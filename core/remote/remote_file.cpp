@@ -74,7 +74,8 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
     f->validator_.clear();
     if (ftruncate(f->fd_, 0) != 0 || ftruncate(f->fd_, static_cast<off_t>(f->id_.size)) != 0)
       return make_error(ErrorCode::io, f->path_, kNoOffset, fmt::format("cannot size the cache file: {}", std::strerror(errno)));
-    f->save_sidecar();
+    // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
+    std::remove(f->sidecar_.c_str());
   }
   return f;
 }

@@ -367,6 +367,26 @@ TEST_F(RemoteOpen, ASlowTransferIsCancelledWithEscInTheView) {
   EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
 }
 
+TEST_F(RemoteOpen, AnAddressTypedIntoTheModelListOpens) {
+  Terminal term;
+  EnvOverrides env;
+  for (const std::string& kv : this->env()) {
+    auto eq = kv.find('=');
+    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  term.start({AKVIEW_BINARY, kDemo.string()}, {120, 30}, env);
+  term.settle();
+  ASSERT_GE(term.screen().find_row("llama-demo-bf16"), 0) << ::testing::PrintToString(term.screen_text());
+  term.press("o");
+  term.type(hf("demo-q4km"));
+  term.send_key("Enter");
+  ASSERT_TRUE(term.wait_for_text("blk.0.attn_q.weight", std::chrono::seconds(15))) << ::testing::PrintToString(term.screen_text());
+  const auto title = term.screen_text().front();
+  EXPECT_NE(title.find("remote"), std::string::npos) << title;
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
+}
+
 // For trying things by hand: AKVIEW_TEST_SERVE=1 keeps the servers of this fixture up and prints
 // the environment a client needs (skipped otherwise).
 TEST_F(RemoteOpen, ServeForManualUse) {

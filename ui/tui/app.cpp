@@ -288,6 +288,8 @@ void App::apply_key(int32_t k) {
       std::string text = std::move(prompt_->text);
       prompt_.reset();
       on_event(text, what == PromptKey::accept ? PromptEvent::accept : PromptEvent::cancel);
+      if (screen_ == Screen::list && list_)
+        if (std::string typed = list_->take_typed(); !typed.empty()) open_entry(typed);
     }
     return;
   }

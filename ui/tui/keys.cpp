@@ -37,6 +37,7 @@ const std::vector<KeyBinding>& bindings() {
       {{'/'}, C::model_list, search, "search names"},
       {{'n'}, C::model_list, search_next, "next match"},
       {{'N'}, C::model_list, search_prev, "previous match"},
+      {{'o'}, C::model_list, open_address, "open a path or a remote address (hf://, ollama://, https://)"},
       {{kKeyEnter}, C::tensors, open, "open the tensor's detail (on a layer row: fold it)"},
       {{' '}, C::tensors, fold, "grouped by layer (z): fold or unfold the cursor's layer; else page down"},
       {{'<', kKeyLeft, 'h'}, C::tensors, column_left, "column cursor left"},

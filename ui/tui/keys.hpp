@@ -43,6 +43,7 @@ enum class Action : uint8_t {
   prompt_accept, prompt_cancel, prompt_erase, prompt_clear,
   goto_offset, next_file,
   run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear, run_pair,
+  open_address,
 };
 
 struct KeyBinding {

@@ -313,6 +313,11 @@ bool ModelList::act(Action action, PaneHost& host) {
   if (cursor_.act(action, n, page_)) return true;
   switch (action) {   // the model list's own bindings
     case Action::open: chosen_ = n > 0; return true;
+    case Action::open_address:
+      host.prompt("open (a path, hf://ORG/REPO, ollama://MODEL:TAG or a URL)", "", [this](const std::string& text, PromptEvent ev) {
+        if (ev == PromptEvent::accept && !text.empty()) typed_ = text;
+      });
+      return true;
     case Action::search: search_.open(host); return true;
     case Action::search_next:
     case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/catalog.hpp"
@@ -34,6 +35,8 @@ class ModelList : public Pane {
   uint64_t total_bytes() const;
   // The entry Enter chose (cleared by the caller), or nullptr.
   const CatalogEntry* take_chosen();
+  // A path or address typed after `o` (cleared by the caller), or "".
+  std::string take_typed() { return std::exchange(typed_, std::string()); }
 
  private:
   void draw_detail(Canvas& canvas, const Rect& area);
@@ -46,6 +49,7 @@ class ModelList : public Pane {
   int page_ = 1;
   Search search_{search_target()};
   bool chosen_ = false;
+  std::string typed_;
 };
 
 }  // namespace akview::tui
