@@ -54,6 +54,8 @@ constexpr std::array<Role, static_cast<size_t>(RegionKind::count_)> kKindRoles =
     Role::string,      // text
     Role::error,       // gap
     Role::error,       // overlap
+    Role::type_quant,  // shared
+    Role::error,       // failure
 };
 Role kind_role(RegionKind k) { return kKindRoles[static_cast<size_t>(k)]; }
 
