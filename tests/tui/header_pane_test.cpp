@@ -283,7 +283,7 @@ TEST(HeaderPaneSafetensors, MetadataTreeAndRawHeader) {
   EXPECT_GE(find_row(c, {"rope_scaling", "OBJECT", "{2}"}), 0) << screen_text(c);
   EXPECT_GE(find_row(c, {"rope_scaling.factor", "NUMBER", "8.0"}), 0) << screen_text(c);
   EXPECT_GE(find_row(c, {"eos_token_id[1]", "NUMBER", "2"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"tie_word_embeddings", "bool", "false"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"tie_word_embeddings", "BOOL", "false"}), 0) << screen_text(c);
 
   pane.act(Action::toggle_raw, host);
   c = draw_pane(pane, host, 120, 40);
@@ -341,7 +341,7 @@ TEST(HeaderTypes, AreNamedOneWay) {
     ++typed;
     for (char ch : n.type) EXPECT_FALSE(ch >= 'a' && ch <= 'z') << n.key << ": " << n.type;
   }
-  EXPECT_GE(typed, 8u);
+  EXPECT_GE(typed, 6u);
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ const std::vector<KeyBinding>& bindings() {
       {{'>', kKeyRight, 'l'}, C::tensors, column_right, "column cursor right"},
       {{'['}, C::tensors, sort_asc, "sort by the column under the cursor, ascending"},
       {{']'}, C::tensors, sort_desc, "sort by the column under the cursor, descending"},
-      {{'\\'}, C::tensors, filter, "filter by regex (a leading ! inverts)"},
+      {{'\\'}, C::tensors, filter, "filter: name regex, type:q6_k, layer:1, role:norm (all must match; ! inverts one)"},
       {{'/'}, C::tensors, search, "incremental search"},
       {{'n'}, C::tensors, search_next, "next match"},
       {{'N'}, C::tensors, search_prev, "previous match"},
