@@ -112,7 +112,7 @@ TEST(LayoutCli, BadInputIsOneLineWithFileOffsetAndRule) {
   for (const char* name : {"gguf_bad_magic.gguf", "gguf_key_len_beyond_eof.gguf", "st_header_len_2p63.safetensors"}) {
     auto r = run_akview({"layout", kOracles + "/malformed/" + name});
     EXPECT_EQ(r.exit_code, 1) << name;
-    EXPECT_NE(r.out.find(" does not open, "), std::string::npos) << name << "\n" << r.out;
+    EXPECT_NE(r.out.find("(does not open, "), std::string::npos) << name << "\n" << r.out;
     EXPECT_NE(r.out.find("failure cannot be read = "), std::string::npos) << name << "\n" << r.out;
     ASSERT_FALSE(r.err.empty()) << name;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;

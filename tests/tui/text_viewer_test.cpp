@@ -55,7 +55,7 @@ TEST(TextViewer, EnterOnAChatTemplateOpensItWholeScrollableAndSearchable) {
   ASSERT_NE(pane.viewer(), nullptr);
   EXPECT_EQ(pane.context(), tui::Context::detail);
   tui::Canvas c = draw_pane(pane, host, 100, 30);
-  EXPECT_NE(c.row_text(0).find("tokenizer.chat_template"), std::string::npos) << screen_text(c);
+  EXPECT_NE(c.row_text(0).find("tokenizer.chat_template  (61 lines"), std::string::npos) << screen_text(c);
   EXPECT_EQ(c.row_text(1), "{% if messages[0]['role'] == 'user' %}<|user|> {{ content }}{% endif %}");
   EXPECT_EQ(pane.viewer()->lines().size(), 61u);
   // The end of the text is there, and search finds a line below the screen.

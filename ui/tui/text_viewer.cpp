@@ -48,8 +48,6 @@ std::vector<std::string> wrap_text(std::string_view text, int width) {
 void TextViewer::draw(Canvas& c, const Rect& area) {
   c.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
-  c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, fmt::format("{}  ({} lines · / search · Esc closes)", title_, lines_.size()), Role::header, area.w);
   if (width_ != area.w) {
     // Keep the first line on screen on the same text after a resize: by its share of the lines.
     const double share = lines_.empty() ? 0.0 : static_cast<double>(cursor_.top) / static_cast<double>(lines_.size());
@@ -57,6 +55,8 @@ void TextViewer::draw(Canvas& c, const Rect& area) {
     width_ = area.w;
     cursor_.top = cursor_.pos = static_cast<int64_t>(share * static_cast<double>(lines_.size()));
   }
+  c.fill(area.x, area.y, area.w, Role::header);
+  c.text(area.x, area.y, fmt::format("{}  ({} lines · / search · Esc closes)", title_, lines_.size()), Role::header, area.w);
   page_ = std::max(1, area.h - 1);
   cursor_.clamp(static_cast<int64_t>(lines_.size()), page_);
   cursor_.pos = cursor_.top;
