@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <initializer_list>
 #include <map>
 #include <set>
@@ -273,6 +274,24 @@ std::vector<CatalogStore> list_default_stores() {
   return out;
 }
 
+namespace {
+
+// The bytes of a model that did not open: its file, or the files directly in its folder (a folder of
+// malformed files still titles its whole size).
+uint64_t bytes_on_disk(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return 0;
+  if (S_ISREG(st.st_mode)) return static_cast<uint64_t>(st.st_size);
+  if (!S_ISDIR(st.st_mode)) return 0;
+  uint64_t total = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(path, ec))
+    if (::stat(e.path().c_str(), &st) == 0 && S_ISREG(st.st_mode)) total += static_cast<uint64_t>(st.st_size);
+  return total;
+}
+
+}  // namespace
+
 void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel) {
   entry.described = true;
   OpenOptions options;
@@ -282,10 +301,12 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
     model = open_model(entry.open_path, options);
   } catch (const std::exception& e) {   // bad_alloc and the like: one line, the other entries go on
     entry.error = fmt::format("{}: {}", entry.open_path, e.what());
+    entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
   }
   if (!model) {
     entry.error = model.error().to_string();
+    entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
   }
   entry.format = model->format;

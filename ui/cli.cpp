@@ -156,8 +156,17 @@ int run_explain(CliOptions& o) {
 }
 
 int run_layout(CliOptions& o) {
-  auto model = open_or_report(o.path);
-  if (!model) return kExitBadInput;
+  auto model = open_model(o.path);
+  if (!model) {
+    // A file that does not open is laid out as far as it makes sense, then its error (exit 1).
+    if (o.names.empty())
+      if (auto map = MappedFile::open(o.path)) {
+        const Error failure = print_unopened_layout(stdout, o.path, map->bytes(), model.error(), o.format());
+        std::fflush(stdout);
+        return report_error(failure);
+      }
+    return report_error(model.error());
+  }
   if (!o.names.empty()) {
     auto r = make_block_report(*model, o.names.front(), o.block);
     if (!r) return report_error(r.error());

@@ -1,6 +1,7 @@
 // walk_layout: a table of containers (detect by content, walk), and the helpers the walkers share.
 #include "core/layout/layout.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -77,6 +78,35 @@ Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& si
   AKV_TRY(check_mapped_range(model.files[file_index].map.bytes()));
   RegionWriter writer(sink);
   return kLayouts[static_cast<size_t>(detect_layout_format(model, file_index))].walk(model, file_index, writer);
+}
+
+Error walk_unopened_layout(std::span<const uint8_t> bytes, std::string_view path, const Error& open_error,
+                           const RegionSink& sink) {
+  RegionWriter writer(sink);
+  const uint64_t size = bytes.size();
+  const uint64_t failure_at = open_error.offset == kNoOffset ? kNoOffset : std::min<uint64_t>(open_error.offset, size);
+  uint64_t at = 0;
+  Error error = open_error;
+  if (starts_with(bytes, "GGUF")) {
+    auto [stop, walk_error] = layout::walk_gguf_prefix(bytes, path, failure_at, writer);
+    at = stop;
+    // Opening's message names the failure, unless the walk stopped at an earlier byte than it.
+    if (walk_error && !walk_error->message.empty() && open_error.offset != kNoOffset && walk_error->offset < open_error.offset)
+      error = *walk_error;
+  } else if (failure_at != kNoOffset && failure_at > 0) {
+    // No walker reads this file without opening it: the bytes before the failure, unexplained.
+    writer.emit(0, 0, failure_at, RegionKind::gap, "bytes before the failure", fmt::format("{} bytes", failure_at));
+    at = failure_at;
+  }
+  // The failure: the item that could not be read, from its start to just past the offset named.
+  const uint64_t named = error.offset == kNoOffset ? at : std::max(error.offset, at);
+  const uint64_t failure_end = std::min(size, std::max(named + 1, at + 1));
+  if (at < size) writer.emit(0, at, failure_end - at, RegionKind::failure, "cannot be read", error.message);
+  else writer.emit(0, size, 0, RegionKind::failure, "cannot be read", error.message);
+  if (failure_end < size)
+    writer.emit(0, failure_end, size - failure_end, RegionKind::gap, "unexplained bytes",
+                fmt::format("{} bytes after the failure", size - failure_end));
+  return error;
 }
 
 namespace layout {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string_view>
 
 #include "core/layout/region.hpp"
@@ -24,5 +25,13 @@ LayoutFormat detect_layout_format(const Model& model, uint32_t file_index);
 // (file, offset, rule) when the bytes do not hold what the parser read, e.g. a file rewritten
 // since it was opened.
 Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& sink);
+
+// A file that does not open (`open_error` says why), laid out as far as it makes sense: the regions
+// its header holds up to the first failure (GGUF; other files have none), the failure as a region of
+// its own (kind `failure`, the message as its value), and the bytes after it as one `gap` of
+// unexplained bytes. A byte inspector is needed most on a file that does not open. Returns the
+// failure: `open_error`, or the walk's own error where it stopped at an earlier byte.
+Error walk_unopened_layout(std::span<const uint8_t> bytes, std::string_view path, const Error& open_error,
+                           const RegionSink& sink);
 
 }  // namespace akview

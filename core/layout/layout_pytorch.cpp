@@ -2,7 +2,8 @@
 // data, data descriptor), its central directory and end records, with data.pkl as opcodes and
 // each data/<k> record as a storage holding its tensors; a legacy file's five pickles and its
 // storages (an i64 element count, then the bytes). Record positions come from the zip reader,
-// storages and tensors from the opened model; views that share bytes show up as overlaps.
+// storages and tensors from the opened model; bytes that several views read (tied weights, views)
+// are `shared` regions, a normal thing in PyTorch and no finding.
 #include <algorithm>
 #include <array>
 
@@ -36,7 +37,7 @@ std::string storage_value(const Model& model, uint32_t s) {
 }
 
 // The tensors of storage `s` at `depth` over its bytes, up to `end` (the region that holds them may be
-// shorter than the storage claims: a zip record cut short); shared bytes (views, tied weights) are overlaps.
+// shorter than the storage claims: a zip record cut short); bytes several views read are `shared`.
 bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionWriter& w, uint64_t end) {
   const TorchStorage& st = model.torch_storages[s];
   std::vector<Span> spans;
@@ -47,6 +48,7 @@ bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionW
   cb.unclaimed = [&](uint64_t a, uint64_t b, uint8_t d) {
     return w.emit(d, a, b - a, RegionKind::padding, "unused storage bytes", fmt::format("{} bytes no tensor views", b - a));
   };
+  cb.claimed_twice = RegionKind::shared;
   return emit_spans(w, depth, st.offset, std::min(st.offset + st.nbytes, end), std::move(spans), cb);
 }
 

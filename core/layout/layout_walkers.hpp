@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -14,6 +15,12 @@
 namespace akview::layout {
 
 Status walk_gguf(const Model& model, uint32_t file_index, RegionWriter& writer);
+// A GGUF file that did not open: its header's regions up to the first item that cannot be read or
+// that holds `failure_at` (kNoOffset: none known). Returns where that item starts, with the walk's own
+// error when it could not read it (an empty Error when it read but holds `failure_at`), or the end of
+// the tensor infos and nullopt when every item reads.
+std::pair<uint64_t, std::optional<Error>> walk_gguf_prefix(std::span<const uint8_t> bytes, std::string_view path,
+                                                            uint64_t failure_at, RegionWriter& writer);
 Status walk_safetensors(const Model& model, uint32_t file_index, RegionWriter& writer);
 Status walk_json_file(const Model& model, uint32_t file_index, RegionWriter& writer);
 Status walk_pytorch_zip(const Model& model, uint32_t file_index, RegionWriter& writer);

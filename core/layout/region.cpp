@@ -47,6 +47,8 @@ constexpr std::array kRegionKinds = {
     KindRow{RegionKind::text, "text"},
     KindRow{RegionKind::gap, "gap"},
     KindRow{RegionKind::overlap, "overlap"},
+    KindRow{RegionKind::shared, "shared"},
+    KindRow{RegionKind::failure, "failure"},
 };
 static_assert(kRegionKinds.size() == static_cast<size_t>(RegionKind::count_), "one row per RegionKind");
 

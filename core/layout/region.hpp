@@ -1,7 +1,8 @@
 // The Layout model (PRODUCT.md "Layout", issue 10): a file as nested, annotated byte regions.
 // Regions come out in file order, parents before children; the regions at depth d+1 under one
 // parent cover its bytes exactly once (zero-size regions mark empty tensors), and a gap or an
-// overlap the file really has is a region of its own kind, so nothing is silently skipped.
+// overlap the file really has is a region of its own kind, so nothing is silently skipped. Bytes
+// that several views of one PyTorch storage read are `shared`, which is no finding.
 #pragma once
 
 #include <cstdint>
@@ -49,6 +50,8 @@ enum class RegionKind : uint8_t {
   text,            // a small text record (zip version, byteorder), a config file's bytes
   gap,             // bytes no structure of the file accounts for: a finding
   overlap,         // bytes two structures both claim: a finding
+  shared,          // bytes several views of one storage read (PyTorch tied weights, views): normal
+  failure,         // where a file that does not open stops making sense: the message is its value
   count_
 };
 

@@ -69,8 +69,10 @@ bool emit_spans(RegionWriter& writer, uint8_t depth, uint64_t begin, uint64_t en
         if (!names.empty()) names += " + ";
         names += cb.describe(spans[a].id).label;
       }
-      if (!writer.emit(depth, pos, stop - pos, RegionKind::overlap, std::move(names),
-                       fmt::format("{} bytes claimed by {} structures", stop - pos, active.size())))
+      const bool shared = cb.claimed_twice == RegionKind::shared;
+      if (!writer.emit(depth, pos, stop - pos, cb.claimed_twice, std::move(names),
+                       shared ? fmt::format("{} bytes shared by {} views", stop - pos, active.size())
+                              : fmt::format("{} bytes claimed by {} structures", stop - pos, active.size())))
         return false;
     }
     std::erase_if(active, [&](size_t a) { return span_end(spans[a]) <= stop; });

@@ -40,11 +40,14 @@ struct SpanCallbacks {
   std::function<bool(uint32_t id, uint8_t depth)> children;
   // Emits the region(s) for bytes [begin, end) that no span claims (default: one gap region).
   std::function<bool(uint64_t begin, uint64_t end, uint8_t depth)> unclaimed;
+  // Bytes two or more spans claim: an overlap (a finding), or `shared` where the spans are views
+  // that may read the same bytes (the tensors of one PyTorch storage).
+  RegionKind claimed_twice = RegionKind::overlap;
 };
 
 // Emits the regions covering [begin, end) at `depth`: each span whole (then its children), the
-// bytes no span claims through `unclaimed`, and bytes claimed by two or more spans as overlap
-// regions (a span cut by an overlap is emitted in parts, without children). Zero-size spans
+// bytes no span claims through `unclaimed`, and bytes claimed by two or more spans as one region of
+// kind `claimed_twice` (a span cut by one is emitted in parts, without children). Zero-size spans
 // become zero-size regions at their offset. Spans are sorted here; parts outside [begin, end)
 // are ignored. Memory is the span list only: labels are made as regions are emitted.
 bool emit_spans(RegionWriter& writer, uint8_t depth, uint64_t begin, uint64_t end, std::vector<Span> spans,

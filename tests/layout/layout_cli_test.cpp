@@ -1,7 +1,13 @@
 // `akview layout` through the real binary: the JSON shapes the README documents, a folder's files,
 // one block of a tensor, escaping of hostile names in text, and one-line errors for bad input.
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <set>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -100,16 +106,67 @@ TEST(LayoutCli, TextEscapesHostileNames) {
   EXPECT_NE(r.out.find("t\\x1b[2J"), std::string::npos) << r.out;
 }
 
+// A file that does not open: its layout as far as it makes sense on stdout (ending in the failure
+// and the unexplained bytes), the one-line error on stderr, exit 1.
 TEST(LayoutCli, BadInputIsOneLineWithFileOffsetAndRule) {
   for (const char* name : {"gguf_bad_magic.gguf", "gguf_key_len_beyond_eof.gguf", "st_header_len_2p63.safetensors"}) {
     auto r = run_akview({"layout", kOracles + "/malformed/" + name});
     EXPECT_EQ(r.exit_code, 1) << name;
-    EXPECT_TRUE(r.out.empty()) << name;
+    EXPECT_NE(r.out.find("(does not open, "), std::string::npos) << name << "\n" << r.out;
+    EXPECT_NE(r.out.find("failure cannot be read = "), std::string::npos) << name << "\n" << r.out;
     ASSERT_FALSE(r.err.empty()) << name;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
     EXPECT_NE(r.err.find(std::string(name) + "@0x"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find(" ("), std::string::npos) << r.err;
   }
+}
+
+// A GGUF whose third key cannot be read: the header and the two keys before it as regions, the
+// failure as a region with its message, the rest of the file as unexplained bytes; JSON alike.
+TEST(LayoutCli, ABrokenFileIsLaidOutUpToItsFailure) {
+  TempDir dir;
+  const std::string path = dir.file("broken.gguf");
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.set("general.name", gguf_string("two keys read"));
+  w.set("general.third", gguf_u32(7));
+  w.add_tensor({"t", 0, {64}});
+  ASSERT_TRUE(w.write(path));
+  // The third key's value type (after its 8-byte length and 13-byte name) becomes 99: no GGUF type.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t third = bytes.find("general.third");
+  ASSERT_NE(third, std::string::npos);
+  bytes[third + 13] = 99;
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << bytes;
+  }
+  auto r = run_akview({"layout", path});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("kv general.architecture = llama"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("kv general.name = two keys read"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("kv general.third"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{:#010x}", third - 8)), std::string::npos) << "the failure starts at the key\n" << r.out;
+  EXPECT_NE(r.out.find("failure cannot be read = "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gap unexplained bytes"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+  auto j = run_akview({"layout", path, "--json"});
+  EXPECT_EQ(j.exit_code, 1);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["opened"], false);
+  uint64_t covered = 0;
+  std::vector<std::string> kinds;
+  for (const auto& region : doc["regions"]) {
+    if (region["depth"] == 0) covered += region["size"].get<uint64_t>();
+    kinds.push_back(region["kind"]);
+  }
+  EXPECT_EQ(covered, doc["size"].get<uint64_t>());   // depth 0 covers the file once
+  EXPECT_NE(std::find(kinds.begin(), kinds.end(), "failure"), kinds.end());
+  EXPECT_EQ(kinds.back(), "gap");
 }
 
 }  // namespace

@@ -88,7 +88,8 @@ TEST(LayoutOracles, RegionsTileEveryFileAtEveryDepth) {
       EXPECT_FALSE(regions.empty()) << model->files[f].path;
       EXPECT_EQ(coverage_problem(regions, model->files[f].map.size()), "") << model->files[f].path;
       for (const Region& r : regions)
-        EXPECT_TRUE((r.kind != RegionKind::gap && r.kind != RegionKind::overlap) || model->format.starts_with("pytorch"))
+        EXPECT_TRUE((r.kind != RegionKind::gap && r.kind != RegionKind::overlap && r.kind != RegionKind::shared) ||
+                    model->format.starts_with("pytorch"))
             << model->files[f].path << ": unexpected " << region_kind_name(r.kind) << " " << r.label << " @" << r.offset;
       ++files;
     }
@@ -224,6 +225,27 @@ TEST(LayoutOracles, PyTorchStoragesSitAtTheirRecords) {
     size_t stops = 0;
     for (const Region& r : l.regions) stops += r.kind == RegionKind::opcode && r.label == "STOP";
     EXPECT_GE(stops, 1u) << path;
+  }
+}
+
+// A tied weight (encoder.layers.1.linear.weight is encoder.layers.0.linear.weight) and views into
+// one storage are a normal thing in PyTorch: their bytes are `shared` by the views, never an overlap.
+TEST(LayoutOracles, PyTorchViewsShareTheirStorageWithoutAnOverlap) {
+  for (const std::string name : {"conv_linear_zip.pt", "conv_linear_legacy.pt"}) {
+    const std::string path = kOracles + "/pytorch/" + name;
+    const FileLayout l = layout_of(path, path);
+    size_t shared = 0;
+    bool tied = false;
+    for (const Region& r : l.regions) {
+      EXPECT_NE(r.kind, RegionKind::overlap) << name << ": " << r.label << " " << r.value;
+      if (r.kind != RegionKind::shared) continue;
+      ++shared;
+      EXPECT_NE(r.value.find("shared by"), std::string::npos) << r.value;
+      tied = tied || (r.label.find("encoder.layers.0.linear.weight") != std::string::npos &&
+                      r.label.find("encoder.layers.1.linear.weight") != std::string::npos);
+    }
+    EXPECT_GE(shared, 2u) << name;
+    EXPECT_TRUE(tied) << name;
   }
 }
 

@@ -18,6 +18,7 @@
 #include "tests/tui/pane_test_util.hpp"
 #include "tests/writers/gguf_writer.hpp"
 #include "ui/tui/compute_pane.hpp"
+#include "ui/tui/keys.hpp"
 
 namespace akview::testing {
 namespace {
@@ -123,12 +124,23 @@ TEST_F(ComputePaneTest, ReferenceAndCpuRowsSitSideBySide) {
   EXPECT_LT(pane_->rows()[1].error->rel_rms, 1e-5);
 
   auto c = draw(120, 40);
-  int row = -1;   // the table row (the settings line above names the tensor too)
-  for (int y = 0; y < c.height() && row == -1; ++y)
-    if (c.row_text(y).starts_with("blk.0.attn_q.weight ") && c.row_text(y).find(" cpu ") != std::string::npos) row = y;
+  // The rows name tensors as Tensors does: canonical names (c there toggles to native ones).
+  const std::string canonical(session_->canonical(index_of("blk.0.attn_q.weight")));
+  ASSERT_FALSE(canonical.empty());
+  auto table_row = [&](const std::string& name) {
+    for (int y = 0; y < c.height(); ++y)   // the table row (the settings line above names the tensor too)
+      if (c.row_text(y).starts_with(name + " ") && c.row_text(y).find(" cpu ") != std::string::npos) return y;
+    return -1;
+  };
+  int row = table_row(canonical);
   ASSERT_NE(row, -1) << screen_text(c);
+  session_->show_canonical = false;
+  c = draw(120, 40);
+  EXPECT_EQ(table_row("blk.0.attn_q.weight"), row) << screen_text(c);
+  session_->show_canonical = true;
+  c = draw(120, 40);
   EXPECT_EQ(find_row(c, {"—"}), -1) << "timings are drawn outside test mode";
-  EXPECT_NE(find_row(c, {"tensor", "backend", "time", "GB/s", "max abs", "rel rms", "cosine"}), -1) << screen_text(c);
+  EXPECT_NE(find_row(c, {"tensor", "backend", "median", "GB/s", "max abs", "rel rms", "cosine"}), -1) << screen_text(c);
   pane_->set_mask_timings(true);
   c = draw(120, 40);
   EXPECT_NE(c.row_text(row).find("—"), std::string::npos) << c.row_text(row);
@@ -275,6 +287,43 @@ TEST_F(ComputePaneTest, InputFileIsCheckedAndAFailedRunNeverReplacesAResult) {
   c = draw(120, 40);
   EXPECT_NE(find_row(c, {"blk.0.attn_q.weight", "reference", "seed:0"}), -1) << screen_text(c);
   EXPECT_NE(find_row(c, {"blk.0.attn_q.weight", "reference", "short.f32"}), -1) << screen_text(c);
+}
+
+// Backends keep one order within every tensor (the backend list's), whichever ran first.
+TEST_F(ComputePaneTest, BackendsKeepOneOrderWithinEveryTensor) {
+  open(64, 32);
+  selected_ = index_of("blk.0.attn_q.weight");
+  run_on("reference");
+  run_on("cpu");
+  selected_ = index_of("blk.1.attn_k.weight");
+  run_on("cpu");
+  run_on("reference");   // after cpu in time, before it in the table as for the first tensor
+  ASSERT_EQ(pane_->rows().size(), 4u);
+  EXPECT_EQ(pane_->rows()[0].backend, "reference");
+  EXPECT_EQ(pane_->rows()[1].backend, "cpu");
+  EXPECT_EQ(pane_->rows()[2].tensor, "blk.1.attn_k.weight");
+  EXPECT_EQ(pane_->rows()[2].backend, "reference");
+  EXPECT_EQ(pane_->rows()[3].backend, "cpu");
+}
+
+// The time column is the median of the repeats; one whose fastest repeat is far below it is flagged.
+TEST(ComputeTimes, AMedianFarAboveTheFastestRepeatIsFlagged) {
+  ComputePane::Row steady;
+  steady.seconds = 1.0e-3;
+  steady.min_seconds = 0.9e-3;
+  EXPECT_FALSE(tui::unreliable_time(steady));
+  ComputePane::Row busy = steady;
+  busy.min_seconds = 0.5e-3;
+  EXPECT_TRUE(tui::unreliable_time(busy));
+}
+
+// `x` runs in Compute as it does in Diff; clearing the results is X.
+TEST(ComputeKeys, XRunsAsInDiff) {
+  tui::Action a{};
+  ASSERT_TRUE(tui::find_binding('x', tui::Context::compute, a));
+  EXPECT_EQ(a, tui::Action::run);
+  ASSERT_TRUE(tui::find_binding('X', tui::Context::compute, a));
+  EXPECT_EQ(a, tui::Action::clear);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
+#include "core/names/name_map.hpp"
 #include "tests/tui/pane_test_util.hpp"
 #include "ui/tui/groups_pane.hpp"
 #include "ui/tui/session.hpp"
@@ -61,17 +62,28 @@ TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
   EXPECT_GE(find_row(c, {"|bias| (min)"}), 1) << screen_text(c);
   EXPECT_GE(find_row(c, {"quarters of"}), 1) << screen_text(c);
   EXPECT_GE(find_row(c, {"values ["}), 1) << screen_text(c);
-  EXPECT_GE(find_row(c, {"levels used of 16"}), 1) << screen_text(c);
+  EXPECT_GE(find_row(c, {"levels used per group (1..16 of codes 0..15)"}), 1) << screen_text(c);
   // Each scale shown is the group's: row 0 col 32 is the second line of the table.
   EXPECT_GE(find_row(c, {"     0     32"}), 2) << screen_text(c);
-  // Past the last group of the window: rows 32..39 are computed.
+  // G / End: the tensor's last group (row 39, columns 480..511), the window moved to hold it.
   f.pane->act(Action::end, f.host);
+  c = f.settle(120, 40);
+  ASSERT_NE(f.pane->window(), nullptr);
+  EXPECT_EQ(f.pane->window()->row_end, 40);
+  EXPECT_EQ(f.pane->window()->row_begin, 8);
+  EXPECT_NE(f.pane->position().find("group 512/512"), std::string::npos) << f.pane->position();
+  // g / Home: the first group again.
+  f.pane->act(Action::home, f.host);
+  c = f.settle(120, 40);
+  EXPECT_EQ(f.pane->window()->row_begin, 0);
+  EXPECT_NE(f.pane->position().find("group 1/512"), std::string::npos) << f.pane->position();
+  // Past the last group of the window: rows 32..39 are computed.
+  for (int k = 0; k < 511; ++k) f.pane->act(Action::down, f.host);
   f.pane->act(Action::down, f.host);
   c = f.settle(120, 40);
   ASSERT_NE(f.pane->window(), nullptr);
   EXPECT_EQ(f.pane->window()->row_begin, 32);
   EXPECT_EQ(f.pane->window()->row_end, 40);
-  f.pane->act(Action::home, f.host);
   f.pane->act(Action::down, f.host);
   f.pane->act(Action::down, f.host);     // row 32, columns 64..95
   EXPECT_TRUE(f.pane->act(Action::open, f.host));
@@ -90,6 +102,20 @@ TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
     EXPECT_NE(all.find(want), std::string::npos) << want;
   EXPECT_TRUE(f.pane->act(Action::back, f.host));
   EXPECT_FALSE(f.pane->steps_open());
+}
+
+// The header names the tensor in the form the Tensors pane shows: canonical, or native after `c`.
+TEST(GroupsPane, TheHeaderNamesTheTensorAsTensorsDoes) {
+  Fixture f("gguf/lq_q4_k_m.gguf", "token_embd.weight");
+  ASSERT_TRUE(f.pane);
+  tui::attach_names(*f.session, std::make_shared<NameMap>(build_name_map(f.session->model)));
+  auto c = f.settle(120, 40);
+  const std::string canonical(f.session->canonical(f.tensor));
+  ASSERT_FALSE(canonical.empty());
+  EXPECT_TRUE(c.row_text(0).starts_with(canonical + "  q4_k")) << c.row_text(0);
+  f.session->show_canonical = false;
+  c = draw_pane(*f.pane, f.host, 120, 40);
+  EXPECT_TRUE(c.row_text(0).starts_with("token_embd.weight  q4_k")) << c.row_text(0);
 }
 
 TEST(GroupsPane, SmallerSizesKeepTheTableAndPlainTensorsSaySo) {

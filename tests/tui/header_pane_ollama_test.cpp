@@ -33,9 +33,9 @@ TEST(HeaderPaneOllama, ManifestTemplateParamsAndTheirRawText) {
   EXPECT_LT(params, manifest);
   EXPECT_GE(find_row(c, {"unk id 0", "<unk>"}), 0) << screen_text(c);
   EXPECT_EQ(find_row(c, {"ollama.template", "STRING", "{{ .Prompt }}"}), tmpl + 1) << screen_text(c);
-  EXPECT_GE(find_row(c, {"ollama.params.stop[0]", "string", "</s>"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"config.digest", "string", "sha256:728e08"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"▸ layers", "array", "[3]"}), 0) << "more than 8 rows below: folded\n" << screen_text(c);
+  EXPECT_GE(find_row(c, {"ollama.params.stop[0]", "STRING", "</s>"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"config.digest", "STRING", "sha256:728e08"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"▸ layers", "ARRAY", "[3]"}), 0) << "more than 8 rows below: folded\n" << screen_text(c);
   // A search opens the folded array that holds the match.
   pane.act(Action::search, host);
   host.type("image.template");

@@ -283,11 +283,11 @@ TEST(HeaderPaneSafetensors, MetadataTreeAndRawHeader) {
   EXPECT_NE(c.row_text(note).find("…"), std::string::npos) << "a long value is cut";
   EXPECT_EQ(c.row_text(note).find("END"), std::string::npos);
   EXPECT_GE(find_row(c, {"config.json"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"model_type", "string", "llama"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"rope_scaling", "object", "{2}"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"rope_scaling.factor", "number", "8.0"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"eos_token_id[1]", "number", "2"}), 0) << screen_text(c);
-  EXPECT_GE(find_row(c, {"tie_word_embeddings", "bool", "false"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"model_type", "STRING", "llama"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"rope_scaling", "OBJECT", "{2}"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"rope_scaling.factor", "NUMBER", "8.0"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"eos_token_id[1]", "NUMBER", "2"}), 0) << screen_text(c);
+  EXPECT_GE(find_row(c, {"tie_word_embeddings", "BOOL", "false"}), 0) << screen_text(c);
 
   pane.act(Action::toggle_raw, host);
   c = draw_pane(pane, host, 120, 40);
@@ -321,6 +321,31 @@ TEST(HeaderPaneSafetensors, NestedJsonKeepsEveryPath) {
   }
   EXPECT_TRUE(deep_first);
   EXPECT_TRUE(deep_last);
+}
+
+// Every type in the tree is named one way, in capitals, whether it is a GGUF type, a JSON kind in a
+// config.json or a JSON value held in a GGUF string, or the tokenizer summary's TOKEN.
+TEST(HeaderTypes, AreNamedOneWay) {
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  w.set("llama.block_count", gguf_u32(2));
+  w.set("meta.json", gguf_string(R"({"a": 1, "b": "x", "c": [true, null], "d": {}})"));
+  w.set("tokenizer.ggml.tokens", gguf_array(kGgufString, {gguf_string("<s>"), gguf_string("</s>")}));
+  w.set("tokenizer.ggml.bos_token_id", gguf_u32(0));
+  w.add_tensor({"token_embd.weight", 0, {8, 4}});
+  ASSERT_TRUE(w.write(dir.file("t.gguf")));
+  ASSERT_TRUE(write_text(dir.file("config.json"), R"({"model_type": "llama", "rope_scaling": {"factor": 8.0}, "tie": false})"));
+  auto model = open_model(dir.file("t.gguf"));
+  ASSERT_TRUE(model.ok()) << model.error().to_string();
+  const tui::HeaderTree tree = tui::build_header_tree(*model);
+  size_t typed = 0;
+  for (const tui::HeaderNode& n : tree.nodes) {
+    if (n.type.empty()) continue;
+    ++typed;
+    for (char ch : n.type) EXPECT_FALSE(ch >= 'a' && ch <= 'z') << n.key << ": " << n.type;
+  }
+  EXPECT_GE(typed, 6u);
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 
@@ -108,6 +110,45 @@ TEST(ModelList, ManyFilesOfOneRoleAreOneRow) {
   EXPECT_TRUE(contains(screen, "39 tensor blobs  ollama/blobs/")) << screen;
   EXPECT_TRUE(contains(screen, "manifest")) << screen;
   EXPECT_FALSE(contains(screen, "more files")) << screen;
+}
+
+// A folder of malformed files: the title's size is every file's (a model that did not open still
+// takes its bytes), and the models that did not open are counted apart from those that did.
+TEST(ModelList, MalformedFilesCountInTheSizeAndApartFromTheModels) {
+  TempDir dir;
+  ASSERT_TRUE(small_model().write(dir.file("good.gguf")));
+  const std::string junk = std::string("GGUF\x03\0\0\0", 8) + std::string(992, '\xff');
+  for (int i = 0; i < 3; ++i) {
+    std::ofstream out(dir.file(fmt::format("bad{}.gguf", i)), std::ios::binary);
+    out << junk;
+  }
+  auto entries = list_catalog(dir.path());
+  ASSERT_TRUE(entries && entries->size() == 4);
+  for (CatalogEntry& e : *entries) describe_catalog_entry(e);
+  uint64_t on_disk = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) on_disk += f.file_size();
+  FakeHost host;
+  tui::ModelList list(dir.path(), std::move(*entries), host.worker());
+  EXPECT_EQ(list.failed(), 3u);
+  EXPECT_EQ(list.total_bytes(), on_disk);
+}
+
+// At 80 columns the demo's list keeps every column but the file count: columns are as wide as what
+// they hold, and one is dropped only when the names would get less than a fifth of the width.
+TEST(ModelList, EightyColumnsDropOnlyWhatDoesNotFit) {
+  auto entries = list_catalog(std::string(AKVIEW_DEMO_DIR) + "/demo");
+  ASSERT_TRUE(entries && entries->size() == 5);
+  for (CatalogEntry& e : *entries) describe_catalog_entry(e);
+  FakeHost host;
+  tui::ModelList list("demo", std::move(*entries), host.worker());
+  const std::string header = row_text(list, host, 80, 24, 0);
+  EXPECT_TRUE(contains(header, "main type")) << header;
+  EXPECT_FALSE(contains(header, "files")) << header;
+  // No run of empty columns between the names and the format.
+  const std::string row = row_text(list, host, 80, 24, 4);   // ollama/llama-demo:int4, the longest name but one
+  EXPECT_TRUE(contains(row, "ollama.int4 4-bit g64")) << row;
+  EXPECT_FALSE(contains(row, "      ollama")) << row;
+  EXPECT_TRUE(contains(row_text(list, host, 120, 40, 0), "files"));
 }
 
 }  // namespace

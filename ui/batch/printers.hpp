@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
 #include <future>
 #include <string>
 #include <string_view>
@@ -148,6 +149,10 @@ nlohmann::json to_json(const CatalogEntry& e);
 
 // Streams the regions of `files` of `model` (core/layout) as text or JSON; fails like walk_layout.
 Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32_t>& files, OutputFormat format);
+// A file that does not open (`open_error`), laid out as far as it makes sense (walk_unopened_layout):
+// text, or JSON `{file, size, opened: false, regions}`. Returns the failure the regions end in.
+Error print_unopened_layout(std::FILE* out, const std::string& path, std::span<const uint8_t> bytes,
+                            const Error& open_error, OutputFormat format);
 void print_block(std::FILE* out, const BlockReport& r, const Model& model, OutputFormat format);
 nlohmann::json to_json(const BlockReport& r);
 

@@ -48,17 +48,21 @@ Status print_file_json(std::FILE* out, const Model& model, uint32_t file) {
   return s;
 }
 
+// offset, size, then the region indented by depth: its kind, and its label and value where they add to it.
+std::string region_text(const Region& r) {
+  std::string line = fmt::format("{:#010x} {:>10}  {}{}", r.offset, r.size, std::string(2 * r.depth, ' '),
+                                 region_kind_name(r.kind));
+  if (!r.label.empty() && r.label != region_kind_name(r.kind)) line += " " + escape_for_terminal(r.label);
+  if (!r.value.empty() && r.value != r.label) line += " = " + escape_for_terminal(r.value);
+  return line;
+}
+
 Status print_file_text(std::FILE* out, const Model& model, uint32_t file) {
   const SourceFile& f = model.files[file];
   fmt::print(out, "# {} ({}, {} bytes)\n", escape_for_terminal(f.path), layout_format_name(detect_layout_format(model, file)),
              f.map.size());
   return walk_layout(model, file, [&](const Region& r) {
-    // offset, size, then the region indented by depth: its kind, and its label and value where they add to it.
-    std::string line = fmt::format("{:#010x} {:>10}  {}{}", r.offset, r.size, std::string(2 * r.depth, ' '),
-                                   region_kind_name(r.kind));
-    if (!r.label.empty() && r.label != region_kind_name(r.kind)) line += " " + escape_for_terminal(r.label);
-    if (!r.value.empty() && r.value != r.label) line += " = " + escape_for_terminal(r.value);
-    fmt::print(out, "{}\n", line);
+    fmt::print(out, "{}\n", region_text(r));
     return true;
   });
 }
@@ -79,6 +83,26 @@ Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32
   }
   fmt::print(out, "{}}}\n", files.size() > 1 ? "]" : "");
   return {};
+}
+
+Error print_unopened_layout(std::FILE* out, const std::string& path, std::span<const uint8_t> bytes,
+                            const Error& open_error, OutputFormat format) {
+  if (format == OutputFormat::json) {
+    fmt::print(out, "{{\"file\": {}, \"size\": {}, \"opened\": false, \"regions\": [", dump_json(path, -1), bytes.size());
+    bool first = true;
+    Error e = walk_unopened_layout(bytes, path, open_error, [&](const Region& r) {
+      fmt::print(out, "{}\n  {}", first ? "" : ",", region_json(r));
+      first = false;
+      return true;
+    });
+    fmt::print(out, "\n]}}\n");
+    return e;
+  }
+  fmt::print(out, "# {} (does not open, {} bytes)\n", escape_for_terminal(path), bytes.size());
+  return walk_unopened_layout(bytes, path, open_error, [&](const Region& r) {
+    fmt::print(out, "{}\n", region_text(r));
+    return true;
+  });
 }
 
 nlohmann::json to_json(const BlockReport& r) {

@@ -12,22 +12,13 @@
 #include "ui/batch/printers.hpp"
 #include "ui/tui/prompt_edit.hpp"
 #include "ui/tui/tensors_pane.hpp"
+#include "ui/tui/text_viewer.hpp"
+#include "ui/tui/title_bar.hpp"
 
 namespace akview::tui {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// "q4_k 58% q6_k 27% …": the types holding the most bytes.
-std::string type_mix(const InfoReport& info) {
-  std::string out;
-  for (size_t k = 0; k < info.types.size() && k < 4; ++k) {
-    const double pct = info.bytes ? 100.0 * static_cast<double>(info.types[k].bytes) / static_cast<double>(info.bytes) : 0;
-    out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : " ", info.types[k].type, pct);
-  }
-  if (info.types.size() > 4) out += " …";
-  return out;
-}
 
 // " │ remote: 12.3 MiB of 4.70 GiB fetched" while remote files are open ("" otherwise).
 std::string remote_note() {
@@ -339,21 +330,21 @@ void App::draw_title(Canvas& c) {
   c.fill(0, 0, c.width(), role);
   std::string text;
   switch (screen_) {   // what the title says on each screen
-    case Screen::list:
-      text = fmt::format(" akview │ {} │ {} models │ {}{}", list_->where(), list_->size(), format_bytes(list_->total_bytes()),
-                         remote_note());
+    case Screen::list: {
+      // Models that did not open are counted apart (a folder of malformed files holds no models).
+      const size_t failed = list_->failed(), models = list_->size() - failed;
+      text = fmt::format(" akview │ {} │ {} model{}{} │ {}", list_->where(), models, models == 1 ? "" : "s",
+                         failed ? fmt::format(" · {} did not open", failed) : std::string(), format_bytes(list_->total_bytes()));
+      text += remote_note();
       break;
+    }
     case Screen::opening: text = fmt::format(" akview │ opening {}", opening_path_); break;
     case Screen::error: text = fmt::format(" akview │ {}", opening_path_); break;
     case Screen::model: {
-      const InfoReport& info = view_->session().info;
-      uint64_t size = 0;
-      for (const FileRow& f : info.files) size += f.size;
       if (alert) text = " CHANGED ON DISK (R reloads) │";
-      text += fmt::format(" {} │ {} │ {} file{} │ {} │ {} tensors │ {} params │ {}", info.path, info.format, info.files.size(),
-                          info.files.size() == 1 ? "" : "s", format_bytes(size), info.tensors, format_count(info.parameters),
-                          type_mix(info));
-      text += remote_note();
+      const std::string note = remote_note();
+      text += model_title(view_->session(), c.width() - display_width(text) - display_width(note));
+      text += note;
       break;
     }
   }
@@ -442,12 +433,13 @@ void App::draw_message(Canvas& c, const Rect& area) {
     return;
   }
   c.text(area.x + 2, area.y + 1, "cannot open the model:", Role::error, area.w - 4);
-  // The one-line error, wrapped at the width (never sent raw: Canvas escapes it).
+  // The one-line error, wrapped at the width between its words (escaped by the wrapping).
   const int w = std::max(10, area.w - 4);
   int line = 0;
-  std::string err = escape_for_terminal(error_);
-  for (size_t pos = 0; pos < err.size() && line < area.h - 5; pos += static_cast<size_t>(w), ++line)
-    c.text(area.x + 2, area.y + 2 + line, std::string_view(err).substr(pos, static_cast<size_t>(w)), Role::normal, w);
+  for (const std::string& piece : wrap_text(error_, w)) {
+    if (line >= area.h - 5) break;
+    c.text(area.x + 2, area.y + 2 + line++, piece, Role::normal, w);
+  }
   c.text(area.x + 2, area.y + 3 + line, list_ ? "Esc back to the list · q quit" : "q quit", Role::muted, area.w - 4);
 }
 

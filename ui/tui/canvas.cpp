@@ -150,6 +150,12 @@ int Canvas::text(int x, int y, std::string_view s, Role role, int max_w) {
   return col;
 }
 
+int Canvas::text_middle(int x, int y, std::string_view s, Role role, int max_w) {
+  if (y < 0 || y >= height_ || max_w <= 0) return 0;
+  max_w = std::min(max_w, width_ - x);
+  return text(x, y, elide_middle(s, max_w), role, max_w);
+}
+
 void Canvas::text_right(int x, int y, int w, std::string_view s, Role role) {
   int dw = display_width(s);
   if (dw >= w) {
@@ -185,8 +191,9 @@ std::string elide_middle(std::string_view text, int w) {
     return out;
   }
   if (w <= 0) return out;
-  // The end keeps the larger half: it tells tensors of one layer apart.
-  const int head_w = (w - 1) / 2, tail_w = w - 1 - head_w;
+  // Half each side (the start one more when odd): the start holds the layer and the first letters of
+  // the part after it ("layers.0.a…" against "layers.0.f…"), the end the role ("…up.weight").
+  const int head_w = w / 2, tail_w = w - 1 - head_w;
   size_t head = 0;
   for (int used = 0; head < glyphs.size() && used + glyphs[head].width <= head_w; ++head) used += glyphs[head].width;
   size_t tail = glyphs.size();

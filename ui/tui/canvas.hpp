@@ -40,6 +40,9 @@ class Canvas {
   // Draws `text` (UTF-8 from anywhere: escaped here) at (x, y) in at most `max_w` columns; a text
   // that does not fit ends in '…'. Returns the columns used.
   int text(int x, int y, std::string_view text, Role role, int max_w);
+  // Same, but a text that does not fit is cut in the middle (elide_middle): for names, whose start
+  // and end both tell rows apart ("layers.2.atte…output.weight").
+  int text_middle(int x, int y, std::string_view text, Role role, int max_w);
   // Same, right-aligned in a field of `w` columns.
   void text_right(int x, int y, int w, std::string_view text, Role role);
   // One cell (a code point of width 1, e.g. a block or box character).

@@ -71,7 +71,11 @@ std::string error_cell(const ComputePane::Row& r, double compute::ErrorStats::*f
 const Column kColumns[] = {
     {"backend", 12, 0, [](const ComputePane::Row& r, bool) { return r.backend; }},
     {"input", 12, 3, [](const ComputePane::Row& r, bool) { return elide_middle(r.input, 11); }},
-    {"time", 10, 4, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : time_text(r.seconds); }},
+    // The median of the timed repeats; '~' marks one whose fastest repeat was much faster (a busy
+    // machine: the figure is not reliable).
+    {"median", 11, 4, [](const ComputePane::Row& r, bool m) {
+       return m ? std::string(kDash) : time_text(r.seconds) + (unreliable_time(r) ? " ~" : "");
+     }},
     {"GB/s", 8, 5, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
     {"max abs", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
     {"rms", 10, 7, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
@@ -102,6 +106,10 @@ std::vector<const Column*> columns_for(int w, bool with_ref) {
 }
 
 }  // namespace
+
+bool unreliable_time(const ComputePane::Row& r) {
+  return r.seconds > 0 && r.min_seconds > 0 && (r.seconds - r.min_seconds) / r.seconds > kUnreliableSpread;
+}
 
 ComputePane::ComputePane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected,
                          std::shared_ptr<ModelSession> ref)
@@ -159,7 +167,9 @@ void ComputePane::list_backends(PaneHost& host) {
                                  bool any = false;
                                  for (const auto& p : report.opencl_platforms)
                                    for (const auto& d : p.devices) {
-                                     next.push_back({"opencl:" + d.name, "opencl", d.index, b.available, b.reason});
+                                     // The index first: two devices of one name stay apart in a narrow column.
+                                     next.push_back({fmt::format("opencl:{} {}", d.index, d.name), "opencl", d.index,
+                                                     b.available, b.reason});
                                      any = true;
                                    }
                                  if (!any) next.push_back({"opencl", "opencl", -1, false, report.opencl_error});
@@ -245,11 +255,16 @@ bool ComputePane::start_run(PaneHost& host) {
   return true;
 }
 
-// Rows of one tensor stay together: a run on another backend or input goes after the tensor's last
-// row, a run on the same backend and input replaces its row, unless it failed where that row holds
-// a result.
+// Rows of one tensor stay together, its backends in one order (the order of the backend list) for
+// every tensor; a run on the same backend and input replaces its row, unless it failed where that
+// row holds a result.
 bool ComputePane::put_row(Row row) {
-  int64_t last = -1;
+  auto rank = [&](const std::string& backend) {
+    for (size_t k = 0; k < choices_.size(); ++k)
+      if (choices_[k].label == backend) return k;
+    return choices_.size();
+  };
+  int64_t last = -1, before = -1;
   for (size_t i = 0; i < rows_.size(); ++i) {
     if (rows_[i].tensor != row.tensor) continue;
     if (rows_[i].backend == row.backend && rows_[i].input == row.input) {
@@ -257,9 +272,11 @@ bool ComputePane::put_row(Row row) {
       rows_[i] = std::move(row);
       return true;
     }
+    if (before < 0 && rank(rows_[i].backend) > rank(row.backend)) before = static_cast<int64_t>(i);
     last = static_cast<int64_t>(i);
   }
-  if (last < 0) rows_.push_back(std::move(row));
+  if (before >= 0) rows_.insert(rows_.begin() + before, std::move(row));
+  else if (last < 0) rows_.push_back(std::move(row));
   else rows_.insert(rows_.begin() + last + 1, std::move(row));
   return true;
 }
@@ -294,8 +311,9 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
     row.tensor = run.name;
     row.backend = label == run.backend || label.starts_with(run.backend + ":") ? label : run.backend;
     row.input = input;
-    row.seconds = run.min_seconds;
-    row.gbps = run.gbps_best;
+    row.seconds = run.median_seconds;
+    row.min_seconds = run.min_seconds;
+    row.gbps = run.gbps_median;
     row.error = run.vs_reference;
     row.vs_ref = run.vs_second;
     row.note = !run.note.empty() ? run.note : run.reference_error;
@@ -448,7 +466,11 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
     if (i >= static_cast<int64_t>(rows_.size())) break;
     const Row& r = rows_[static_cast<size_t>(i)];
     const int ry = y + 1 + k;
-    canvas.text(area.x, ry, r.tensor, r.state == Row::State::done ? Role::normal : Role::warn, tensor_w - 1);
+    // The name form Tensors shows (a row names its tensor natively; a failed selection is a label).
+    const Tensor* named = session_->model.find(r.tensor);
+    const std::string_view name = named ? session_->shown_name(static_cast<uint32_t>(named - session_->model.tensors.data()))
+                                        : std::string_view(r.tensor);
+    canvas.text_middle(area.x, ry, name, r.state == Row::State::done ? Role::normal : Role::warn, tensor_w - 1);
     cx = area.x + tensor_w;
     for (const Column* col : cols) {
       if (r.state != Row::State::done && col != &kColumns[0] && col != &kColumns[1]) {   // a failure or cancel: its note fills the rest

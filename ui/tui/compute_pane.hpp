@@ -35,10 +35,11 @@ class ComputePane : public Pane {
     std::string tensor, backend;
     std::string input;                          // "seed:0", "ones", "x.f32" (a file's name): what this row was computed from
     enum class State : uint8_t { done, failed, cancelled } state = State::done;
-    double seconds = 0, gbps = 0;
+    double seconds = 0, gbps = 0;                // the median repeat
     std::optional<compute::ErrorStats> error;   // against the f64 reference
     std::string note;                           // the failure, or why there is no error column
     std::optional<compute::ErrorStats> vs_ref;  // against the second model's tensor (akview A --ref B)
+    double min_seconds = 0;                     // the fastest repeat (far below the median: a busy machine)
   };
 
   // `selected` gives the Tensors pane's selected tensor (kNone: none); `ref` the second model, whose
@@ -105,5 +106,10 @@ class ComputePane : public Pane {
   int page_ = 1;
   int rows_y_ = 0;                    // the first result row, relative to the pane
 };
+
+// The fastest repeat more than kUnreliableSpread below the median: the machine was busy while it ran,
+// and the time is not reliable (the median column marks it with '~').
+inline constexpr double kUnreliableSpread = 0.25;
+bool unreliable_time(const ComputePane::Row& row);
 
 }  // namespace akview::tui

@@ -207,6 +207,17 @@ bool GroupsPane::act(Action action, PaneHost& host) {
     jump_to_end_ = true;
     return true;
   }
+  // G / End and g / Home: the tensor's last and first group, moving the window there.
+  if (action == Action::end && window_->row_end < window_->n_rows) {
+    want_row_ = std::max<int64_t>(0, window_->n_rows - kGroupWindowRows);
+    jump_to_end_ = true;
+    return true;
+  }
+  if (action == Action::home && window_->row_begin > 0) {
+    want_row_ = 0;
+    cursor_ = {};
+    return true;
+  }
   return cursor_.act(action, count, page_);
 }
 
@@ -234,7 +245,7 @@ void GroupsPane::draw(Canvas& c, const Rect& area) {
   }
   const Tensor& tensor = session_->model.tensors[t];
   c.fill(area.x, area.y, area.w, Role::header);
-  std::string head = fmt::format("{}  {}", tensor.name, type_info(tensor.type).name);
+  std::string head = fmt::format("{}  {}", session_->shown_name(t), type_info(tensor.type).name);
   if (window_ && window_->tensor == t && window_->problem.empty())
     head += fmt::format("  rows {}..{} of {} · {} groups of {} per row", window_->row_begin, window_->row_end - 1, window_->n_rows,
                         window_->groups_per_row, window_->groups.empty() ? 0 : window_->groups.front().n_cols);
@@ -339,9 +350,10 @@ void GroupsPane::draw_maps(Canvas& c, const Rect& area) {
     c.text(area.x, y, "levels: lattice codebook (grid points, not levels)", Role::muted, area.w);
     return;
   }
-  std::vector<uint64_t> used_hist(levels + 1, 0);
-  for (const auto& g : w.groups) ++used_hist[std::min(g.levels_used, levels)];
-  const std::string llabel = fmt::format("levels used of {} [0..{}] ", levels, levels);
+  // How many of the type's levels (codes 0..levels-1) each group uses: 1 to all of them.
+  std::vector<uint64_t> used_hist(levels, 0);
+  for (const auto& g : w.groups) ++used_hist[std::clamp<uint32_t>(g.levels_used, 1, levels) - 1];
+  const std::string llabel = fmt::format("levels used per group (1..{} of codes 0..{}) ", levels, levels - 1);
   const int lw = c.text(area.x, y, llabel, Role::muted, area.w);
   draw_spark(c, area.x + lw, y, area.w - lw, used_hist);
 }

@@ -111,6 +111,18 @@ void HeaderPane::toggle_fold() {
   cursor_.clamp(static_cast<int64_t>(rows_), page_);
 }
 
+void HeaderPane::open_row() {
+  const RowRef ref = row_at(static_cast<uint64_t>(cursor_.pos));
+  if (ref.node == kNone) return;
+  const HeaderNode& node = tree_.nodes[ref.node];
+  const bool long_value = node.value.find('\n') != std::string::npos || display_width(node.value) > value_w_;
+  if (!ref.element && !node.foldable(ref.node) && long_value) {
+    viewer_.emplace(node.key, node.value);
+    return;
+  }
+  toggle_fold();
+}
+
 void HeaderPane::read_visible_pages(int rows) {
   struct Want {
     uint32_t node;
@@ -161,7 +173,8 @@ void HeaderPane::draw(Canvas& canvas, const Rect& area) {
   canvas.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
   page_ = std::max(1, area.h - 1);
-  if (raw_) draw_raw(canvas, area);
+  if (viewer_) viewer_->draw(canvas, area);
+  else if (raw_) draw_raw(canvas, area);
   else draw_tree(canvas, area);
 }
 
@@ -173,6 +186,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
   canvas.text(area.x, area.y, "key", Role::header, key_w);
   if (type_w) canvas.text(area.x + key_w, area.y, "type", Role::header, type_w);
   canvas.text(area.x + key_w + type_w, area.y, "value", Role::header, w - key_w - type_w);
+  value_w_ = w - key_w - type_w;
   if (rows_ == 0) {
     canvas.text(area.x, area.y + 1, "(no metadata)", Role::muted, w);
     return;
@@ -189,7 +203,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       canvas.fill(area.x, y, w, Role::group);
       int children = 0;
       for (uint32_t c = ref.node + 1; c < node.end; c = std::max(tree_.nodes[c].end, c + 1)) ++children;
-      const std::string label = fmt::format("{} {}  ({} keys)", node.folded ? "▸" : "▾", node.key, children);
+      const std::string label = fmt::format("{} {}  ({} key{})", node.folded ? "▸" : "▾", node.key, children, children == 1 ? "" : "s");
       canvas.text(area.x, y, label, Role::group, w);
       if (row == cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
       if (search_.active()) highlight_match(canvas, area.x + 2, y, w - 2, node.key, search_.pattern());
@@ -308,6 +322,13 @@ Search::Target HeaderPane::search_target() {
 }
 
 bool HeaderPane::act(Action action, PaneHost& host) {
+  if (viewer_) {
+    if (action == Action::back) {
+      viewer_.reset();
+      return true;
+    }
+    return viewer_->act(action, host);
+  }
   if (action == Action::toggle_raw) {
     raw_ = !raw_;
     return true;
@@ -323,6 +344,7 @@ bool HeaderPane::act(Action action, PaneHost& host) {
   }
   switch (action) {
     case Action::fold: toggle_fold(); return true;
+    case Action::open: open_row(); return true;
     case Action::search: search_.open(host); return true;
     case Action::search_next:
     case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
@@ -331,18 +353,23 @@ bool HeaderPane::act(Action action, PaneHost& host) {
 }
 
 void HeaderPane::click(int /*x*/, int y, PaneHost& /*host*/) {
-  if (y <= 0) return;   // the column header
+  if (y <= 0 || viewer_) return;   // the column header; the long value has no rows to pick
   ListCursor& c = raw_ ? raw_cursor_ : cursor_;
   const int64_t row = c.top + y - 1;
   if (row < static_cast<int64_t>(row_count())) c.pos = row;
 }
 
 void HeaderPane::wheel(int rows) {
+  if (viewer_) {
+    viewer_->wheel(rows);
+    return;
+  }
   ListCursor& c = raw_ ? raw_cursor_ : cursor_;
   c.scroll(rows, static_cast<int64_t>(row_count()), page_);
 }
 
 std::string HeaderPane::position() const {
+  if (viewer_) return viewer_->position();
   if (raw_) return fmt::format("line {}/{}", raw_cursor_.pos + 1, raw_rows_.size());
   if (rows_ == 0) return {};
   const RowRef ref = row_at(static_cast<uint64_t>(cursor_.pos));
@@ -351,12 +378,14 @@ std::string HeaderPane::position() const {
 }
 
 std::string HeaderPane::state() const {
+  if (viewer_) return viewer_->search().empty() ? std::string() : "search: " + viewer_->search();
   if (raw_) return "raw";
   return search_.status();
 }
 
 std::string HeaderPane::hints() const {
-  return raw_ ? "r tree" : "Enter fold  r raw  / search  n/N next";
+  if (viewer_) return "↑↓ scroll  / search  n/N next  Esc close";
+  return raw_ ? "r tree" : "Enter fold/open  r raw  / search  n/N next";
 }
 
 }  // namespace akview::tui

@@ -2,10 +2,12 @@
 // summary, each source's keys with their types, JSON values as nested foldable rows, GGUF arrays
 // folded as [count] and unfolded into element rows of which only those on screen are read — and,
 // with `r`, the raw text of every source. `/` searches keys and values (not GGUF array elements:
-// a search never reads a whole vocabulary).
+// a search never reads a whole vocabulary). Enter on a value wider than its column (a chat template,
+// a long string) opens it whole, wrapped and searchable (text_viewer.hpp).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +15,7 @@
 #include "ui/tui/pane.hpp"
 #include "ui/tui/search.hpp"
 #include "ui/tui/session.hpp"
+#include "ui/tui/text_viewer.hpp"
 
 namespace akview::tui {
 
@@ -21,7 +24,7 @@ class HeaderPane : public Pane {
   explicit HeaderPane(std::shared_ptr<ModelSession> session);
 
   std::string_view title() const override { return "Header"; }
-  Context context() const override { return Context::header; }
+  Context context() const override { return viewer_ ? Context::detail : Context::header; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
   void click(int x, int y, PaneHost& host) override;
@@ -37,6 +40,7 @@ class HeaderPane : public Pane {
   const HeaderTree& tree() const { return tree_; }
   uint64_t elements_read() const { return elements_read_; }      // array elements decoded so far
   uint64_t largest_read() const { return largest_read_; }        // the most decoded by one call
+  const TextViewer* viewer() const { return viewer_ ? &*viewer_ : nullptr; }
 
  private:
   // A run of tree rows: one node, or the element rows of an unfolded GGUF array.
@@ -66,6 +70,7 @@ class HeaderPane : public Pane {
   RowRef row_at(uint64_t row) const;
   int64_t row_of_node(uint32_t node) const;
   void toggle_fold();
+  void open_row();   // Enter: a long value whole, else fold
   void read_visible_pages(int rows);
   const MetaValue* element(uint32_t node, uint64_t index, std::string& error) const;
   void draw_tree(Canvas& canvas, const Rect& area);
@@ -82,6 +87,8 @@ class HeaderPane : public Pane {
   ListCursor cursor_;
   int page_ = 1;
   int max_key_w_ = 0, max_type_w_ = 0;
+  int value_w_ = 0;                    // the value column's width when last drawn
+  std::optional<TextViewer> viewer_;
   std::vector<Page> pages_;
   uint64_t elements_read_ = 0, largest_read_ = 0;
 

@@ -62,15 +62,16 @@ uint32_t add_section(HeaderTree& t, std::string label) {
   return add(t, std::move(n));
 }
 
+// JSON kinds are named as GGUF value types are (and as `akview meta` names them): in capitals.
 void describe_json(const nlohmann::ordered_json& j, HeaderNode& n) {
   using V = nlohmann::ordered_json::value_t;
   switch (j.type()) {   // one display per JSON kind
-    case V::object: n.type = "object"; n.value = fmt::format("{{{}}}", j.size()); n.value_role = Role::muted; break;
-    case V::array: n.type = "array"; n.value = fmt::format("[{}]", j.size()); n.value_role = Role::muted; break;
-    case V::string: n.type = "string"; n.value = j.get<std::string>(); n.value_role = Role::string; break;
-    case V::boolean: n.type = "bool"; n.value = j.dump(); n.value_role = Role::type_other; break;
-    case V::null: n.type = "null"; n.value = "null"; n.value_role = Role::muted; break;
-    default: n.type = "number"; n.value = j.dump(); n.value_role = Role::number; break;
+    case V::object: n.type = "OBJECT"; n.value = fmt::format("{{{}}}", j.size()); n.value_role = Role::muted; break;
+    case V::array: n.type = "ARRAY"; n.value = fmt::format("[{}]", j.size()); n.value_role = Role::muted; break;
+    case V::string: n.type = "STRING"; n.value = j.get<std::string>(); n.value_role = Role::string; break;
+    case V::boolean: n.type = "BOOL"; n.value = j.dump(); n.value_role = Role::type_other; break;
+    case V::null: n.type = "NULL"; n.value = "null"; n.value_role = Role::muted; break;
+    default: n.type = "NUMBER"; n.value = j.dump(); n.value_role = Role::number; break;
   }
 }
 
@@ -173,7 +174,7 @@ void add_tokenizer_section(HeaderTree& t, const Model& model) {
     Role role;
     std::string text = token_text(model, tokens, *id, role);
     // The id goes with the label, so narrow panes (no type column) still show it.
-    add(t, summary_row(section, fmt::format("{} id {}", s.label, *id), "token", std::move(text), role));
+    add(t, summary_row(section, fmt::format("{} id {}", s.label, *id), "TOKEN", std::move(text), role));
   }
   if (tokens && tokens->value.type == MetaType::array && tokens->value.count > 0) {
     const uint64_t n = tokens->value.count;

@@ -10,6 +10,7 @@
 #include "core/fault_guard.hpp"
 #include "core/layout/layout.hpp"
 #include "ui/batch/explain_report.hpp"
+#include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
 namespace {
@@ -56,6 +57,8 @@ constexpr std::array<Role, static_cast<size_t>(RegionKind::count_)> kKindRoles =
     Role::string,      // text
     Role::error,       // gap
     Role::error,       // overlap
+    Role::type_quant,  // shared
+    Role::error,       // failure
 };
 Role kind_role(RegionKind k) { return kKindRoles[static_cast<size_t>(k)]; }
 
@@ -80,11 +83,77 @@ Result<std::vector<uint8_t>> read_shown(std::span<const uint8_t> file, uint64_t 
 
 }  // namespace
 
-LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
+LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected_tensor)
+    : session_(std::move(session)), selected_tensor_(std::move(selected_tensor)) {
+  // The selection at open is the table's first row, not a choice: the file is shown from its start
+  // until a tensor is chosen.
+  if (selected_tensor_) followed_ = selected_tensor_();
+}
 LayoutPane::~LayoutPane() { *alive_ = false; }
 
 void LayoutPane::before_frame(PaneHost& host) {
+  if (selected_tensor_)
+    if (const uint32_t t = selected_tensor_(); t != followed_ && t < session_->model.tensors.size()) follow(t);
   if (!loaded_ && !loading_) load(host);
+}
+
+void LayoutPane::follow(uint32_t tensor) {
+  followed_ = tensor;
+  block_.reset();
+  const uint32_t file = session_->model.tensors[tensor].file;
+  if (file < session_->model.files.size() && file != file_ && !loading_) {
+    file_ = file;
+    regions_.clear();
+    loaded_ = false;
+    cursor_ = {};
+  }
+  if (loaded_) select_tensor_region(tensor);
+  else pending_follow_ = tensor;   // selected when the regions land
+}
+
+bool LayoutPane::select_tensor_region(uint32_t tensor) {
+  const std::string_view name = session_->model.tensors[tensor].name;
+  int64_t entry = -1;
+  for (size_t i = 0; i < regions_.size(); ++i) {
+    if (regions_[i].label != name) continue;
+    if (is_data(regions_[i].kind)) {
+      select(static_cast<int64_t>(i));
+      return true;
+    }
+    if (entry < 0) entry = static_cast<int64_t>(i);
+  }
+  if (entry >= 0) select(entry);
+  return entry >= 0;
+}
+
+int64_t LayoutPane::search(std::string_view needle, int64_t from, int dir) const {
+  const int64_t n = static_cast<int64_t>(regions_.size());
+  if (n == 0 || needle.empty()) return -1;
+  const std::string lower = lower_ascii(needle);
+  from = std::clamp<int64_t>(from, 0, n - 1);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t r = ((from + (dir >= 0 ? k : -k)) % n + n) % n;
+    const Region& region = regions_[static_cast<size_t>(r)];
+    const std::string_view name = region.label.empty() ? region_kind_name(region.kind) : std::string_view(region.label);
+    if (find_ignore_case(name, lower) != std::string_view::npos) return r;
+  }
+  return -1;
+}
+
+void LayoutPane::open_search(PaneHost& host) {
+  const int64_t start = cursor_.pos;
+  host.prompt("search regions", "", [this, start, &host](const std::string& text, PromptEvent ev) {
+    if (ev == PromptEvent::cancel) {
+      select(start);
+      return;
+    }
+    const int64_t r = search(text, start, 1);
+    if (r >= 0) select(r);
+    if (ev == PromptEvent::accept) {
+      search_ = text;
+      if (r < 0 && !text.empty()) host.flash(fmt::format("no match for '{}'", text));
+    }
+  });
 }
 
 void LayoutPane::load(PaneHost& host) {
@@ -113,6 +182,10 @@ void LayoutPane::load(PaneHost& host) {
       loading_ = false;
       loaded_ = true;
       select(0);
+      if (pending_follow_ == kNone) return;
+      const uint32_t t = pending_follow_;
+      pending_follow_ = kNone;
+      follow(t);   // its region here, or its file next (chosen while this one was loading)
     });
   };
   job.on_cancel = [alive = alive_, this] {
@@ -208,6 +281,19 @@ bool LayoutPane::act(Action action, PaneHost& host) {
   }
   switch (action) {
     case Action::open: return enter(host);
+    case Action::search: open_search(host); return true;
+    case Action::search_next:
+    case Action::search_prev: {
+      if (search_.empty()) {
+        host.flash("no search yet: / searches");
+        return true;
+      }
+      const int dir = action == Action::search_next ? 1 : -1;
+      const int64_t r = search(search_, cursor_.pos + dir, dir);
+      if (r < 0) host.flash(fmt::format("no match for '{}'", search_));
+      else select(r);
+      return true;
+    }
     case Action::next_file:
       if (session_->model.files.size() < 2) return true;
       file_ = (file_ + 1) % static_cast<uint32_t>(session_->model.files.size());
@@ -257,7 +343,7 @@ std::string LayoutPane::state() const {
 }
 
 std::string LayoutPane::hints() const {
-  return block_ ? "↑↓ block  Esc close" : "Enter data/block  o offset  f file";
+  return block_ ? "↑↓ block  Esc close" : "Enter data/block  / search  o offset  f file";
 }
 
 Role LayoutPane::byte_role(uint64_t offset) const {
@@ -330,7 +416,7 @@ void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
     const int indent = std::min<int>(2 * r.depth, std::max(0, a.x + a.w - x - 8));
     x += indent;
     const std::string name = r.label.empty() ? std::string(region_kind_name(r.kind)) : r.label;
-    x += c.text(x, y, name, kind_role(r.kind), a.x + a.w - x);
+    x += c.text_middle(x, y, name, kind_role(r.kind), a.x + a.w - x);
     if (!r.value.empty() && x + 2 < a.x + a.w) c.text(x + 1, y, r.value, Role::muted, a.x + a.w - x - 1);
     if (i == cursor_.pos) c.restyle(a.x, y, a.w, Role::selected);
   }

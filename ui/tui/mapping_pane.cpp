@@ -246,8 +246,8 @@ void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
     const int y = area.y + 1 + k;
     const NameMapEntry& e = session_->names->entries[view_[static_cast<size_t>(row)]];
     const std::string_view native = model.tensors[e.tensor].name;
-    canvas.text(area.x, y, native, e.mapped ? Role::normal : Role::warn, c.native_w - 1);
-    if (e.mapped) canvas.text(x_can, y, e.canonical, Role::key, c.canonical_w - 1);
+    canvas.text_middle(area.x, y, native, e.mapped ? Role::normal : Role::warn, c.native_w - 1);
+    if (e.mapped) canvas.text_middle(x_can, y, e.canonical, Role::key, c.canonical_w - 1);
     else canvas.text(x_can, y, "unmapped", Role::warn, c.canonical_w - 1);
     if (c.role_w) canvas.text(x_role, y, e.role, Role::type_other, c.role_w - 1);
     if (c.note_w) canvas.text(x_note, y, e.note, Role::muted, c.note_w);

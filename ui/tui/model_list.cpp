@@ -198,6 +198,11 @@ uint64_t ModelList::total_bytes() const {
   return n;
 }
 
+size_t ModelList::failed() const {
+  return static_cast<size_t>(std::count_if(entries_->begin(), entries_->end(),
+                                           [](const CatalogEntry& e) { return e.described && !e.error.empty(); }));
+}
+
 const CatalogEntry* ModelList::take_chosen() {
   if (!chosen_ || entries_->empty()) return nullptr;
   chosen_ = false;
@@ -212,29 +217,35 @@ void ModelList::draw(Canvas& c, const Rect& area) {
   page_ = detail ? std::clamp(n_rows, 1, area.h - 1 - kMinDetailRows) : std::max(1, area.h - 1);
   cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
   wanted_->store(cursor_.pos, std::memory_order_relaxed);
-  // Columns by priority, the name takes the rest.
+  // The format and main type columns are as wide as what they hold (the title at least, their
+  // table width at most; a long main type such as "ollama.int4 4-bit g64" a little more).
+  int longest_name = display_width("model"), longest_type = 0, longest_format = 0;
+  for (const CatalogEntry& e : *entries_) {
+    longest_name = std::max(longest_name, display_width(e.name));
+    longest_type = std::max(longest_type, display_width(e.main_type()));
+    longest_format = std::max(longest_format, display_width(e.format));
+  }
+  auto content_width = [&](const ListColumn* col) {
+    const int title = display_width(col->title);
+    if (longest_format == 0) return col->width;   // nothing read yet: the table's widths
+    if (col->title == "format") return std::clamp(longest_format, title, col->width);
+    if (col->title == "main type") return std::clamp(longest_type, title, col->width + 4);
+    return col->width;
+  };
+  // Columns by priority; one is dropped only when the names would get less than a fifth of the
+  // width (they are cut in the middle, so a narrower name column still tells them apart).
   std::vector<const ListColumn*> cols;
   for (const ListColumn& col : kListColumns) cols.push_back(&col);
   auto fixed = [&] {
     int w = 0;
-    for (auto* col : cols) w += col->width ? col->width + 1 : 0;
+    for (auto* col : cols) w += col->width ? content_width(col) + 1 : 0;
     return w;
   };
-  while (cols.size() > 1 && area.w - fixed() < std::clamp(area.w / 3, 12, 30))
+  const int min_name = std::min(longest_name, std::clamp(area.w / 5, 12, 30));
+  while (cols.size() > 1 && area.w - fixed() < min_name)
     cols.erase(std::max_element(cols.begin(), cols.end(), [](auto* a, auto* b) { return a->priority < b->priority; }));
-  // The name column is as wide as the longest name (or what is left); space beyond that lets a long
-  // main type ("ollama.int4 4-bit g64") show whole instead of leaving a gap after the names.
-  int longest_name = display_width("model"), longest_type = 0;
-  for (const CatalogEntry& e : *entries_) {
-    longest_name = std::max(longest_name, display_width(e.name));
-    longest_type = std::max(longest_type, display_width(e.main_type()));
-  }
   const int name_w = std::max(1, std::min(area.w - fixed(), longest_name));
-  const int spare = std::max(0, area.w - fixed() - name_w);
-  auto width_of = [&](const ListColumn* col) {
-    if (!col->width) return name_w;
-    return col->title == "main type" ? col->width + std::clamp(longest_type - col->width, 0, spare) : col->width;
-  };
+  auto width_of = [&](const ListColumn* col) { return col->width ? content_width(col) : name_w; };
   c.fill(area.x, area.y, area.w, Role::header);
   int x = area.x;
   for (auto* col : cols) {
@@ -291,6 +302,7 @@ void ModelList::draw(Canvas& c, const Rect& area) {
         role = Role::number;
       }
       if (col->right) c.text_right(x, y, w, text, role);
+      else if (col->title == "model") c.text_middle(x, y, text, role, w);
       else c.text(x, y, text, role, w);
       x += w + 1;
     }

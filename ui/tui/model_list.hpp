@@ -32,7 +32,8 @@ class ModelList : public Pane {
 
   const std::string& where() const { return where_; }
   size_t size() const { return entries_->size(); }
-  uint64_t total_bytes() const;
+  uint64_t total_bytes() const;   // every entry's files, those of models that did not open too
+  size_t failed() const;          // entries described so far that did not open
   // The entry Enter chose (cleared by the caller), or nullptr.
   const CatalogEntry* take_chosen();
   // A path or address typed after `o` (cleared by the caller), or "".

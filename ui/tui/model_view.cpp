@@ -18,7 +18,7 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
     : session_(std::move(session)), ref_(std::move(ref)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
   panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
   panes_.push_back(std::make_unique<HeaderPane>(session_));
-  panes_.push_back(std::make_unique<LayoutPane>(session_));
+  panes_.push_back(std::make_unique<LayoutPane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<GroupsPane>(session_, [this] { return tensors().selected_tensor(); }));
   panes_.push_back(std::make_unique<MappingPane>(session_));
   panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }, ref_));

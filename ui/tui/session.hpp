@@ -40,6 +40,8 @@ struct ModelSession {
   // Bumped when `values` or `names` change, so views re-sort what depends on them.
   uint64_t values_version = 0;
   uint64_t names_version = 0;
+  // The name form the Tensors pane shows (`c` toggles it); Groups and Compute show the same.
+  bool show_canonical = true;
 
   std::optional<NameMapEntry> entry(uint32_t tensor) const {
     if (names && tensor < entry_of.size() && entry_of[tensor] != kNone) return names->entries[entry_of[tensor]];
@@ -49,6 +51,12 @@ struct ModelSession {
   std::string_view canonical(uint32_t tensor) const {
     return names && tensor < entry_of.size() && entry_of[tensor] != kNone ? names->entries.canonical(entry_of[tensor])
                                                                           : std::string_view();
+  }
+  // The name shown for `tensor`: canonical when chosen and mapped, else native.
+  std::string_view shown_name(uint32_t tensor) const {
+    if (show_canonical)
+      if (const std::string_view c = canonical(tensor); !c.empty()) return c;
+    return model.tensors[tensor].name;
   }
   const ValueSummary* value(uint32_t tensor) const {
     return tensor < values.size() && values[tensor].state != ValueSummary::State::pending ? &values[tensor] : nullptr;

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "ui/batch/commands.hpp"
+#include "ui/tui/tensor_filter.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
@@ -33,43 +34,6 @@ constexpr bool columns_in_order() {
   return true;
 }
 static_assert(columns_in_order(), "one ColumnSpec per Column, in enum order");
-
-// A pattern of plain characters and '.' (any character but a line break, as in ECMAScript) is
-// matched without std::regex: "layers.7.attn" is the common filter and must cost one scan.
-bool is_dot_literal(std::string_view p) {
-  return p.find_first_of("\\^$|?*+()[]{}") == std::string_view::npos;
-}
-
-bool dot_literal_search(std::string_view hay, std::string_view pat) {
-  if (pat.size() > hay.size()) return false;
-  if (pat.find('.') == std::string_view::npos) return hay.find(pat) != std::string_view::npos;
-  auto match_at = [&](size_t i) {
-    size_t k = 0;
-    while (k < pat.size() && (pat[k] == '.' ? hay[i + k] != '\n' && hay[i + k] != '\r' : hay[i + k] == pat[k])) ++k;
-    return k == pat.size();
-  };
-  // The longest run without a dot is looked for with find() (memchr and memcmp); only where it
-  // occurs is the whole pattern tried.
-  size_t anchor = 0, anchor_len = 0;
-  for (size_t a = 0; a < pat.size();) {
-    size_t b = a;
-    while (b < pat.size() && pat[b] != '.') ++b;
-    if (b - a > anchor_len) anchor = a, anchor_len = b - a;
-    a = b + 1;
-  }
-  if (anchor_len == 0) {
-    for (size_t i = 0; i + pat.size() <= hay.size(); ++i)
-      if (match_at(i)) return true;
-    return false;
-  }
-  const std::string_view run = pat.substr(anchor, anchor_len);
-  for (size_t p = hay.find(run, anchor); p != std::string_view::npos; p = hay.find(run, p + 1)) {
-    const size_t i = p - anchor;
-    if (i + pat.size() > hay.size()) return false;
-    if (match_at(i)) return true;
-  }
-  return false;
-}
 
 bool icontains(std::string_view hay, std::string_view needle) {
   return needle.empty() || find_ignore_case(hay, lower_ascii(needle)) != std::string_view::npos;
@@ -114,6 +78,7 @@ TensorTable::TensorTable(const ModelSession& session) : session_(session) {
       unit_end_.push_back(i + 1);
     }
   }
+  for (const Tensor& t : m.tensors) all_bytes_ += t.nbytes;
   keep_.assign(units_.size(), 1);
   unit_order_.resize(units_.size());
   std::iota(unit_order_.begin(), unit_order_.end(), 0u);
@@ -144,32 +109,28 @@ int64_t TensorTable::layer_of(uint32_t tensor) const {
 }
 
 bool TensorTable::unit_matches(uint32_t u) const {
-  for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) {
-    std::string_view native = session_.model.tensors[t].name;
-    const std::string_view canonical = session_.canonical(t);
-    bool hit;
-    if (regex_) {
-      hit = std::regex_search(native.begin(), native.end(), *regex_) ||
-            (!canonical.empty() && std::regex_search(canonical.begin(), canonical.end(), *regex_));
+  // Every term must pass. A name term passes when the tensor or one of its companions matches (as the
+  // name filter always did); a column term looks at the unit's tensor, not at its scales.
+  const Model& m = session_.model;
+  const uint32_t lead = units_[u];
+  for (const FilterTerm& term : terms_.terms) {
+    bool hit = false;
+    if (term.key == FilterTerm::Key::name) {
+      for (uint32_t t = lead; t < unit_end_[u] && !hit; ++t) hit = name_term_hits(term, m.tensors[t].name, session_.canonical(t));
     } else {
-      hit = dot_literal_search(native, literal_) || (!canonical.empty() && dot_literal_search(canonical, literal_));
+      const auto entry = term.key == FilterTerm::Key::role ? session_.entry(lead) : std::nullopt;
+      hit = column_term_hits(term, m.tensors[lead].type, term.key == FilterTerm::Key::layer ? layer_of(lead) : -1,
+                             entry ? entry->role : std::string_view());
     }
-    if (hit) return true;
+    if (hit == term.invert) return false;
   }
-  return false;
+  return true;
 }
 
 std::string TensorTable::set_filter(std::string_view pattern) {
-  bool invert = !pattern.empty() && pattern[0] == '!';
-  std::string_view body = invert ? pattern.substr(1) : pattern;
-  std::unique_ptr<std::regex> re;
-  if (!is_dot_literal(body)) {
-    try {
-      re = std::make_unique<std::regex>(std::string(body), std::regex::ECMAScript | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return bad_pattern_message(pattern, e.what());
-    }
-  }
+  auto parsed = parse_tensor_filter(pattern);
+  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
+  TensorFilter terms = std::move(std::get<TensorFilter>(parsed));
   // Backspace returns to a pattern typed a moment ago: its result is taken back, not recomputed.
   for (size_t h = filter_history_.size(); h-- > 0;) {
     if (filter_history_[h].pattern != pattern) continue;
@@ -177,25 +138,21 @@ std::string TensorTable::set_filter(std::string_view pattern) {
     for (uint32_t u = 0; u < units_.size(); ++u) keep_[u] = static_cast<uint8_t>(bits[u / 64] >> (u % 64) & 1);
     filter_history_.resize(h + 1);
     filter_ = std::string(pattern);
-    invert_ = invert;
-    regex_ = std::move(re);
-    literal_ = regex_ ? std::string() : std::string(body);
+    terms_ = std::move(terms);
     rebuild_rows();
     return {};
   }
-  // Typing one more character of a literal only narrows: test the units kept so far.
-  const bool narrowing = !re && !regex_ && !invert && !invert_ && body.find(literal_) != std::string_view::npos &&
-                         !literal_.empty();
+  // Typing one more character of a plain name only narrows: test the units kept so far.
+  const bool narrowing = terms.plain_literal() && terms_.plain_literal() && !terms_.terms[0].literal.empty() &&
+                         terms.terms[0].literal.find(terms_.terms[0].literal) != std::string::npos;
   filter_ = std::string(pattern);
-  invert_ = invert;
-  regex_ = std::move(re);
-  literal_ = regex_ ? std::string() : std::string(body);
+  terms_ = std::move(terms);
   for (uint32_t u = 0; u < units_.size(); ++u) {
     if (narrowing && !keep_[u]) continue;
-    keep_[u] = body.empty() ? 1 : static_cast<uint8_t>(unit_matches(u) != invert_);
+    keep_[u] = terms_.empty() ? 1 : static_cast<uint8_t>(unit_matches(u));
   }
   // Remembered as bits (a million units: 125 KB a pattern), the last kFilterHistory patterns.
-  if (!body.empty()) {
+  if (!terms_.empty()) {
     if (filter_history_.size() >= kFilterHistory) filter_history_.erase(filter_history_.begin());
     FilterResult r{std::string(pattern), std::vector<uint64_t>((units_.size() + 63) / 64, 0)};
     for (uint32_t u = 0; u < units_.size(); ++u) r.keep[u / 64] |= uint64_t{keep_[u]} << (u % 64);
@@ -393,8 +350,14 @@ void TensorTable::rebuild_rows() {
     if (descending_) std::reverse(identity.begin(), identity.end());
     order = &identity;
   }
-  for (uint32_t u : *order)
-    if (keep_[u]) shown_ += unit_end_[u] - units_[u];
+  shown_units_ = shown_params_ = shown_bytes_ = 0;
+  for (uint32_t u : *order) {
+    if (!keep_[u]) continue;
+    shown_ += unit_end_[u] - units_[u];
+    ++shown_units_;
+    shown_params_ += session_.model.n_elements(session_.model.tensors[units_[u]]);
+    for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) shown_bytes_ += session_.model.tensors[t].nbytes;
+  }
   if (!grouping_) {
     rows_.reserve(shown_);
     for (uint32_t u : *order)

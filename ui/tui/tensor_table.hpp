@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "ui/tui/session.hpp"
+#include "ui/tui/tensor_filter.hpp"
 
 namespace akview::tui {
 
@@ -65,14 +66,21 @@ class TensorTable {
   bool is_group(uint32_t row) const { return row & kGroupRow; }
   const LayerGroup& group(uint32_t row) const { return groups_[row & ~kGroupRow]; }
   uint64_t shown_tensors() const { return shown_; }   // tensor rows passing the filter (folded ones too)
+  // Totals of the rows passing the filter: tensors without their companions (as the title counts
+  // them), their parameters, and bytes with the companions' (scales belong to a tensor's size).
+  uint64_t shown_units() const { return shown_units_; }
+  uint64_t shown_parameters() const { return shown_params_; }
+  uint64_t shown_bytes() const { return shown_bytes_; }
+  uint64_t all_bytes() const { return all_bytes_; }   // every tensor's bytes, the share's denominator
 
   void set_show_canonical(bool on) { show_canonical_ = on; }
   bool show_canonical() const { return show_canonical_; }
   // The name shown: canonical (when mapped and chosen) or native.
   std::string_view display_name(uint32_t tensor) const;
 
-  // A regex (ECMAScript) over native and canonical names; a leading '!' inverts; "" clears. Returns
-  // the message for a bad pattern (bad_pattern_message; the filter is then unchanged).
+  // The filter of tensor_filter.hpp: name patterns (ECMAScript regex over native and canonical
+  // names) and column terms (type:, layer:, role:), all of which must pass; "" clears. Returns a
+  // message for a filter that cannot be (a bad regex, an unknown column: the filter is then unchanged).
   std::string set_filter(std::string_view pattern);
   const std::string& filter() const { return filter_; }
   void set_sort(Column column, bool descending);
@@ -136,15 +144,14 @@ class TensorTable {
   bool name_sort_pending_ = false;      // a name sort waits for the worker
   bool name_sort_requested_ = false;    // ... and was handed to it
   std::string filter_;
-  std::string literal_;                 // the filter when it is plain characters and dots (fast path), else ""
-  std::unique_ptr<std::regex> regex_;
-  bool invert_ = false;
+  TensorFilter terms_;                  // filter_ parsed
   Column sort_ = Column::name;
   bool sorted_ = false;                 // false: the model's own order
   bool descending_ = false;
   bool grouping_ = false;
   bool show_canonical_ = true;
   uint64_t shown_ = 0;
+  uint64_t shown_units_ = 0, shown_params_ = 0, shown_bytes_ = 0, all_bytes_ = 0;
 };
 
 }  // namespace akview::tui

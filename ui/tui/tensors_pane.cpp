@@ -142,7 +142,8 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
     const auto& g = table_.group(row);
     std::string label = g.layer < 0 ? "outside layers" : fmt::format("layer {}", g.layer);
     c.fill(x0, y, width_, Role::group);
-    c.text(x0, y, fmt::format("{} {}  · {} tensors · {}", g.folded ? "▸" : "▾", label, g.tensors, format_bytes(g.bytes)),
+    c.text(x0, y, fmt::format("{} {}  · {} tensor{} · {}", g.folded ? "▸" : "▾", label, g.tensors, g.tensors == 1 ? "" : "s",
+                       format_bytes(g.bytes)),
            Role::group, width_);
     return;
   }
@@ -190,6 +191,8 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
     }
     if (spec(col).right)
       c.text_right(x, y, w, text, role);
+    else if (col == Column::name)
+      c.text_middle(x, y, text, role, w);   // layer and role both stay visible
     else
       c.text(x, y, text, role, w);
     if (col == Column::name && !companion && search_.active()) highlight_match(c, x, y, w, text, search_.pattern());
@@ -204,7 +207,10 @@ void TensorsPane::draw(Canvas& c, const Rect& area) {
     return;
   }
   const Layout l = layout(area.w);
-  page_ = std::max(1, area.h - 1);
+  // A filter adds a totals line at the bottom: what the rows shown add up to.
+  const bool totals = !table_.filter().empty() && area.h >= 4;
+  page_ = std::max(1, area.h - 1 - (totals ? 1 : 0));
+  if (totals) draw_totals(c, Rect{area.x, area.y + area.h - 1, area.w, 1});
   const auto& rows = table_.rows();
   cursor_.clamp(static_cast<int64_t>(rows.size()), page_);
   // Header: titles, the sort arrow, the column cursor.
@@ -234,6 +240,18 @@ void TensorsPane::draw(Canvas& c, const Rect& area) {
     draw_row(c, area.x, y, l, rows[static_cast<size_t>(r)]);
     if (r == cursor_.pos) c.restyle(area.x, y, area.w, Role::selected);
   }
+}
+
+void TensorsPane::draw_totals(Canvas& c, const Rect& area) {
+  const uint64_t all = table_.all_bytes();
+  const double share = all ? 100.0 * static_cast<double>(table_.shown_bytes()) / static_cast<double>(all) : 0.0;
+  const std::string pct = share > 0 && share < 1 ? "<1%" : fmt::format("{:.0f}%", share);
+  const uint64_t n = table_.shown_units();
+  c.fill(area.x, area.y, area.w, Role::header);
+  c.text(area.x, area.y,
+         fmt::format("shown: {} tensor{} · {} params · {} · {} of the model's bytes", n, n == 1 ? "" : "s",
+                     format_count(table_.shown_parameters()), format_bytes(table_.shown_bytes()), pct),
+         Role::header, area.w);
 }
 
 void TensorsPane::draw_detail(Canvas& c, const Rect& area) {
@@ -315,6 +333,7 @@ bool TensorsPane::act(Action action, PaneHost& host) {
     case Action::toggle_canonical: {
       uint32_t t = selected_tensor();
       table_.set_show_canonical(!table_.show_canonical());
+      session_->show_canonical = table_.show_canonical();   // Groups and Compute name tensors alike
       table_.refresh(true);
       keep_selection(t);
       return true;
@@ -338,7 +357,7 @@ bool TensorsPane::act(Action action, PaneHost& host) {
 void TensorsPane::open_filter(PaneHost& host) {
   const std::string before = table_.filter();
   const uint32_t t = selected_tensor();
-  host.prompt("filter (regex, ! inverts)", before, [this, before, t, &host](const std::string& text, PromptEvent ev) {
+  host.prompt(std::string(kFilterPrompt), before, [this, before, t, &host](const std::string& text, PromptEvent ev) {
     std::string err = table_.set_filter(ev == PromptEvent::cancel ? before : text);
     if (!err.empty()) host.flash(err);   // on the prompt line while typing, in the status bar after
     keep_selection(t);

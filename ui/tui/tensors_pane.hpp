@@ -51,6 +51,7 @@ class TensorsPane : public Pane {
   int column_width(Column c, const Layout& l) const;
   void draw_row(Canvas& c, int x, int y, const Layout& l, uint32_t row);
   void draw_detail(Canvas& c, const Rect& area);
+  void draw_totals(Canvas& c, const Rect& area);
   void keep_selection(uint32_t tensor);
   void open_filter(PaneHost& host);
   Search::Target search_target();
