@@ -138,6 +138,17 @@ TensorView bytes_view(const TypeInfo& info, std::span<const uint8_t> bytes, int6
   return v;
 }
 
+// x as an f32 tensor of rows x cols.
+TensorView f32_view(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  TensorView v;
+  v.type = TypeId::f32;
+  v.n_rows = rows;
+  v.n_cols = cols;
+  v.row_bytes = static_cast<uint64_t>(cols) * 4;
+  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+  return v;
+}
+
 // NaN, +Inf and -Inf planted as whole elements of the plain float types.
 void plant_non_finite(const TypeInfo& info, std::vector<uint8_t>& bytes, std::mt19937& rng) {
   const uint32_t f32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
@@ -189,12 +200,7 @@ TEST(StatsFast, AllEqualBlocksAndAllZeroData) {
   }
   // one value everywhere: max == min, every finite value in bin 0
   std::vector<float> x(4096 + 5, 0.1f);
-  TensorView v;
-  v.type = TypeId::f32;
-  v.n_rows = 1;
-  v.n_cols = static_cast<int64_t>(x.size());
-  v.row_bytes = x.size() * 4;
-  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+  const TensorView v = f32_view(x, 1, static_cast<int64_t>(x.size()));
   auto s = compute_stats(v);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->histogram[0], x.size());
@@ -219,12 +225,7 @@ TEST(StatsFast, ValuesOnBinEdgesAndSubnormals) {
           if (f >= lo && f <= hi) x.push_back(f);
       }
     }
-    TensorView v;
-    v.type = TypeId::f32;
-    v.n_rows = static_cast<int64_t>(x.size());
-    v.n_cols = 1;
-    v.row_bytes = 4;
-    v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+    const TensorView v = f32_view(x, static_cast<int64_t>(x.size()), 1);
     for (int bins : {64, 7, 100}) {
       StatsOptions o = small_chunks(2, 64);
       o.histogram_bins = bins;
@@ -239,12 +240,7 @@ TEST(StatsFast, ZeroOnTheMiddleEdgeOfSymmetricRanges) {
   for (int i = 0; i < 300; ++i) {
     const float m = 0.001f * (1.0f + 0.37f * static_cast<float>(i));
     std::vector<float> x = {-m, 0.0f, m, 0.5f * m, -0.25f * m};
-    TensorView v;
-    v.type = TypeId::f32;
-    v.n_rows = 1;
-    v.n_cols = static_cast<int64_t>(x.size());
-    v.row_bytes = x.size() * 4;
-    v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+    const TensorView v = f32_view(x, 1, static_cast<int64_t>(x.size()));
     expect_stats_match(v, StatsOptions{}, "symmetric " + std::to_string(m));
     if (HasFailure()) return;
   }
@@ -277,12 +273,7 @@ TEST(StatsFast, CancelledOnSeveralThreadsCountsWholeChunks) {
   // 20,000 chunks: the other threads cannot finish them all before the caller's first progress call
   const int64_t rows = 200000;
   std::vector<float> x(static_cast<size_t>(rows) * 16, 1.0f);
-  TensorView v;
-  v.type = TypeId::f32;
-  v.n_rows = rows;
-  v.n_cols = 16;
-  v.row_bytes = 64;
-  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+  const TensorView v = f32_view(x, rows, 16);
   std::atomic<bool> cancel{false};
   StatsOptions o = small_chunks(3, 160);
   o.histogram_bins = 0;   // one pass: what is counted is what rows_done says
