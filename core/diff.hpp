@@ -1,7 +1,7 @@
 // `akview diff A B` as data (PRODUCT.md batch mode): pairs two Models' tensors through canonical
 // names (native names where neither side maps), reports missing tensors and shape/type changes and,
 // when asked, each pair's value error (max abs, RMS, relative RMS, cosine), streamed in row chunks
-// with progress and cancellation. B is the reference: errors are of A's values against B's.
+// on every thread with progress and cancellation. B is the reference: errors are of A's values against B's.
 #pragma once
 
 #include <atomic>
@@ -19,7 +19,7 @@ namespace akview {
 
 // Decodes rows [row_begin, row_end) of tensor `index` of `model` (logical shape: rows = all but the
 // innermost dimension) into `out`. The default decodes through core/decode (PyTorch strided views
-// are gathered first).
+// are gathered first). Called from several threads at once (DiffOptions::threads).
 using RowDecoder = std::function<Status(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out)>;
 Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out);
 
@@ -55,7 +55,10 @@ struct DiffReport {
 struct DiffOptions {
   bool values = false;                        // compute value errors
   RowDecoder decode;                          // empty: decode_tensor_rows
-  uint64_t chunk_elems = 1 << 20;             // elements decoded per step and side (bounds memory)
+  uint64_t chunk_elems = 1 << 16;             // elements decoded per step, side and thread (bounds memory;
+                                              // 2 x 256 KiB of floats stay in a core's L2 while compared)
+  int threads = 0;                            // threads that decode and compare (0: all the machine has);
+                                              // the sums merge in chunk order, so any count gives the same bits
   std::function<void(double)> progress;       // in [0,1], over the pairs compared
   const std::atomic<bool>* cancel = nullptr;
 };

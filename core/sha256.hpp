@@ -1,5 +1,6 @@
 // SHA-256 (FIPS 180-4), streaming, for Ollama blob digests (FORMATS.md §4.1-4.2: blobs are named by
-// the SHA-256 of their bytes). Small and dependency-free; speed is what one core gives (~250 MB/s).
+// the SHA-256 of their bytes). Small and dependency-free: the x86 SHA extensions where the build
+// targets them (~2 GB/s a core), else scalar rounds (~250 MB/s).
 #pragma once
 
 #include <array>

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
+#include <vector>
 
 #include "core/diff.hpp"
 #include "core/formats/format.hpp"
@@ -96,6 +98,55 @@ TEST(Diff, PyTorchZipAgainstLegacyIsIdentical) {
     ASSERT_TRUE(d.has_values) << d.key << ": " << d.value_problem;
     EXPECT_EQ(d.error.max_abs, 0.0) << d.key;
   }
+}
+
+// The value errors made on several threads in chunks equal a per-value loop over both tensors decoded
+// whole (max_abs exactly, the sums to 1e-12), and do not depend on the thread count.
+TEST(Diff, ValueErrorsEqualPerValueLoopOnAnyThreadCount) {
+  auto a = open_model(oracle("st/mlx_q4_g64_f16"));
+  auto b = open_model(oracle("st/plain_f16"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  DiffOptions structure;
+  DiffReport pairs = diff_models(*a, *b, structure);
+  size_t checked = 0;
+  for (const TensorDiff& d : pairs.rows) {
+    if (d.a == kNone || d.b == kNone || d.shape_differs) continue;
+    const int64_t n = static_cast<int64_t>(a->n_elements(a->tensors[d.a]));
+    const int64_t cols = a->shape(a->tensors[d.a]).back(), rows = n / cols;
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    ASSERT_TRUE(decode_tensor_rows(*a, d.a, 0, rows, x.data()).ok());
+    ASSERT_TRUE(decode_tensor_rows(*b, d.b, 0, rows, y.data()).ok());
+    long double sum_sq = 0, ref_sq = 0, a_sq = 0, dot = 0;
+    double max_abs = 0;
+    for (size_t k = 0; k < x.size(); ++k) {
+      const double e = static_cast<double>(x[k]) - y[k];
+      max_abs = std::max(max_abs, std::fabs(e));
+      sum_sq += e * e;
+      ref_sq += static_cast<long double>(y[k]) * y[k];
+      a_sq += static_cast<long double>(x[k]) * x[k];
+      dot += static_cast<long double>(x[k]) * y[k];
+    }
+    const double rmse = std::sqrt(static_cast<double>(sum_sq / n));
+    const double cosine = static_cast<double>(dot / std::sqrt(a_sq * ref_sq));
+    std::optional<ValueError> first;
+    for (int threads : {1, 2, 5}) {
+      DiffOptions o;
+      o.threads = threads;
+      o.chunk_elems = 3 * static_cast<uint64_t>(cols) + 1;   // several chunks of 3 rows
+      auto e = compare_values(*a, *b, d, o);
+      ASSERT_TRUE(e.ok()) << e.error().to_string();
+      EXPECT_EQ(e->max_abs, max_abs) << a->tensors[d.a].name;
+      EXPECT_NEAR(e->rmse, rmse, 1e-12 * rmse) << a->tensors[d.a].name;
+      EXPECT_NEAR(e->cosine, cosine, 1e-12) << a->tensors[d.a].name;
+      EXPECT_EQ(e->elements, static_cast<uint64_t>(n));
+      if (!first) first = *e;
+      EXPECT_EQ(e->rmse, first->rmse) << threads << " threads";
+      EXPECT_EQ(e->rel_rmse, first->rel_rmse) << threads << " threads";
+      EXPECT_EQ(e->cosine, first->cosine) << threads << " threads";
+    }
+    ++checked;
+  }
+  EXPECT_GT(checked, 5u);
 }
 
 TEST(Diff, CancelStopsEarly) {

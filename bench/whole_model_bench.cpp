@@ -1,0 +1,203 @@
+// Whole-model passes against the matvec over the same tensors, on the fixture of
+// bench/whole_model_fixture.hpp (an 8 B-parameter Q4_K_M-shaped GGUF, 4.92 GB), written on first use
+// to bench-fixtures/llama8b_q4km.gguf under the build tree (argv[1] names another folder) and kept.
+// In one run: the bandwidth probe; `run`'s cpu matvec over every tensor (x-quant for the quantized
+// ones, the exact path for f32; the summed median seconds); `akview stats FILE --json` and
+// `akview diff FILE FILE --json` as whole processes (median wall time of N runs, interleaved; weights
+// per second, and as a fraction of the matvec's); the TUI's time from the open to the statistics of
+// every tensor (App off-screen, as frame_bench runs it). The target: stats and diff at >= 10 % of
+// the matvec's weights per second (diff counts the weights of both sides).
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "bench/bandwidth.hpp"
+#include "bench/whole_model_fixture.hpp"
+#include "compute/runner.hpp"
+#include "core/formats/format.hpp"
+#include "core/tensor_view.hpp"
+#include "ui/tui/app.hpp"
+#include "ui/tui/canvas.hpp"
+#include "ui/tui/model_view.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+struct ProcessRun {
+  double seconds = 0, cpu_seconds = 0;
+  long max_rss_kb = 0;
+  bool ok = false;
+};
+
+ProcessRun run_process(const std::vector<std::string>& args) {
+  const auto t0 = Clock::now();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int null = open("/dev/null", O_WRONLY);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::vector<char*> argv{const_cast<char*>(AKVIEW_BINARY)};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(AKVIEW_BINARY, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(pid, &status, 0, &usage);
+  ProcessRun r;
+  r.seconds = seconds_since(t0);
+  r.max_rss_kb = usage.ru_maxrss;
+  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  return r;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+struct MatvecPass {
+  double seconds = 0;         // x-quant medians for the quantized tensors, exact for the rest
+  double exact_seconds = 0;   // the exact path's medians for every tensor
+  uint64_t weights = 0, bytes = 0;
+  int xquant_tensors = 0;
+};
+
+MatvecPass matvec_pass(const akview::Model& model) {
+  using namespace akview;
+  std::vector<compute::NamedView> views;
+  for (const Tensor& t : model.tensors) {
+    if (t.flags & kTensorCompanion) continue;
+    auto v = make_tensor_view(model, t);
+    if (v) views.push_back({std::string(t.name), *v});
+  }
+  compute::RunOptions o;
+  o.backend = "cpu";
+  o.repeat = 3;
+  o.compare_reference = false;
+  o.x_quant = true;
+  MatvecPass p;
+  compute::RunCallbacks cb;
+  cb.on_run = [&](compute::TensorRun& r) {
+    p.weights += static_cast<uint64_t>(r.n_rows) * static_cast<uint64_t>(r.n_cols);
+    p.bytes += r.weight_bytes;
+    p.exact_seconds += r.median_seconds;
+    const bool xq = r.xquant && !r.xquant->act.empty() && r.xquant->note.empty() && r.xquant->median_seconds > 0;
+    p.seconds += xq ? r.xquant->median_seconds : r.median_seconds;
+    p.xquant_tensors += xq;
+  };
+  compute::run_tensors(views, o, cb);
+  return p;
+}
+
+// The TUI opened off-screen: seconds from the start to every tensor's statistics being applied
+// (and drawn once), as the Tensors pane would show them.
+double tui_stats_seconds(const std::string& path, size_t* tensors_out) {
+  using namespace akview;
+  const auto t0 = Clock::now();
+  tui::App app(tui::AppOptions{path, {}, false});
+  tui::Canvas canvas(120, 40);
+  while (!app.model_view() && seconds_since(t0) < 120) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    app.apply_background_results();
+  }
+  if (!app.model_view()) return -1;
+  app.draw(canvas);
+  const auto& session = app.model_view()->session();
+  auto all_shown = [&] {
+    for (uint32_t t = 0; t < session.model.tensors.size(); ++t)
+      if (!(session.model.tensors[t].flags & kTensorCompanion) && session.value(t) == nullptr) return false;
+    return true;
+  };
+  while (!all_shown() && seconds_since(t0) < 1800) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    app.apply_background_results();
+  }
+  app.draw(canvas);
+  *tensors_out = session.model.tensors.size();
+  return all_shown() ? seconds_since(t0) : -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = argc > 1 ? argv[1] : AKVIEW_BENCH_FIXTURES;
+  const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/llama8b_q4km.gguf";
+  if (!std::filesystem::exists(path)) {
+    std::printf("writing %s (4.92 GB, once) ...\n", path.c_str());
+    const auto t0 = Clock::now();
+    if (!akview::bench::write_llama8b_q4km(path)) {
+      std::printf("FAILED: could not write the fixture\n");
+      return 1;
+    }
+    std::printf("  written in %.1f s\n", seconds_since(t0));
+  }
+  auto model = akview::open_model(path);
+  if (!model) {
+    std::printf("FAILED: %s\n", model.error().to_string().c_str());
+    return 1;
+  }
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  std::printf("whole-model passes: %s (%.2f GB), %u threads\n", path.c_str(), std::filesystem::file_size(path) / 1e9, threads);
+
+  // The first matvec pass also brings the file into the page cache.
+  MatvecPass mv = matvec_pass(*model);
+  akview::bench::BandwidthProbe probe;
+  const auto bw = probe.measure(static_cast<int>(threads));
+  std::vector<double> stats_s, diff_s, stats_cpu, diff_cpu;
+  long stats_rss = 0, diff_rss = 0;
+  bool ok = true;
+  for (int r = 0; r < runs; ++r) {
+    const ProcessRun s = run_process({"stats", path, "--json"});
+    const ProcessRun d = run_process({"diff", path, path, "--json"});
+    ok = ok && s.ok && d.ok;
+    stats_s.push_back(s.seconds);
+    stats_cpu.push_back(s.cpu_seconds);
+    stats_rss = std::max(stats_rss, s.max_rss_kb);
+    diff_s.push_back(d.seconds);
+    diff_cpu.push_back(d.cpu_seconds);
+    diff_rss = std::max(diff_rss, d.max_rss_kb);
+  }
+  const MatvecPass mv2 = matvec_pass(*model);
+  const double mv_s = std::min(mv.seconds, mv2.seconds), mv_exact = std::min(mv.exact_seconds, mv2.exact_seconds);
+  size_t tui_tensors = 0;
+  const double tui_s = tui_stats_seconds(path, &tui_tensors);
+
+  const double w = static_cast<double>(mv.weights), mv_rate = w / mv_s;
+  std::printf("  %-44s %8.2f GB/s (median of 7; best %.2f)\n", "bandwidth probe", bw.median_gbps, bw.best_gbps);
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s  %6.2f GB/s (%d tensors x-quant; two passes, the better)\n",
+              "matvec, run --backend cpu --x-quant", mv_s, w / mv_s / 1e9, mv.bytes / mv_s / 1e9, mv.xquant_tensors);
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s\n", "matvec, exact path only", mv_exact, w / mv_exact / 1e9);
+  const double st = median(stats_s), df = median(diff_s);
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s  %5.1f %% of the matvec  (cpu %.1f s, peak RSS %.0f MB) %s\n",
+              "akview stats FILE --json (median)", st, w / st / 1e9, 100 * (w / st) / mv_rate, median(stats_cpu),
+              stats_rss / 1024.0, (w / st) >= 0.1 * mv_rate ? "ok" : "UNDER 10 %");
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s  %5.1f %% of the matvec  (cpu %.1f s, peak RSS %.0f MB) %s\n",
+              "akview diff FILE FILE --json (median)", df, 2 * w / df / 1e9, 100 * (2 * w / df) / mv_rate, median(diff_cpu),
+              diff_rss / 1024.0, (2 * w / df) >= 0.1 * mv_rate ? "ok" : "UNDER 10 %");
+  std::string each;
+  for (size_t i = 0; i < stats_s.size(); ++i) each += fmt::format(" {:.2f}/{:.2f}", stats_s[i], diff_s[i]);
+  std::printf("  %-44s%s s\n", "each run, stats/diff", each.c_str());
+  std::printf("  %-44s %8.3f s  (%zu tensors; open, first frame and the statistics job)\n",
+              "TUI: open to every tensor's statistics", tui_s, tui_tensors);
+  if (!ok) std::printf("FAILED: a command exited with an error\n");
+  return ok && tui_s > 0 ? 0 : 1;
+}

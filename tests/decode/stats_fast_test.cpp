@@ -1,0 +1,322 @@
+// compute_stats (vector sweeps, exponent counts, bins by a checked multiply, chunks on several
+// threads) against a straightforward per-value loop over the fully decoded tensor: every type over
+// random blocks (NaN and Inf from random scales and planted bits), blocks all equal, all-zero data,
+// values on the histogram's bin edges, and every tensor of the oracle models (composite types too).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "core/decode/decode.hpp"
+#include "core/decode/stats.hpp"
+#include "core/formats/format.hpp"
+#include "tests/decode/oracle_helpers.hpp"
+
+namespace akview::test {
+namespace {
+
+// What a plain loop over every decoded value gives.
+struct Expected {
+  uint64_t count = 0, finite = 0, zeros = 0, nan = 0, pos_inf = 0, neg_inf = 0;
+  double min = 0, max = 0;
+  long double mean = 0, std = 0, abs_mean = 0;
+  std::vector<uint64_t> histogram, log_abs_histogram;
+  std::vector<Outlier> top;
+};
+
+Expected per_value(const TensorView& v, int bins, int top_k) {
+  std::vector<float> x(static_cast<size_t>(v.n_rows * v.n_cols));
+  EXPECT_TRUE(decode_rows(v, 0, v.n_rows, x.data()).ok());
+  Expected e;
+  e.count = x.size();
+  e.log_abs_histogram.assign(kLogBins, 0);
+  float lo = INFINITY, hi = -INFINITY;
+  long double sum = 0, abs_sum = 0;
+  struct Item {
+    float abs;
+    size_t pos;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float f = x[i];
+    if (std::isnan(f)) {
+      ++e.nan;
+      continue;
+    }
+    if (std::isinf(f)) {
+      ++(f > 0 ? e.pos_inf : e.neg_inf);
+      continue;
+    }
+    ++e.finite;
+    e.zeros += f == 0;
+    lo = std::min(lo, f);
+    hi = std::max(hi, f);
+    sum += f;
+    abs_sum += std::fabs(f);
+    if (f != 0) {
+      int ex = 0;
+      std::frexp(std::fabs(f), &ex);
+      ++e.log_abs_histogram[static_cast<size_t>(std::clamp(ex - 1 - kLogMinExp, 0, kLogBins - 1))];
+    }
+    items.push_back({std::fabs(f), i});
+  }
+  if (e.finite == 0) {
+    e.histogram.assign(static_cast<size_t>(bins), 0);
+    return e;
+  }
+  e.min = lo;
+  e.max = hi;
+  e.mean = sum / e.finite;
+  e.abs_mean = abs_sum / e.finite;
+  long double m2 = 0;
+  for (float f : x)
+    if (std::isfinite(f)) m2 += (f - e.mean) * (f - e.mean);
+  e.std = std::sqrt(m2 / e.finite);
+  e.histogram.assign(static_cast<size_t>(bins), 0);
+  const double width = e.max - e.min;
+  for (float f : x)
+    if (std::isfinite(f)) {
+      const int b = width > 0 ? static_cast<int>((f - e.min) / width * bins) : 0;
+      ++e.histogram[static_cast<size_t>(std::clamp(b, 0, bins - 1))];
+    }
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.abs > b.abs; });
+  for (size_t k = 0; k < items.size() && k < static_cast<size_t>(top_k); ++k) {
+    const size_t p = items[k].pos;
+    e.top.push_back({static_cast<int64_t>(p / static_cast<size_t>(v.n_cols)), static_cast<int64_t>(p % static_cast<size_t>(v.n_cols)), x[p]});
+  }
+  return e;
+}
+
+void expect_stats_match(const TensorView& v, const StatsOptions& o, const std::string& what) {
+  auto got = compute_stats(v, o);
+  ASSERT_TRUE(got.ok()) << what << ": " << got.error().to_string();
+  const TensorStats& s = *got;
+  const Expected e = per_value(v, o.histogram_bins, o.top_k);
+  EXPECT_FALSE(s.cancelled) << what;
+  EXPECT_EQ(s.rows_done, v.n_rows) << what;
+  EXPECT_EQ(s.count, e.count) << what;
+  EXPECT_EQ(s.finite, e.finite) << what;
+  EXPECT_EQ(s.zeros, e.zeros) << what;
+  EXPECT_EQ(s.nan, e.nan) << what;
+  EXPECT_EQ(s.pos_inf, e.pos_inf) << what;
+  EXPECT_EQ(s.neg_inf, e.neg_inf) << what;
+  EXPECT_EQ(s.min, e.min) << what;
+  EXPECT_EQ(s.max, e.max) << what;
+  EXPECT_EQ(s.histogram, e.histogram) << what;
+  EXPECT_EQ(s.log_abs_histogram, e.log_abs_histogram) << what;
+  ASSERT_EQ(s.top.size(), e.top.size()) << what;
+  for (size_t k = 0; k < e.top.size(); ++k) {
+    EXPECT_EQ(s.top[k].row, e.top[k].row) << what << " top " << k;
+    EXPECT_EQ(s.top[k].col, e.top[k].col) << what << " top " << k;
+    EXPECT_TRUE(same_bits(s.top[k].value, e.top[k].value)) << what << " top " << k;
+  }
+  // the documented tolerances (core/decode/stats.hpp)
+  const long double abs_mean = e.abs_mean;
+  EXPECT_LE(std::fabs(s.mean - e.mean), 1e-10L * abs_mean) << what;
+  EXPECT_LE(std::fabs(s.std - e.std), 1e-9L * e.std + 1e-12L * abs_mean) << what;
+  EXPECT_LE(std::fabs(s.abs_mean - e.abs_mean), 1e-10L * abs_mean) << what;
+}
+
+StatsOptions small_chunks(int threads, size_t block_elems) {
+  StatsOptions o;
+  o.threads = threads;
+  o.block_elems = block_elems;
+  return o;
+}
+
+TensorView bytes_view(const TypeInfo& info, std::span<const uint8_t> bytes, int64_t rows, int64_t blocks_per_row) {
+  TensorView v;
+  v.type = info.id;
+  v.n_rows = rows;
+  v.n_cols = blocks_per_row * static_cast<int64_t>(info.block_elems);
+  v.row_bytes = static_cast<uint64_t>(blocks_per_row) * info.block_bytes;
+  v.data = bytes;
+  return v;
+}
+
+// x as an f32 tensor of rows x cols.
+TensorView f32_view(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  TensorView v;
+  v.type = TypeId::f32;
+  v.n_rows = rows;
+  v.n_cols = cols;
+  v.row_bytes = static_cast<uint64_t>(cols) * 4;
+  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
+  return v;
+}
+
+// NaN, +Inf and -Inf planted as whole elements of the plain float types.
+void plant_non_finite(const TypeInfo& info, std::vector<uint8_t>& bytes, std::mt19937& rng) {
+  const uint32_t f32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
+  const uint16_t f16[] = {0x7e00, 0x7c00, 0xfc00}, bf16[] = {0x7fc0, 0x7f80, 0xff80};
+  for (int k = 0; k < 6; ++k) {
+    const size_t at = rng() % (bytes.size() / info.block_bytes) * info.block_bytes;
+    if (info.id == TypeId::f32) std::memcpy(&bytes[at], &f32[k % 3], 4);
+    if (info.id == TypeId::f16) std::memcpy(&bytes[at], &f16[k % 3], 2);
+    if (info.id == TypeId::bf16) std::memcpy(&bytes[at], &bf16[k % 3], 2);
+  }
+}
+
+TEST(StatsFast, EveryTypeOverRandomBlocksEqualsPerValueLoop) {
+  std::mt19937 rng(25);
+  int checked = 0;
+  for (const auto& info : all_types()) {
+    if (info.kind == TypeKind::composite || !can_decode(info.id)) continue;
+    // 37 rows of 3 blocks: chunks of 2 rows on 3 threads, and the default chunking on all threads
+    const int64_t rows = 37, per_row = 3;
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    plant_non_finite(info, bytes, rng);
+    const TensorView v = bytes_view(info, bytes, rows, per_row);
+    const std::string what(info.name);
+    expect_stats_match(v, small_chunks(3, static_cast<size_t>(2 * v.n_cols)), what + " random, 3 threads");
+    expect_stats_match(v, StatsOptions{}, what + " random");
+    StatsOptions odd = small_chunks(2, 1);
+    odd.histogram_bins = 7;
+    odd.top_k = 40;
+    expect_stats_match(v, odd, what + " random, 7 bins, top 40");
+    ++checked;
+  }
+  EXPECT_GT(checked, 40);
+}
+
+TEST(StatsFast, AllEqualBlocksAndAllZeroData) {
+  std::mt19937 rng(7);
+  for (const auto& info : all_types()) {
+    if (info.kind == TypeKind::composite || !can_decode(info.id)) continue;
+    const int64_t rows = 9, per_row = 2;
+    std::vector<uint8_t> block(info.block_bytes);
+    for (auto& b : block) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> same(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (size_t i = 0; i < same.size(); ++i) same[i] = block[i % info.block_bytes];
+    const std::string what(info.name);
+    expect_stats_match(bytes_view(info, same, rows, per_row), small_chunks(2, 1), what + " one block repeated");
+    std::vector<uint8_t> zero(same.size(), 0);
+    expect_stats_match(bytes_view(info, zero, rows, per_row), small_chunks(2, 1), what + " zero bytes");
+  }
+  // one value everywhere: max == min, every finite value in bin 0
+  std::vector<float> x(4096 + 5, 0.1f);
+  const TensorView v = f32_view(x, 1, static_cast<int64_t>(x.size()));
+  auto s = compute_stats(v);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->histogram[0], x.size());
+  EXPECT_EQ(s->std, 0.0);
+  expect_stats_match(v, StatsOptions{}, "f32 all 0.1");
+}
+
+// Floats within a few ulps of every bin edge, where a multiply by bins/width and the division the
+// bins are defined by can disagree; subnormals and both zeros for the log2 histogram.
+TEST(StatsFast, ValuesOnBinEdgesAndSubnormals) {
+  for (const auto& [lo, hi] : {std::pair{0.1f, 0.7f}, std::pair{-3.0f, 1e-3f}, std::pair{-1e-30f, 7.0f}, std::pair{1.0f, 1.0000005f},
+                               std::pair{0.0f, 0.7f}, std::pair{0.0f, 3.0f}, std::pair{-0.6f, 0.0f}, std::pair{0.0f, 0.1f},
+                               std::pair{-0.7f, 0.7f}, std::pair{-3.3f, 3.3f}, std::pair{-1e-3f, 1e-3f}}) {
+    std::vector<float> x = {lo, hi, 0.0f, -0.0f, 1e-40f, -3e-39f, 1e-45f};
+    x.erase(std::remove_if(x.begin(), x.end(), [&](float f) { return f < lo || f > hi; }), x.end());
+    for (int bins : {64, 7, 100}) {
+      for (int k = 1; k < bins; ++k) {
+        const double edge = static_cast<double>(lo) + (static_cast<double>(hi) - lo) * k / bins;
+        float f = static_cast<float>(edge);
+        for (int u = 0; u < 4; ++u) f = std::nextafter(f, -INFINITY);
+        for (int u = 0; u < 9; ++u, f = std::nextafter(f, INFINITY))
+          if (f >= lo && f <= hi) x.push_back(f);
+      }
+    }
+    const TensorView v = f32_view(x, static_cast<int64_t>(x.size()), 1);
+    for (int bins : {64, 7, 100}) {
+      StatsOptions o = small_chunks(2, 64);
+      o.histogram_bins = bins;
+      expect_stats_match(v, o, "edges " + std::to_string(lo) + ".." + std::to_string(hi) + " bins " + std::to_string(bins));
+    }
+  }
+}
+
+// A range symmetric about zero puts 0 exactly on the middle edge: the quotient is exactly bins/2,
+// and a multiply by bins/width lands one below it for some widths.
+TEST(StatsFast, ZeroOnTheMiddleEdgeOfSymmetricRanges) {
+  for (int i = 0; i < 300; ++i) {
+    const float m = 0.001f * (1.0f + 0.37f * static_cast<float>(i));
+    std::vector<float> x = {-m, 0.0f, m, 0.5f * m, -0.25f * m};
+    const TensorView v = f32_view(x, 1, static_cast<int64_t>(x.size()));
+    expect_stats_match(v, StatsOptions{}, "symmetric " + std::to_string(m));
+    if (HasFailure()) return;
+  }
+}
+
+TEST(StatsFast, SameResultOnAnyThreadCount) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> bytes(64 * 8 * 144);   // q4_K: 64 rows of 8 blocks
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  for (size_t i = 0; i < bytes.size(); i += 144) bytes[i + 1] &= 0x3b;   // finite d and dmin: no NaN chunk
+  for (size_t i = 0; i < bytes.size(); i += 144) bytes[i + 3] &= 0x3b;
+  const TensorView v = bytes_view(type_info(TypeId::q4_k), bytes, 64, 8);
+  auto one = compute_stats(v, small_chunks(1, 2048));
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->nan, 0u);
+  for (int threads : {2, 3, 8}) {
+    auto s = compute_stats(v, small_chunks(threads, 2048));
+    ASSERT_TRUE(s.ok());
+    EXPECT_EQ(s->mean, one->mean) << threads;   // bit for bit: chunk moments merge in chunk order
+    EXPECT_EQ(s->std, one->std) << threads;
+    EXPECT_EQ(s->abs_mean, one->abs_mean) << threads;
+    EXPECT_EQ(s->histogram, one->histogram) << threads;
+    ASSERT_EQ(s->top.size(), one->top.size());
+    for (size_t k = 0; k < s->top.size(); ++k) EXPECT_EQ(s->top[k].row * 2048 + s->top[k].col, one->top[k].row * 2048 + one->top[k].col);
+  }
+  expect_stats_match(v, small_chunks(3, 2048), "q4_K finite");
+}
+
+TEST(StatsFast, CancelledOnSeveralThreadsCountsWholeChunks) {
+  // 20,000 chunks: the other threads cannot finish them all before the caller's first progress call
+  const int64_t rows = 200000;
+  std::vector<float> x(static_cast<size_t>(rows) * 16, 1.0f);
+  const TensorView v = f32_view(x, rows, 16);
+  std::atomic<bool> cancel{false};
+  StatsOptions o = small_chunks(3, 160);
+  o.histogram_bins = 0;   // one pass: what is counted is what rows_done says
+  o.cancel = &cancel;
+  o.progress = [&](double) { cancel = true; };
+  auto s = compute_stats(v, o);
+  ASSERT_TRUE(s.ok());
+  EXPECT_TRUE(s->cancelled);
+  EXPECT_LT(s->rows_done, rows);
+  EXPECT_EQ(s->rows_done % 10, 0);
+  EXPECT_EQ(s->count, static_cast<uint64_t>(s->rows_done) * 16);
+  EXPECT_EQ(s->finite, s->count);
+}
+
+// Real quantized data: every decodable tensor of the oracle models (GGUF, MLX, Ollama).
+TEST(StatsFast, OracleModelsEqualPerValueLoop) {
+  std::vector<std::string> paths;
+  for (const auto& file : manifest()["gguf"]["files"]) paths.push_back(oracle_path(file["path"]));
+  for (const auto& model : manifest()["safetensors"]["models"])
+    if (model.contains("files") && !model["files"].empty()) {
+      const std::string p = oracle_path(model["files"][0]["path"]);
+      paths.push_back(p.substr(0, p.rfind('/')));   // MLX: the model's folder
+    }
+  if (manifest()["gguf"]["ollama"].contains("path")) paths.push_back(oracle_path(manifest()["gguf"]["ollama"]["path"]));
+  std::set<std::string> types;
+  int tensors = 0;
+  for (const auto& path : paths) {
+    auto m = open_model(path);
+    if (!m) continue;   // oracle files that are malformed on purpose
+    for (const Tensor& t : m->tensors) {
+      if (!can_decode(t.type) || (t.flags & (kTensorUnsupported | kTensorNonContiguous | kTensorCompanion))) continue;
+      auto v = make_tensor_view(*m, t);
+      if (!v) continue;
+      StatsOptions o = small_chunks(3, static_cast<size_t>(std::max<int64_t>(1, v->n_cols)) * 3);
+      expect_stats_match(*v, o, path + ": " + std::string(t.name));
+      types.insert(std::string(type_info(t.type).name));
+      ++tensors;
+    }
+  }
+  EXPECT_GT(tensors, 50);
+  EXPECT_GT(types.size(), 20u);
+  EXPECT_TRUE(types.count("mlx.affine")) << "no MLX composite tensor reached";
+}
+
+}  // namespace
+}  // namespace akview::test
