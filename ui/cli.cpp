@@ -19,6 +19,7 @@
 #include "ui/batch/commands.hpp"
 #include "ui/batch/explain_report.hpp"
 #include "ui/batch/printers.hpp"
+#include "ui/path_check.hpp"
 #include "ui/tui/app.hpp"
 #include "ui/tui/terminal.hpp"
 
@@ -353,7 +354,15 @@ int run_cli(int argc, char** argv) {
   }
   for (auto& [sub, row] : subs)
     if (sub->parsed()) return row->run(options);
-  // No subcommand: the interactive view on a terminal (checked before any curses call), else batch.
+  // No command. A path with nothing to open is one line here, before the view could start.
+  for (const std::string* path : {&options.path, &options.view_ref}) {
+    if (path->empty()) continue;
+    if (Status s = check_path_to_view(*path); !s) {
+      report_error(s.error());
+      return kExitBadInput;
+    }
+  }
+  // The interactive view on a terminal (checked before any curses call), else batch.
   const char* no_color = std::getenv("NO_COLOR");
   if (auto terminal = tui::Terminal::open(!options.no_color && !(no_color && *no_color))) {
     tui::AppOptions tui_options;
@@ -362,7 +371,10 @@ int run_cli(int argc, char** argv) {
     tui_options.test_sync = std::getenv("AKVIEW_TEST_SYNC") != nullptr;
     try {
       tui::App tui(tui_options);
-      return tui.run(*terminal);
+      const int code = tui.run(*terminal);
+      // Ended by Ctrl-C (SIGINT), SIGTERM or SIGHUP: 128 + the signal, as a shell reports it.
+      if (const int sig = tui::quit_signal_received()) return 128 + sig;
+      return code;
     } catch (const std::exception& e) {
       terminal.reset();   // restore the terminal before saying what went wrong
       std::fprintf(stderr, "akview: %s\n", escape_for_terminal(e.what()).c_str());
