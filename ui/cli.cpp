@@ -352,9 +352,27 @@ class HelpFormatter : public CLI::Formatter {
  public:
   std::string make_usage(const CLI::App* app, std::string name) const override {
     if (app->get_parent() != nullptr) return CLI::Formatter::make_usage(app, std::move(name));
-    return "Usage: " + std::string(kUsage) + "\n";
+    return "Usage: " + std::string(kUsage);
   }
 };
+
+// `text` broken between words into lines of at most `width` columns (the help's last paragraph).
+std::string wrap(std::string_view text, size_t width) {
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view word = text.substr(start, end - start);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + std::string(word);
+    start = end + 1;
+  }
+  return out + line;
+}
 
 // The nearest command to a word, for "did you mean": within two edits, or the word a prefix of it.
 std::optional<std::string_view> nearest_command(std::string_view word) {
@@ -414,9 +432,7 @@ int run_cli(int argc, char** argv) {
   }
   CLI::App app{"akview: " + std::string(kSummary), "akview"};
   app.formatter(std::make_shared<HelpFormatter>());
-  app.get_formatter()->label("Subcommands", "Commands");
-  app.get_formatter()->label("SUBCOMMAND", "COMMAND");
-  app.footer(std::string(kViewNote));
+  app.footer(wrap(kViewNote, 100));
   CliOptions options;
   app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)")->type_name("MODEL");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
@@ -431,6 +447,7 @@ int run_cli(int argc, char** argv) {
   std::vector<std::pair<CLI::App*, const CommandRow*>> subs;
   for (const auto& row : command_table()) {
     CLI::App* sub = app.add_subcommand(std::string(row.name), std::string(row.help));
+    sub->group("Commands");   // the heading --help lists them under
     row.setup(sub, options);
     subs.emplace_back(sub, &row);
   }

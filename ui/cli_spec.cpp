@@ -62,7 +62,7 @@ CliArg describe_option(const CLI::Option& opt) {
   }
   for (const std::string& s : opt.get_snames()) a.flags.push_back("-" + s);
   for (const std::string& l : opt.get_lnames()) a.flags.push_back("--" + l);
-  a.takes_value = opt.get_type_size() != 0;
+  a.takes_value = opt.get_items_expected_max() != 0;   // flags expect no item
   if (a.takes_value) {
     a.choices = choices_of(opt);
     const std::string type = opt.get_type_name();
