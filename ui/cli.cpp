@@ -356,24 +356,6 @@ class HelpFormatter : public CLI::Formatter {
   }
 };
 
-// `text` broken between words into lines of at most `width` columns (the help's last paragraph).
-std::string wrap(std::string_view text, size_t width) {
-  std::string out, line;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find(' ', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view word = text.substr(start, end - start);
-    if (!line.empty() && line.size() + 1 + word.size() > width) {
-      out += line + "\n";
-      line.clear();
-    }
-    line += (line.empty() ? "" : " ") + std::string(word);
-    start = end + 1;
-  }
-  return out + line;
-}
-
 // The nearest command to a word, for "did you mean": within two edits, or the word a prefix of it.
 std::optional<std::string_view> nearest_command(std::string_view word) {
   auto distance = [](std::string_view a, std::string_view b) {
@@ -432,7 +414,9 @@ int run_cli(int argc, char** argv) {
   }
   CLI::App app{"akview: " + std::string(kSummary), "akview"};
   app.formatter(std::make_shared<HelpFormatter>());
-  app.footer(wrap(kViewNote, 100));
+  std::string footer;   // the view note, wrapped at 100 columns
+  for (const std::string& line : wrap_words(kViewNote, 100)) footer += (footer.empty() ? "" : "\n") + line;
+  app.footer(footer);
   CliOptions options;
   app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)")->type_name("MODEL");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
