@@ -175,6 +175,9 @@ TEST_F(Install, BashCompletionLoadsAndCompletes) {
     EXPECT_NE(paths.out.find("llama-st\n"), std::string::npos) << paths.out;
     EXPECT_EQ(paths.out.find("notes.txt"), std::string::npos) << paths.out;
     EXPECT_EQ(complete("akview dump tiny.gguf \"\"", helpers).out.find("tiny.gguf\n"), std::string::npos);
+    // A flag takes no value: after `--json tiny.gguf` the word is the tensor, not the model again.
+    EXPECT_EQ(complete("akview dump --json tiny.gguf \"\"", helpers).out.find("tiny.gguf\n"), std::string::npos);
+    EXPECT_NE(complete("akview dump --rows 0:2 \"\"", helpers).out.find("tiny.gguf\n"), std::string::npos);
   }
 }
 
