@@ -1,12 +1,16 @@
 // Command-line front: one table row per batch command (name, help, options, run). Batch mode is
-// any subcommand, or a stdout that is not a terminal; no curses is touched in batch mode.
+// any subcommand, or a stdout that is not a terminal; no curses is touched in batch mode. The help,
+// the man page and the shell completions are generated from the same parser (cli_spec.hpp).
 #include "ui/cli.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -22,6 +26,10 @@
 #include "ui/batch/explain_report.hpp"
 #include "ui/batch/fit_report.hpp"
 #include "ui/batch/printers.hpp"
+#include "ui/cli_spec.hpp"
+#include "ui/man_page.hpp"
+#include "ui/path_check.hpp"
+#include "ui/shell_completions.hpp"
 #include "ui/tui/app.hpp"
 #include "ui/tui/terminal.hpp"
 
@@ -52,6 +60,8 @@ struct CliOptions {
   bool csv = false;
   bool no_color = false;
   bool fetch_all = false;            // stats / diff / check / run of a remote model: fetch every tensor
+  bool man = false;                  // --man: print the man page
+  std::string completion;            // --completion SHELL: print that shell's completion script
   TensorQuery query;
   OutputFormat format() const { return json ? OutputFormat::json : csv ? OutputFormat::csv : OutputFormat::text; }
 };
@@ -86,7 +96,10 @@ void add_fetch_all(CLI::App* cmd, CliOptions& o) {
   cmd->add_flag("--fetch-all", o.fetch_all, "remote models: fetch every tensor this command reads (it says how much without it)");
 }
 
-void add_path(CLI::App* cmd, CliOptions& o) { cmd->add_option("path", o.path, "model file or directory")->required(); }
+// Model arguments are typed MODEL: --help shows it, and the completions complete model paths there.
+void add_path(CLI::App* cmd, CliOptions& o) {
+  cmd->add_option("path", o.path, "model file or directory")->required()->type_name("MODEL");
+}
 void add_json(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--json", o.json, "JSON output for scripts"); }
 void add_csv(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--csv", o.csv, "CSV output (tables)"); }
 
@@ -304,7 +317,7 @@ const std::vector<CommandRow>& command_table() {
          add_path(c, o);
          c->add_option("tensor", o.names, "native or canonical tensor name")->required()->expected(1);
          c->add_option("--rows", o.rows, "row range A:B (rows = all but the innermost dimension)");
-         c->add_option("--out", o.out, "write FILE.npy (NumPy) or raw little-endian f32 to any other name");
+         c->add_option("--out", o.out, "write FILE.npy (NumPy) or raw little-endian f32 to any other name")->type_name("FILE");
          add_json(c, o);
          add_csv(c, o);
        },
@@ -349,7 +362,7 @@ const std::vector<CommandRow>& command_table() {
       {"diff", "tensor by tensor through canonical names: missing, shape/type changes, value error of A against B",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
-         c->add_option("reference", o.path_b, "the model B that A is compared against")->required();
+         c->add_option("reference", o.path_b, "the model B that A is compared against")->required()->type_name("MODEL");
          c->add_flag("--no-values", o.no_values, "compare names, shapes and types only");
          add_json(c, o);
          add_csv(c, o);
@@ -367,8 +380,8 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("--device", o.run.options.opencl_device, "OpenCL device by its `akview devices` index")
              ->check(CLI::NonNegativeNumber);
          c->add_option("--x", o.x, "input: seed:N (normal), ones, or a raw f32 file");
-         c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32");
-         c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model");
+         c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32")->type_name("FILE");
+         c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model")->type_name("MODEL");
          c->add_option("--repeat", o.run.options.repeat, "timed repeats (after one warm-up)")->check(CLI::Range(1, 100000));
          c->add_flag("--x-quant", o.run.options.x_quant,
                      "also run the ggml-equivalent path (x quantized to q8_0/q8_1/q8_K, integer dots) and show its error beside");
@@ -393,28 +406,124 @@ const std::vector<CommandRow>& command_table() {
   return kCommands;
 }
 
+constexpr std::string_view kSummary = "inspect and run ML weight files (SafeTensors, GGUF, MLX, Ollama, PyTorch)";
+constexpr std::string_view kUsage =
+    "akview [OPTIONS] PATH\n"
+    "       akview COMMAND [OPTIONS] PATH ...   (akview help COMMAND: its options)\n";
+constexpr std::string_view kViewNote =
+    "On a terminal, akview PATH opens the interactive view: a folder of models opens on the model list, a "
+    "model on its panes; ? lists every key, q quits. akview alone lists the local stores (Ollama, Hugging "
+    "Face, LM Studio). When stdout is not a terminal, akview PATH prints info (the model list for a folder "
+    "of models). A command runs in batch mode: text, --json or --csv, never the view.";
+
+// --help: the usage lines above (not CLI11's), the commands under "Commands", the view note last.
+class HelpFormatter : public CLI::Formatter {
+ public:
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent() != nullptr) return CLI::Formatter::make_usage(app, std::move(name));
+    return "Usage: " + std::string(kUsage);
+  }
+};
+
+// The nearest command to a word, for "did you mean": within two edits, or the word a prefix of it.
+std::optional<std::string_view> nearest_command(std::string_view word) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        const size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+        diagonal = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::optional<std::string_view> best;
+  size_t best_distance = 3;
+  for (const auto& row : command_table()) {
+    const size_t d = row.name.rfind(word, 0) == 0 && word.size() >= 2 ? 1 : distance(word, row.name);
+    if (d < best_distance) best_distance = d, best = row.name;
+  }
+  if (best && best_distance * 2 > word.size()) return std::nullopt;   // "ab" is no near miss of "map"
+  return best;
+}
+
+// A first word that is no command and no path but close to a command ("tensor"): a usage error
+// that names the command, instead of "tensor: cannot open: No such file or directory".
+std::optional<std::string> misspelt_command(const std::vector<std::string>& args) {
+  for (size_t k = 0; k < args.size(); ++k) {
+    const std::string& a = args[k];
+    if (a == "--ref" || a == "--completion") {   // the top level's options that take a value
+      ++k;
+      continue;
+    }
+    if (a.starts_with("-")) continue;
+    if (a.find_first_of("/.:") != std::string::npos || std::filesystem::exists(a)) return std::nullopt;
+    for (const auto& row : command_table())
+      if (row.name == a) return std::nullopt;
+    auto near = nearest_command(a);
+    if (!near) return std::nullopt;
+    return fmt::format("akview: '{}' is not a command; did you mean '{}'? (akview --help lists the commands)",
+                       escape_for_terminal(a), *near);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{"akview: inspect and run ML weight files (SafeTensors, GGUF, MLX, Ollama, PyTorch)", "akview"};
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // `akview help [COMMAND]` is `akview [COMMAND] --help`.
+  if (!args.empty() && args.front() == "help") {
+    args.erase(args.begin());
+    args.push_back("--help");
+  }
+  CLI::App app{"akview: " + std::string(kSummary), "akview"};
+  app.formatter(std::make_shared<HelpFormatter>());
+  std::string footer;   // the view note, wrapped at 100 columns
+  for (const std::string& line : wrap_words(kViewNote, 100)) footer += (footer.empty() ? "" : "\n") + line;
+  app.footer(footer);
   CliOptions options;
-  app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)");
+  app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)")->type_name("MODEL");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
-  app.add_option("--ref", options.view_ref, "a second model to compare with (the Diff pane; batch: `diff PATH REF`)");
+  app.add_option("--ref", options.view_ref, "a second model to compare with (the Diff pane; batch: `diff PATH REF`)")
+      ->type_name("MODEL");
   app.add_flag("--json", options.json, "batch: JSON output (info, or the model list of a folder of models)");
-  app.set_version_flag("--version", std::string("akview ") + AKVIEW_VERSION);
+  app.set_version_flag("-V,--version", std::string("akview ") + AKVIEW_VERSION);
+  // Hidden (no group): what the build installs beside the binary.
+  app.add_flag("--man", options.man, "print the man page (roff)")->group("");
+  app.add_option("--completion", options.completion, "print the completion script for bash, zsh or fish")->group("");
   app.require_subcommand(0, 1);
   std::vector<std::pair<CLI::App*, const CommandRow*>> subs;
   for (const auto& row : command_table()) {
     CLI::App* sub = app.add_subcommand(std::string(row.name), std::string(row.help));
+    sub->group("Commands");   // the heading --help lists them under
     row.setup(sub, options);
     subs.emplace_back(sub, &row);
   }
+  if (auto message = misspelt_command(args)) {
+    std::fprintf(stderr, "%s\n", message->c_str());
+    return kExitUsage;
+  }
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 takes the arguments last first
+    app.parse(reversed);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (options.man || !options.completion.empty()) {
+    const CliSpec spec = describe_cli(app, std::string(kSummary), std::string(kUsage), std::string(kViewNote));
+    const std::string text = options.man ? man_page(spec, AKVIEW_VERSION) : completion_script(spec, options.completion);
+    if (text.empty()) {
+      std::fprintf(stderr, "akview: --completion takes bash, zsh or fish\n");
+      return kExitUsage;
+    }
+    std::fputs(text.c_str(), stdout);
+    return kExitOk;
   }
   if (options.json && options.csv) {
     std::fprintf(stderr, "--json and --csv exclude each other\n");
@@ -422,7 +531,15 @@ int run_cli(int argc, char** argv) {
   }
   for (auto& [sub, row] : subs)
     if (sub->parsed()) return row->run(options);
-  // No subcommand: the interactive view on a terminal (checked before any curses call), else batch.
+  // No command. A path with nothing to open is one line here, before the view could start.
+  for (const std::string* path : {&options.path, &options.view_ref}) {
+    if (path->empty()) continue;
+    if (Status s = check_path_to_view(*path); !s) {
+      report_error(s.error());
+      return kExitBadInput;
+    }
+  }
+  // The interactive view on a terminal (checked before any curses call), else batch.
   const char* no_color = std::getenv("NO_COLOR");
   if (auto terminal = tui::Terminal::open(!options.no_color && !(no_color && *no_color))) {
     tui::AppOptions tui_options;
@@ -431,7 +548,10 @@ int run_cli(int argc, char** argv) {
     tui_options.test_sync = std::getenv("AKVIEW_TEST_SYNC") != nullptr;
     try {
       tui::App tui(tui_options);
-      return tui.run(*terminal);
+      const int code = tui.run(*terminal);
+      // Ended by Ctrl-C (SIGINT), SIGTERM or SIGHUP: 128 + the signal, as a shell reports it.
+      if (const int sig = tui::quit_signal_received()) return 128 + sig;
+      return code;
     } catch (const std::exception& e) {
       terminal.reset();   // restore the terminal before saying what went wrong
       std::fprintf(stderr, "akview: %s\n", escape_for_terminal(e.what()).c_str());

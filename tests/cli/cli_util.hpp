@@ -1,4 +1,4 @@
-// Shared helpers of the CLI tests: the oracle directory, JSON and binary file readers, and a
+// Shared helpers of the CLI tests: the oracle directory (tests/oracles), JSON and binary file readers, and a
 // per-test temporary directory (tests/common/temp_dir.hpp) for the files the binary writes.
 #pragma once
 
@@ -10,14 +10,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/common/oracle_data.hpp"
 #include "tests/common/temp_dir.hpp"
 
 namespace akview::testing {
 
 inline const std::string kOracles = AKVIEW_ORACLES_DIR;
 
+// A missing file is an error naming it (MissingTestData), not a parse error about empty input.
 inline nlohmann::json load_json(const std::string& path) {
   std::ifstream in(path);
+  if (!in) throw MissingTestData("missing test data: " + path);
   return nlohmann::json::parse(in);
 }
 

@@ -15,6 +15,7 @@
 #include "core/model.hpp"
 #include "core/tensor_view.hpp"
 #include "core/types.hpp"
+#include "tests/common/oracle_data.hpp"
 
 namespace akview::testing {
 
@@ -99,8 +100,7 @@ inline TypeId st_type(const nlohmann::json& dtype) { return type_from_st_dtype(d
 inline std::vector<OracleCase> load_matvec_cases() {
   using nlohmann::json;
   std::vector<OracleCase> cases;
-  std::ifstream in(oracle_path("manifest.json"));
-  const json m = json::parse(in);
+  const json m = oracle_json("manifest.json");
 
   for (const auto& f : m["gguf"]["files"]) {
     for (const auto& t : f["tensors"]) {

@@ -14,16 +14,14 @@
 #include "core/mapped_file.hpp"
 #include "core/tensor_view.hpp"
 #include "core/types.hpp"
+#include "tests/common/oracle_data.hpp"
 
 namespace akview::test {
 
 inline std::string oracle_path(const std::string& rel) { return std::string(AKVIEW_ORACLES_DIR) + "/" + rel; }
 
 inline const nlohmann::json& manifest() {
-  static const nlohmann::json m = [] {
-    std::ifstream in(oracle_path("manifest.json"));
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json m = akview::testing::oracle_json("manifest.json");
   return m;
 }
 

@@ -1,4 +1,4 @@
-// Every tensor of the shared oracles that has a `deq` reference, decoded in full and compared:
+// Every tensor of the oracles that has a `deq` reference, decoded in full and compared:
 // GGUF bit-exact; MLX / Ollama within 2^-22 * (|scale*q| + |bias|) (README "Suggested tolerances").
 // Views are built from the manifest's offsets (never hard-coded); composites go through a Model
 // with QuantInfo and make_tensor_view, like the real loaders.

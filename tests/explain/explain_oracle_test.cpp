@@ -1,4 +1,4 @@
-// `explain` against the shared oracles: every group of every tensor that has a `deq` reference (GGUF
+// `explain` against the oracles: every group of every tensor that has a `deq` reference (GGUF
 // of every type, MLX affine, Ollama tensor blobs, plain SafeTensors and PyTorch floats) explained
 // through the real loaders; its values equal the reference and the decoder bit for bit, its steps are
 // the family's, and its bytes are the file's bytes at the offset it names.

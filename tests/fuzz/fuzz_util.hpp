@@ -1,5 +1,5 @@
 // Shared by the fuzz targets: parsers take paths, so each input is written to a file in a
-// per-process temporary folder (on tmpfs where possible; removed at exit). AKVIEW_ORACLES_DIR names the shared oracles,
+// per-process temporary folder (on tmpfs where possible; removed at exit). AKVIEW_ORACLES_DIR names the oracles (tests/oracles),
 // used only to give the Ollama and shard-index targets real blobs/shards to point at.
 #pragma once
 
@@ -57,7 +57,7 @@ inline std::string write_input(const std::string& name, const uint8_t* data, siz
 }
 
 // Copies every file of oracles/`from` into temp_dir()/`to` (nothing when the oracles are absent).
-// Copies, never links: an input written over one of these names must not reach ../shared.
+// Copies, never links: an input written over one of these names must not reach tests/oracles.
 inline void copy_oracles(const std::string& from, const std::string& to) {
 #ifdef AKVIEW_ORACLES_DIR
   namespace fs = std::filesystem;

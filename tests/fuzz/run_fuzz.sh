@@ -23,7 +23,7 @@ seed="${AKVIEW_FUZZ_SEED:-1}"
 jobs="${AKVIEW_FUZZ_JOBS:-1}"
 timeout="${AKVIEW_FUZZ_TIMEOUT:-5}"
 build="${AKVIEW_FUZZ_BUILD:-build-fuzz}"
-oracles="$(cd "$root/../shared/oracles" 2>/dev/null && pwd || true)"
+oracles="tests/oracles"   # relative, like the corpus folders (the script runs from the root)
 
 cxx="${CXX:-}"
 if [ -z "$cxx" ] || ! "$cxx" --version 2>/dev/null | grep -q clang; then

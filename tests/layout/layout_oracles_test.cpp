@@ -1,4 +1,4 @@
-// Layout over every model in ../shared/oracles: the regions tile each file at every depth, each
+// Layout over every model in the oracles (tests/oracles): the regions tile each file at every depth, each
 // tensor's data region sits at the manifest's offset with its byte count, GGUF key/value and
 // tensor-info regions agree with the parser, and block fields reproduce the `deq` references.
 #include <cmath>
@@ -12,6 +12,7 @@
 
 #include "core/formats/format.hpp"
 #include "core/layout/block_fields.hpp"
+#include "tests/common/oracle_data.hpp"
 #include "tests/layout/layout_check.hpp"
 
 namespace akview {
@@ -25,10 +26,7 @@ const std::string kOracles = AKVIEW_ORACLES_DIR;
 
 // Read once; the loops below hold references into it.
 const nlohmann::json& manifest() {
-  static const nlohmann::json kManifest = [] {
-    std::ifstream in(kOracles + "/manifest.json");
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json kManifest = testing::oracle_json("manifest.json");
   return kManifest;
 }
 

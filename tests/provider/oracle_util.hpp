@@ -9,15 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/common/oracle_data.hpp"
+
 namespace akview::test {
 
 inline std::string oracle(const std::string& rel) { return std::string(AKVIEW_ORACLES_DIR) + "/" + rel; }
 
 inline const nlohmann::json& manifest() {
-  static const nlohmann::json m = [] {
-    std::ifstream in(oracle("manifest.json"));
-    return nlohmann::json::parse(in);
-  }();
+  static const nlohmann::json m = akview::testing::oracle_json("manifest.json");
   return m;
 }
 

@@ -1,4 +1,4 @@
-// SafeTensors against the shared oracles: every file of manifest.json → safetensors lists exactly
+// SafeTensors against the oracles: every file of manifest.json → safetensors lists exactly
 // the manifest's tensors, and every malformed st_* case gets the verdict of malformed.json.
 #include <gtest/gtest.h>
 
@@ -12,20 +12,15 @@
 
 #include "core/formats/format.hpp"
 #include "core/formats/safetensors.hpp"
+#include "tests/common/oracle_data.hpp"
 
 namespace akview {
 namespace {
 
 const std::string kOracles = AKVIEW_ORACLES_DIR;
 
-nlohmann::json load_json(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in);
-}
-
 const nlohmann::json& manifest() {
-  static const nlohmann::json m = load_json(kOracles + "/manifest.json");
+  static const nlohmann::json m = testing::oracle_json("manifest.json");
   return m;
 }
 
@@ -166,7 +161,7 @@ TEST(SafetensorsOracles, ShardedDirectoryAndIndexFileOpenTheSet) {
 }
 
 TEST(SafetensorsOracles, MalformedCasesGetTheirVerdict) {
-  const auto listing = load_json(kOracles + "/" + manifest()["malformed"]["listing"].get<std::string>());
+  const auto listing = testing::oracle_json(manifest()["malformed"]["listing"].get<std::string>());
   ASSERT_TRUE(listing.is_object());
   int cases = 0;
   for (const auto& c : listing["cases"]) {

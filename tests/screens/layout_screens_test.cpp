@@ -1,6 +1,6 @@
 // Goldens of the Layout pane through the real binary on a pty: a GGUF, a SafeTensors file and a
 // PyTorch zip, and a q4_K block's fields, each at 120x40, 80x24 and 40x12. Files come from the
-// shared oracles, opened by paths relative to the oracle folder so the screens name no machine path.
+// oracles (tests/oracles), opened by paths relative to the oracle folder so the screens name no machine path.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>

@@ -21,7 +21,7 @@ namespace {
 volatile std::sig_atomic_t g_quit_signal = 0;
 SCREEN* g_screen = nullptr;
 
-void on_quit_signal(int) { g_quit_signal = 1; }
+void on_quit_signal(int sig) { g_quit_signal = sig; }
 
 // What libraries write to stderr while the terminal is open (PoCL's compiler prints "N warnings
 // generated." the first time it builds a kernel on some CPUs) would land in the middle of the
@@ -88,6 +88,8 @@ attr_t attrs_of(const Style& s, int colors) {
 }
 
 }  // namespace
+
+int quit_signal_received() { return g_quit_signal; }
 
 void install_quit_signals() {
   struct sigaction sa {};

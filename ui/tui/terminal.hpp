@@ -42,5 +42,8 @@ class Terminal {
 // Installs SIGINT/SIGTERM/SIGHUP handlers that ask the TUI to quit cleanly (read() returns
 // quit_signal), so the terminal is restored on every way out.
 void install_quit_signals();
+// The signal that ended the TUI (SIGINT, SIGTERM, SIGHUP), 0 when none came: the caller exits with
+// 128 + it, as a shell reports a process a signal ended.
+int quit_signal_received();
 
 }  // namespace akview::tui
