@@ -88,6 +88,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const char32_t c = added[0];
       if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) fail("a control character was typed into the prompt", text, key);
       chars.push_back(c);
+    } else if (what == PromptKey::edited && key == 0x15) {
+      // Ctrl-U clears the prompt.
+      if (!text.empty()) fail("Ctrl-U left text in the prompt", text, key);
+      chars.clear();
     } else if (what == PromptKey::edited && (text.size() < old.size() || old.empty())) {
       // An erase: exactly the last character goes (nothing, on an empty text).
       if (old.empty() ? !text.empty() : (chars.empty() || old.compare(0, text.size(), text) != 0))

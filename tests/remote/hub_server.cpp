@@ -769,8 +769,16 @@ bool HubServer::start() {
 void HubServer::changed() {
   if (!running_) return;
   ++generation_;
-  if (!write_config() || kill(pid_, SIGHUP) != 0 || !wait_ready(generation_, 5000)) {
-    reason_ = "nginx failed to reload: " + error_log_tail();
+  // A fresh nginx on the same ports rather than a reload: the Lua data of a reload could stay the
+  // old one, and old workers could take one more request; a restart takes ~0.1 s.
+  if (pid_ > 0) {
+    kill(-pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+  if (!write_config() || !launch() || !wait_ready(generation_, 5000)) {
+    reason_ = "nginx failed to restart: " + error_log_tail();
     running_ = false;
   }
 }

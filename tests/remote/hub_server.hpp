@@ -171,7 +171,7 @@ class HubServer {
   bool write_config();
   bool launch();
   bool wait_ready(int generation, int timeout_ms);
-  void changed();          // after start: rewrite and reload
+  void changed();          // after start: rewrite and restart on the same ports
   void stop();
   std::string error_log_tail() const;
   std::filesystem::path www(Block b) const { return dir_ / "www" / block_name(b); }

@@ -444,7 +444,7 @@ TEST_F(HubServerTest, StatusOnceAnswers429WithRetryAfterThenServes) {
   const Answer second = get(s, {"-r", "0-9", s.url(Block::plain, "/busy.bin")});
   EXPECT_EQ(second.status, 206);
   EXPECT_EQ(second.body, bytes_of(bytes, 0, 10));
-  s.status_once(Block::plain, "", 503, 2);   // every path of the block, set after start
+  s.status_once(Block::plain, "/busy.bin", 503, 2);   // set after start: a restart takes it
   EXPECT_TRUE(s.available()) << s.reason();
   const Answer unavailable = get(s, {s.url(Block::plain, "/busy.bin")});
   EXPECT_EQ(unavailable.status, 503);

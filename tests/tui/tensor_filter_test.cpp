@@ -84,7 +84,7 @@ TEST_F(DemoFilterTest, AFilterThatCannotBeSaysWhyAndKeepsTheRows) {
   EXPECT_NE(table_->set_filter("typ:q6_k").find("no column 'typ'"), std::string::npos);
   EXPECT_NE(table_->set_filter("type:q6k").find("no type 'q6k'"), std::string::npos);
   EXPECT_NE(table_->set_filter("layer:x").find("layer 'x'"), std::string::npos);
-  EXPECT_NE(table_->set_filter("(").find("bad regex"), std::string::npos);
+  EXPECT_NE(table_->set_filter("(").find("bad pattern"), std::string::npos);
   EXPECT_EQ(table_->rows().size(), 5u);
   // Half-typed terms filter nothing yet.
   ASSERT_EQ(table_->set_filter("type:"), "");

@@ -81,7 +81,7 @@ std::string parse_name(FilterTerm& term, std::string_view pattern) {
   try {
     term.regex = std::make_shared<const std::regex>(std::string(pattern), std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
-    return fmt::format("bad regex '{}': {}", pattern, e.what());
+    return bad_pattern_message(pattern, e.what());
   }
   return {};
 }
