@@ -215,7 +215,8 @@ TEST(StatsFast, ValuesOnBinEdgesAndSubnormals) {
                                std::pair{0.0f, 0.7f}, std::pair{0.0f, 3.0f}, std::pair{-0.6f, 0.0f}, std::pair{0.0f, 0.1f},
                                std::pair{-0.7f, 0.7f}, std::pair{-3.3f, 3.3f}, std::pair{-1e-3f, 1e-3f}}) {
     std::vector<float> x = {lo, hi, 0.0f, -0.0f, 1e-40f, -3e-39f, 1e-45f};
-    x.erase(std::remove_if(x.begin(), x.end(), [&](float f) { return f < lo || f > hi; }), x.end());
+    const float low = lo, high = hi;   // clang 14 cannot capture structured bindings
+    x.erase(std::remove_if(x.begin(), x.end(), [&](float f) { return f < low || f > high; }), x.end());
     for (int bins : {64, 7, 100}) {
       for (int k = 1; k < bins; ++k) {
         const double edge = static_cast<double>(lo) + (static_cast<double>(hi) - lo) * k / bins;

@@ -321,7 +321,10 @@ void HubServer::lay_out_hub() const {
   std::error_code ec;
   fs::remove_all(www(Block::hub), ec);
   fs::create_directories(www(Block::hub), ec);
-  for (const auto& [name, repo] : repos_) {
+  for (const auto& repo_entry : repos_) {
+    // Named, not bound: lambdas below use them (clang 14 cannot capture structured bindings).
+    const std::string& name = repo_entry.first;
+    const auto& repo = repo_entry.second;
     auto serve = [&](const std::string& rev, const Revision& files) {
       for (const auto& f : files.files) {
         if (f.size >= options_.lfs_threshold)
@@ -459,7 +462,10 @@ std::string HubServer::routes_lua() const {
   out += " },\n routes = {\n  hub = {\n";
 
   const std::string hub = base_url(Block::hub), cdn = base_url(Block::cdn);
-  for (const auto& [name, repo] : repos_) {
+  for (const auto& repo_entry : repos_) {
+    // Named, not bound: lambdas below use them (clang 14 cannot capture structured bindings).
+    const std::string& name = repo_entry.first;
+    const auto& repo = repo_entry.second;
     auto routes_of = [&](const std::string& rev, const Revision& r, bool default_rev) {
       // resolve: LFS files redirect to the cdn, the others are served here; raw: what git holds
       // (an LFS file's pointer)
