@@ -143,7 +143,7 @@ Status fetch_model_heads(const std::string& dir, const std::vector<std::string>&
     // The index first, whole (a big model's runs to tens of MB): it names the shards.
     if (auto index = remote_file_at(dir + "/" + n)) {
       if (index->size() > kMaxIndexBytes) continue;
-      AKV_TRY(index->ensure(0, index->size()));
+      AKV_TRY(index->ensure(0, index->size(), ~uint64_t{0}));   // one request
     }
     for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
   }

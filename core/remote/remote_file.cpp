@@ -326,12 +326,12 @@ Status RemoteFile::ensure_head() {
   return ensure_heads(std::span<const std::shared_ptr<RemoteFile>>(&self, 1));
 }
 
-Status RemoteFile::ensure(uint64_t offset, uint64_t length) {
+Status RemoteFile::ensure(uint64_t offset, uint64_t length, uint64_t max_request) {
   std::vector<Span> spans;
   {
     std::lock_guard lock(mutex_);
     if (length == 0 || offset >= id_.size) return {};
-    spans = missing_spans(offset, std::min(id_.size, offset + length), kMaxRequestBytes);
+    spans = missing_spans(offset, std::min(id_.size, offset + length), max_request);
   }
   if (spans.empty()) return {};
   return fetch_spans(std::move(spans));

@@ -47,8 +47,9 @@ class RemoteFile {
 
   // The header: the first chunk, then the rest of the header the format declares, in ≤ 2 requests.
   Status ensure_head();
-  // Every byte of [offset, offset + length) fetched (missing chunks in requests of ≤ 16 MiB, all at once).
-  Status ensure(uint64_t offset, uint64_t length);
+  // Every byte of [offset, offset + length) fetched (missing runs in requests of ≤ `max_request`
+  // bytes, all at once).
+  Status ensure(uint64_t offset, uint64_t length, uint64_t max_request = 16ull << 20);
   // For a read that touched `offset` with nothing fetched there: the chunks the read-ahead policy
   // picks (the header's rest, or a window that grows while reads run in order); returns the fetched
   // byte span [begin, end) that holds `offset`.
