@@ -35,7 +35,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # LeakSanitizer's walk of dynamic TLS crashes its tracer ("Tracer caught signal 11", DTLS entries it
 # misreads) on this glibc once the OpenCL ICD (PoCL, LLVM) is loaded beside libcurl's libraries:
 # leaks are still found, thread-local storage is just not scanned for pointers.
-export LSAN_OPTIONS="use_tls=0"
+export LSAN_OPTIONS="use_tls=0:suppressions=$root/tests/lsan.supp"
 export POCL_CACHE_DIR="$root/build-asan/pocl-cache"
 mkdir -p "$POCL_CACHE_DIR"
 # -O1 without debug info keeps the sanitizer build quick; reports still name the functions.
