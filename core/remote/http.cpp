@@ -403,7 +403,6 @@ HttpClient::HttpClient() : impl_(std::make_unique<Impl>()) {
 HttpClient::~HttpClient() { curl_share_cleanup(impl_->share); }
 
 void HttpClient::cancel() { impl_->cancel_generation.fetch_add(1); }
-void HttpClient::reset_cancel() {}
 
 Result<HttpResponse> HttpClient::run_one(const HttpRequest& request) {
   auto all = run(std::span<const HttpRequest>(&request, 1));

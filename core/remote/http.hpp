@@ -66,10 +66,8 @@ class HttpClient {
   std::vector<Result<HttpResponse>> run(std::span<const HttpRequest> requests);
   Result<HttpResponse> run_one(const HttpRequest& request);
 
-  // Stops every transfer that is running or starts before the next reset_cancel(): they fail
-  // with "cancelled".
+  // Stops every transfer that is running now: they fail with "cancelled" (later runs go ahead).
   void cancel();
-  void reset_cancel();
 
  private:
   struct Impl;

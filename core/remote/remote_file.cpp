@@ -152,15 +152,6 @@ void RemoteFile::set_error(const Error& e) {
   last_error_ = e.to_string();
 }
 
-void RemoteFile::evict() {
-  std::lock_guard lock(mutex_);
-  std::fill(bits_.begin(), bits_.end(), 0);
-  head_done_ = false;
-  head_extent_ = 0;
-  fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(id_.size));
-  save_sidecar();
-}
-
 // One round of range requests over several files (the shards of a model), all at once.
 Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans) {
   std::vector<HttpRequest> requests;

@@ -62,8 +62,6 @@ class RemoteFile {
 
   // The last failure, for the message of a read that could not be served.
   std::string last_error() const;
-  // Drops every fetched chunk (the cache's eviction).
-  void evict();
 
   // Fetches the first chunk of many files at once, then the rest of each header in one more round.
   static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files);

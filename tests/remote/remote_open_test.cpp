@@ -90,6 +90,16 @@ class RemoteOpen : public ::testing::Test {
     return e;
   }
 
+  // The same environment for the view on a pty.
+  EnvOverrides terminal_env() const {
+    EnvOverrides out;
+    for (const std::string& kv : env()) {
+      const auto eq = kv.find('=');
+      out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
+    return out;
+  }
+
   ProcessResult akview(const std::vector<std::string>& args, const std::string& extra_env = {}) const {
     return run_akview(args, env(extra_env));
   }
@@ -359,11 +369,7 @@ TEST_F(RemoteOpen, ASlowTransferIsCancelledWithEscInTheView) {
   // 4 KiB/s: the first 256 KiB of the GGUF would take a minute.
   server_.slow(Block::cdn, server_.cdn_path("akview", "demo-q4km", "main", "llama-demo-q4km.gguf"), 4096);
   Terminal term;
-  EnvOverrides env;
-  for (const std::string& kv : this->env()) {
-    auto eq = kv.find('=');
-    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  const EnvOverrides env = terminal_env();
   term.start({AKVIEW_BINARY, hf("demo-q4km")}, {100, 24}, env);
   // The view is up and drawing while the header is on its way: the transfer line says so.
   ASSERT_TRUE(term.wait_for_text("fetching", std::chrono::seconds(10))) << ::testing::PrintToString(term.screen_text());
@@ -378,11 +384,7 @@ TEST_F(RemoteOpen, ASlowTransferIsCancelledWithEscInTheView) {
 
 TEST_F(RemoteOpen, AnAddressTypedIntoTheModelListOpens) {
   Terminal term;
-  EnvOverrides env;
-  for (const std::string& kv : this->env()) {
-    auto eq = kv.find('=');
-    env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-  }
+  const EnvOverrides env = terminal_env();
   term.start({AKVIEW_BINARY, kDemo.string()}, {120, 30}, env);
   term.settle();
   ASSERT_GE(term.screen().find_row("llama-demo-bf16"), 0) << ::testing::PrintToString(term.screen_text());
