@@ -7,7 +7,8 @@ if(AKVIEW_SIMDE_INCLUDE_DIR AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     ${PROJECT_SOURCE_DIR}/compute/xquant_kernels_kquant.cpp ${PROJECT_SOURCE_DIR}/compute/xquant_kernels_legacy.cpp
     ${PROJECT_SOURCE_DIR}/compute/xquant_matvec.cpp ${PROJECT_SOURCE_DIR}/compute/xquant_quantize.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/compute/xquant_test.cpp)
-  target_include_directories(akview_xquant_vnni_emulated_tests PRIVATE ${PROJECT_SOURCE_DIR} ${AKVIEW_SIMDE_INCLUDE_DIR})
+  target_include_directories(akview_xquant_vnni_emulated_tests PRIVATE ${AKVIEW_SIMDE_INCLUDE_DIR})
+  akview_layer(akview_xquant_vnni_emulated_tests tests tests)
   # -ffp-contract=off as compute/CMakeLists.txt builds these files (and the test)
   target_compile_options(akview_xquant_vnni_emulated_tests PRIVATE -include ${CMAKE_CURRENT_SOURCE_DIR}/compute/simde_avx512.hpp
                          -ffp-contract=off -Wno-unused-parameter -Wno-psabi)

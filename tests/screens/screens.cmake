@@ -22,6 +22,6 @@ add_dependencies(akview_screens_tests akview_screens_fixture)
 # The README's screenshots are drawn from goldens by this tool (tests/screens/readme_screens.sh).
 add_executable(akview_golden_svg ${CMAKE_CURRENT_LIST_DIR}/tool_golden_svg.cpp ${CMAKE_CURRENT_LIST_DIR}/screen.cpp
                ${CMAKE_CURRENT_LIST_DIR}/svg.cpp)
-target_include_directories(akview_golden_svg PRIVATE ${PROJECT_SOURCE_DIR})
+akview_layer(akview_golden_svg tests tests)
 target_link_libraries(akview_golden_svg PRIVATE akview_ui)
 target_compile_definitions(akview_screens_tests PRIVATE AKVIEW_README_SCREENS="${PROJECT_SOURCE_DIR}/assets/screens")
