@@ -1,4 +1,4 @@
-// The interactive view's frame benchmark (issue: the interactive view). A generated 1,000,000-tensor
+// The interactive view's frame benchmark. A generated 1,000,000-tensor
 // SafeTensors model (sparse data, as st_open_bench makes it) is opened by the real TUI shell (App)
 // off-screen and every frame is drawn into the off-screen canvas the terminal would show: the time
 // from the model being parsed to the first frame, ms per frame while scrolling, per sort (by bytes,

@@ -3,7 +3,7 @@
 // wall time (median of N runs), the peak RSS of the whole process (wait4's ru_maxrss, the largest of
 // the N), header MB/s of that wall time, and beside them the in-process open time (open_model in a
 // forked child, as st_open_bench and gguf_open_bench measure it).
-// Targets (issue 12): `tensors --json` >= 300 MB/s of header on the 1M-tensor file; peak RSS <=
+// Targets: `tensors --json` >= 300 MB/s of header on the 1M-tensor file; peak RSS <=
 // 2 x header + 64 MB for every fixture and format (diff reads two models: 2 x both headers + 64 MB).
 // Figures before and after streaming: README.md, "Benchmarks".
 // Usage: list_process_bench [--akview PATH] [--runs N] [--dir DIR] [--keep] [--only SUBSTRING]

@@ -6,7 +6,7 @@
 // @huggingface/hub's parseSafetensorsMetadata and @huggingface/gguf's gguf() (node scripts in
 // bench/peers). Reported per model and tool: wall time (median of N runs, interleaved), requests and
 // bytes per file counted from the servers' access logs (redirects apart), bytes beyond each file's
-// header (overfetch), the HTTP overhead, and the targets beside them: <= 2 requests and
+// header (overfetch), the HTTP overhead, and the targets beside them: <= 2 requests and
 // <= header + 256 KiB per file (redirects not counted); the 163-shard open within 8 delays plus the
 // transfer of its headers at the link rate measured in the same run.
 // Usage: remote_open_bench [--akview PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep]

@@ -1,4 +1,4 @@
-// Streamed batch output (issue 12) through the real binary, on a model of a few thousand tensors
+// Streamed batch output through the real binary, on a model of a few thousand tensors
 // whose names hold every kind of odd byte: `tensors --json` equals, byte for byte, the documented
 // document (README "JSON reference") built here independently with nlohmann::json and dumped the
 // way print_json does; map, diff, meta and stats JSON equal their own nlohmann re-dump (same layout,

@@ -1,4 +1,4 @@
-// Numerical edge rows (issue 11): every backend holds |y - y_ref| <= 1e-5 * sum|w x| on every row of
+// Numerical edge rows: every backend holds |y - y_ref| <= 1e-5 * sum|w x| on every row of
 // the cancellation cases (edge_cases.hpp), per type family; the worst ratio to that bound per backend
 // and family is printed ("edge-rows <backend> <family> worst <ratio>") for the notes.
 #include <gtest/gtest.h>

@@ -85,7 +85,7 @@ TEST(FitGroundTruth, MatchesWhatLlamaCppAllocates) {
     worst_compute = std::max(worst_compute, err);
     EXPECT_LE(err, 0.10) << "compute " << e->compute->bytes << " vs llama.cpp's " << truth_compute;
   }
-  // every architecture the issue names is among the recorded cases
+  // every architecture fit must cover is among the recorded cases
   for (const char* arch : {"llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3", "phi3", "deepseek2"})
     EXPECT_TRUE(archs_seen.count(arch)) << arch;
   RecordProperty("worst_compute_error", std::to_string(worst_compute));

@@ -1,4 +1,4 @@
-// Files that change while open (issue 11): a model truncated after it was opened must turn every
+// Files that change while open: a model truncated after it was opened must turn every
 // data read (dump, stats, groups, run on each backend) into an ErrorCode::truncated error naming the
 // file and an offset, never a SIGBUS. Each command runs twice: with the size pre-check (the common
 // case) and with it turned off, so that the reads reach the SIGBUS guard itself (the race the guard

@@ -1,4 +1,4 @@
-// Read-only proof (issue 11): every batch command runs through the real binary on read-only copies
+// Read-only proof: every batch command runs through the real binary on read-only copies
 // (0444 files in 0555 folders) of one model per format, and afterwards every input has the same
 // sha256, size, mode, mtime and ctime, and every folder the same entries. Tests may run as root,
 // where permission bits stop no write: the fingerprints are the proof. A second test runs the same

@@ -1,4 +1,4 @@
-// Count caps added for issue 11, each refused with one line naming the file, the offset and the cap:
+// Count caps, each refused with one line naming the file, the offset and the cap:
 // zip64 entry count (core/formats/zip_reader.cpp), Ollama manifest layers (core/formats/ollama.cpp),
 // pickle bytes, stack, marks, memo and tensors built (core/formats/pickle_vm.cpp), GGUF tensor and metadata counts
 // (core/formats/gguf.cpp: refused whatever the file's size, before anything is reserved).

@@ -1,4 +1,4 @@
-// Resource caps (issue 11): every malformed oracle and every input fuzzing found
+// Resource caps: every malformed oracle and every input fuzzing found
 // (tests/fuzz/corpus) goes through `akview check` and `akview info` in a child with its address
 // space capped at 1 GiB (setrlimit RLIMIT_AS; not under AddressSanitizer, whose shadow memory needs
 // terabytes of address space) and a 60 s alarm (kept across exec). Each must end with exit 0 or 1:

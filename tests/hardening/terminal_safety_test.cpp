@@ -1,4 +1,4 @@
-// Terminal safety (issue 11): names, keys and values carrying ESC/CSI/OSC sequences, BEL, C1 bytes
+// Terminal safety: names, keys and values carrying ESC/CSI/OSC sequences, BEL, C1 bytes
 // (raw 0x9b and U+009B), NUL, DEL, bidi overrides, zero-width characters and CJK characters.
 // Text output must carry no control byte, no C1 code point and no invisible/bidi code point (they are
 // escaped as \xNN and \u{...}), while CJK passes through; JSON must stay valid and exact (invalid
