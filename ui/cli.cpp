@@ -103,16 +103,6 @@ void add_path(CLI::App* cmd, CliOptions& o) {
   cmd->add_option("path", o.path, "model file or directory")->required()->type_name("MODEL");
 }
 
-// `run --backend`'s words: auto, then compute's backend table from its last row to its first (the
-// reference, the slowest, last). The parser's check and the help (and so the man page and the
-// completions) take them from here.
-std::vector<std::string> backend_choices() {
-  std::vector<std::string> words{"auto"};
-  const auto table = compute::backend_table();
-  for (auto row = table.rbegin(); row != table.rend(); ++row) words.emplace_back(row->name);
-  return words;
-}
-
 void add_json(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--json", o.json, "JSON output for scripts"); }
 void add_csv(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--csv", o.csv, "CSV output (tables)"); }
 
@@ -487,6 +477,14 @@ std::optional<std::string> misspelt_command(const std::vector<std::string>& args
 }
 
 }  // namespace
+
+// The parser's check and the help (and so the man page and the completions) take them from here.
+std::vector<std::string> backend_choices() {
+  std::vector<std::string> words{"auto"};
+  const auto table = compute::backend_table();
+  for (auto row = table.rbegin(); row != table.rend(); ++row) words.emplace_back(row->name);
+  return words;
+}
 
 int run_cli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
