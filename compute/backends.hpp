@@ -32,6 +32,7 @@ std::string_view cpu_kernel_variant(const TensorView& view);
 
 namespace akview::compute {
 struct OpenClPlatform;
-// Lists OpenCL platforms/devices (through the ICD loader); false with `error` when none can be listed.
-bool opencl_enumerate(std::vector<OpenClPlatform>& out, std::string& error);
+// Lists OpenCL platforms/devices (through the ICD loader), the device the backend uses marked; an
+// unsupported Error when none can be listed (no loader, no ICD).
+Result<std::vector<OpenClPlatform>> opencl_enumerate();
 }  // namespace akview::compute

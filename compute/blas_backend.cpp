@@ -32,29 +32,27 @@ namespace {
 
 constexpr int64_t kMaxBlasDim = 0x7fffffff;
 
-// The two entry points akview calls, resolved once per process.
+// The two entry points akview calls, resolved once per process; an unsupported Error when the
+// library or one of them is missing.
 struct BlasApi {
   decltype(&::cblas_sgemv) sgemv = nullptr;
   void (*set_num_threads)(int) = nullptr;
-  std::string why;   // empty when loaded
 };
 
-const BlasApi& blas_api() {
-  static const BlasApi api = [] {
-    BlasApi a;
-    const DlLibrary lib = open_library("AKVIEW_OPENBLAS_LIBRARY", "libopenblas.so.0");
-    if (!lib.handle) {
-      a.why = lib.why;
-      return a;
-    }
-    a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(lib.handle, "cblas_sgemv"));
-    a.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(lib.handle, "openblas_set_num_threads"));
-    if (!a.sgemv || !a.set_num_threads) {
-      a.why = fmt::format("{} lacks {}", lib.name, a.sgemv ? "openblas_set_num_threads" : "cblas_sgemv");
-      a.sgemv = nullptr;
-    }
-    return a;
-  }();
+Result<BlasApi> load_blas() {
+  auto lib = open_library("AKVIEW_OPENBLAS_LIBRARY", "libopenblas.so.0");
+  if (!lib) return std::move(lib).error();
+  BlasApi a;
+  a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(lib->handle, "cblas_sgemv"));
+  a.set_num_threads = reinterpret_cast<void (*)(int)>(dlsym(lib->handle, "openblas_set_num_threads"));
+  if (!a.sgemv || !a.set_num_threads)
+    return make_error(ErrorCode::unsupported, "", kNoOffset,
+                      fmt::format("{} lacks {}", lib->name, a.sgemv ? "openblas_set_num_threads" : "cblas_sgemv"));
+  return a;
+}
+
+const Result<BlasApi>& blas_api() {
+  static const Result<BlasApi> api = load_blas();
   return api;
 }
 constexpr uint64_t kTileBytes = uint64_t{256} << 10;   // fits the L2 of one core
@@ -63,8 +61,8 @@ class BlasBackend final : public Backend {
  public:
   std::string_view name() const override { return "blas"; }
   Availability availability() const override {
-    const BlasApi& api = blas_api();
-    return {api.sgemv != nullptr, api.why};
+    const Result<BlasApi>& api = blas_api();
+    return {api.ok(), api.ok() ? "" : api.error().message};
   }
   bool supports(const TensorView& view) const override { return view.type == TypeId::f32 || can_decode(view.type); }
 
@@ -79,8 +77,9 @@ class BlasBackend final : public Backend {
     }
     if (view.n_cols > kMaxBlasDim || view.n_rows > kMaxBlasDim)
       return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: dimension above 2^31-1 (cblas takes int)");
-    const BlasApi& api = blas_api();
-    if (!api.sgemv) return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: " + api.why);
+    const Result<BlasApi>& loaded = blas_api();
+    if (!loaded) return make_error(ErrorCode::unsupported, "", kNoOffset, "blas: " + loaded.error().message);
+    const BlasApi& api = *loaded;
     std::lock_guard lock(mutex_);
     api.set_num_threads(1);
     const int64_t cols = view.n_cols;

@@ -1,6 +1,6 @@
 // Centred groups for the cpu kernels of types with a bias or min (MLX affine, q4_1, q5_1, q2_k,
 // q4_k, q5_k): a group's w = s*q + b is summed as s*sum((q - k) x) + (s*k + b)*sum(x), k the code
-// nearest the group's zero (issue 11: rows whose terms cancel).
+// nearest the group's zero, so that rows whose terms cancel stay within the per-row error bound.
 //
 // Why: the plain factorised s*sum(q x) + b*sum(x) holds two terms as large as |s q| |x| that cancel
 // where s*q + b ~ 0, and their f32 rounding then exceeds the per-row bound 1e-5 * sum|w x|. With

@@ -9,14 +9,15 @@
 
 namespace akview::compute {
 
-DlLibrary open_library(const char* env, const char* default_name) {
+Result<DlLibrary> open_library(const char* env, const char* default_name) {
   DlLibrary lib;
   const char* override_name = std::getenv(env);
   lib.name = override_name && *override_name ? override_name : default_name;
   lib.handle = dlopen(lib.name.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib.handle) {
     const char* e = dlerror();
-    lib.why = fmt::format("cannot load {}: {}", lib.name, e ? e : "unknown error");
+    return make_error(ErrorCode::unsupported, "", kNoOffset,
+                      fmt::format("cannot load {}: {}", lib.name, e ? e : "unknown error"));
   }
   return lib;
 }

@@ -4,16 +4,18 @@
 
 #include <string>
 
+#include "core/result.hpp"
+
 namespace akview::compute {
 
 struct DlLibrary {
-  void* handle = nullptr;   // nullptr when it did not load
+  void* handle = nullptr;
   std::string name;         // the file asked for
-  std::string why;          // "cannot load NAME: <dlerror>" when it did not load
 };
 
 // Opens the file named by the environment variable `env` when it is set (tests point it at a missing
 // file), else `default_name`; the handle is never closed (process-wide, like the API tables on it).
-DlLibrary open_library(const char* env, const char* default_name);
+// When it does not load: an unsupported Error, "cannot load NAME: <dlerror>".
+Result<DlLibrary> open_library(const char* env, const char* default_name);
 
 }  // namespace akview::compute

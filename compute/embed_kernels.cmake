@@ -2,7 +2,8 @@
 # Inputs: -DOUT=<generated .cpp> -DSOURCES=<|-separated list of .cl files>
 string(REPLACE "|" ";" SOURCES "${SOURCES}")
 set(body "// Generated from compute/kernels/*.cl by compute/embed_kernels.cmake. Do not edit.\n")
-string(APPEND body "#include \"compute/opencl_kernels.hpp\"\n\n#include <array>\n\nnamespace akview::compute {\nnamespace {\n")
+string(APPEND body "#include \"compute/opencl/kernel_sources.hpp\"\n\n#include <array>\n\n")
+string(APPEND body "namespace akview::compute {\nnamespace {\n")
 string(APPEND body "constexpr std::array<KernelSource, __COUNT__> kSources = {{\n")
 set(count 0)
 foreach(src ${SOURCES})

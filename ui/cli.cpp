@@ -16,7 +16,9 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "compute/backend.hpp"
 #include "compute/devices.hpp"
 #include "core/catalog.hpp"
 #include "core/formats/format.hpp"
@@ -100,6 +102,7 @@ void add_fetch_all(CLI::App* cmd, CliOptions& o) {
 void add_path(CLI::App* cmd, CliOptions& o) {
   cmd->add_option("path", o.path, "model file or directory")->required()->type_name("MODEL");
 }
+
 void add_json(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--json", o.json, "JSON output for scripts"); }
 void add_csv(CLI::App* cmd, CliOptions& o) { cmd->add_flag("--csv", o.csv, "CSV output (tables)"); }
 
@@ -375,8 +378,9 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("tensors", o.names, "native or canonical tensor names (default: every matrix)");
          c->add_option("--layer", o.run.layer, "every matrix of layers.N");
          c->add_option("--filter", o.run.filter, "matrices whose native or canonical name matches this regex");
-         c->add_option("--backend", o.run.options.backend, "auto|opencl|blas|cpu|reference")
-             ->check(CLI::IsMember({"auto", "opencl", "blas", "cpu", "reference"}));
+         const std::vector<std::string> backends = backend_choices();
+         c->add_option("--backend", o.run.options.backend, fmt::format("{}", fmt::join(backends, "|")))
+             ->check(CLI::IsMember(backends));
          c->add_option("--device", o.run.options.opencl_device, "OpenCL device by its `akview devices` index")
              ->check(CLI::NonNegativeNumber);
          c->add_option("--x", o.x, "input: seed:N (normal), ones, or a raw f32 file");
@@ -473,6 +477,14 @@ std::optional<std::string> misspelt_command(const std::vector<std::string>& args
 }
 
 }  // namespace
+
+// The parser's check and the help (and so the man page and the completions) take them from here.
+std::vector<std::string> backend_choices() {
+  std::vector<std::string> words{"auto"};
+  const auto table = compute::backend_table();
+  for (auto row = table.rbegin(); row != table.rend(); ++row) words.emplace_back(row->name);
+  return words;
+}
 
 int run_cli(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);

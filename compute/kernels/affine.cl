@@ -77,7 +77,7 @@ inline void group_scalars(__global const uchar* srow, __global const uchar* brow
 __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const uchar* S, ulong s_bytes,
                         __global const uchar* B, ulong b_bytes, __global const float* x, __global float* y,
                         int rows, int cols, int bits, int group_size, int s_type, int b_type) {
-  // The host launches only these (opencl_backend.cpp); anything else returns without reading.
+  // The host launches only these (compute/opencl/kernel_table.cpp); anything else returns without reading.
   if (bits < 2 || bits > 8 || bits == 7 || group_size <= 0 || group_size % 16 != 0 || (cols % group_size) != 0) return;
   AKV_ROW_PROLOGUE((ulong)cols * bits / 8)
   const int groups = cols / group_size;

@@ -1,5 +1,5 @@
-// Rows where quantized terms cancel: built with the block packers (tests/writers) so
-// that each case holds exactly the codes it claims. Kinds, per type family:
+// Rows where quantized terms cancel (the hardest case for a per-row error bound): built with the
+// block packers (tests/writers) so that each case holds exactly the codes it claims. Kinds, per type family:
 //   cancel      most codes sit on the group's zero point (scale*q + bias == 0 exactly), the rest
 //               random: the factorised sum scale*sum(q x) + bias*sum(x) is two large terms that cancel
 //   near        98% of the codes on the zero point, the bias (min) off by an ulp or two of its stored

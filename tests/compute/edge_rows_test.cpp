@@ -1,6 +1,7 @@
-// Numerical edge rows: every backend holds |y - y_ref| <= 1e-5 * sum|w x| on every row of
-// the cancellation cases (edge_cases.hpp), per type family; the worst ratio to that bound per backend
-// and family is printed ("edge-rows <backend> <family> worst <ratio>") for the notes.
+// Numerical edge rows: every backend in the table (every_backend.hpp) holds
+// |y - y_ref| <= 1e-5 * sum|w x| on every row of the cancellation cases (edge_cases.hpp), per type
+// family; the worst ratio to that bound per backend and family is printed
+// ("edge-rows <backend> <family> worst <ratio>") for the notes.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "compute/reference.hpp"
 #include "core/decode/decode.hpp"
 #include "edge_cases.hpp"
+#include "every_backend.hpp"
 
 namespace akview::compute {
 namespace {
@@ -55,13 +57,10 @@ TEST(EdgeCases, CasesHoldTheirCodes) {
   }
 }
 
-class EdgeRows : public ::testing::TestWithParam<const char*> {};
+class EdgeRows : public testing::EveryBackend {};
 
 TEST_P(EdgeRows, EveryRowWithinItsBound) {
-  Backend* b = find_backend(GetParam());
-  ASSERT_NE(b, nullptr);
-  const Availability a = b->availability();
-  if (!a.available) GTEST_SKIP() << GetParam() << " unavailable: " << a.reason;
+  Backend* b = backend_;
   struct Worst {
     double ratio = 0;
     std::string where;
@@ -94,13 +93,13 @@ TEST_P(EdgeRows, EveryRowWithinItsBound) {
     }
   }
   for (const auto& [family, w] : by_family) {
-    std::printf("edge-rows %-9s %-18s worst %.3g of the bound over %d cases\n", GetParam(), family.c_str(), w.ratio, w.cases);
+    std::printf("edge-rows %-9s %-18s worst %.3g of the bound over %d cases\n", GetParam().c_str(), family.c_str(),
+                w.ratio, w.cases);
     EXPECT_LE(w.ratio, 1.0) << GetParam() << " " << family << ": worst at " << w.where;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, EdgeRows, ::testing::Values("reference", "cpu", "blas", "opencl"),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(All, EdgeRows, testing::every_backend(), testing::backend_test_name);
 
 }  // namespace
 }  // namespace akview::compute

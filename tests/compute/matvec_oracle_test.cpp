@@ -1,6 +1,7 @@
 // Every backend on every oracle tensor with a `matvec` reference: |y - y_ref| <= 1e-5 * sum_j |w_ij x_j|
 // per row, with sum |w x| from the oracle's own dequantization (independent of akview's decoders).
-// An absent backend is skipped with its reason; a type a backend cannot run is listed, not passed.
+// Every backend in the table (every_backend.hpp): an absent one is skipped with its reason; a type a
+// backend cannot run is listed, not passed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "compute/backend.hpp"
 #include "compute/reference.hpp"
+#include "every_backend.hpp"
 #include "oracle_cases.hpp"
 
 namespace akview::compute {
@@ -29,13 +31,10 @@ TEST(MatvecOracles, ManifestYieldsEveryCase) {
   }
 }
 
-class BackendOnOracles : public ::testing::TestWithParam<const char*> {};
+class BackendOnOracles : public testing::EveryBackend {};
 
 TEST_P(BackendOnOracles, MatchesFloat64Reference) {
-  Backend* b = find_backend(GetParam());
-  ASSERT_NE(b, nullptr);
-  const Availability a = b->availability();
-  if (!a.available) GTEST_SKIP() << GetParam() << " unavailable: " << a.reason;
+  Backend* b = backend_;
   int ran = 0;
   std::vector<std::string> not_run;
   for (const auto& c : cases()) {
@@ -78,8 +77,7 @@ TEST_P(BackendOnOracles, MatchesFloat64Reference) {
   if (!not_run.empty()) std::cout << "[  NOTE    ] " << GetParam() << " cannot run " << not_run.size() << " oracle tensors:" << skipped << "\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(All, BackendOnOracles, ::testing::Values("reference", "cpu", "blas", "opencl"),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(All, BackendOnOracles, testing::every_backend(), testing::backend_test_name);
 
 // The reference itself against the oracle's f64 y: the f64 accumulation makes it far tighter.
 TEST(MatvecOracles, ReferenceIsTight) {

@@ -1,7 +1,7 @@
-// Odd sizes on every backend: 1 row, rows that are not a multiple of the tile / work-group /
-// thread split, many rows; every fused kernel type, MLX affine at every bit width, group size and
-// scale type; guard floats around y; and the OpenCL fallback (with a note) for a type it has no
-// kernel for. Each result is checked row by row against the f64 reference.
+// Odd sizes on every backend in the table (every_backend.hpp): 1 row, rows that are not a multiple
+// of the tile / work-group / thread split, many rows; every fused kernel type, MLX affine at every
+// bit width, group size and scale type; guard floats around y; and the OpenCL fallback (with a note)
+// for a type it has no kernel for. Each result is checked row by row against the f64 reference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "compute/backend.hpp"
 #include "compute/reference.hpp"
 #include "compute/runner.hpp"
+#include "every_backend.hpp"
 #include "synthetic.hpp"
 
 namespace akview::compute {
@@ -34,16 +35,7 @@ void expect_matches_reference(Backend& b, const TensorView& v, const std::vector
     ASSERT_LE(std::fabs(y[kGuard + r] - ref[r]), 1e-5 * abs_wx[r] + 1e-30) << what << " row " << r << " y=" << y[kGuard + r] << " ref=" << ref[r];
 }
 
-class BackendSizes : public ::testing::TestWithParam<const char*> {
- protected:
-  void SetUp() override {
-    backend_ = find_backend(GetParam());
-    ASSERT_NE(backend_, nullptr);
-    const Availability a = backend_->availability();
-    if (!a.available) GTEST_SKIP() << GetParam() << " unavailable: " << a.reason;
-  }
-  Backend* backend_ = nullptr;
-};
+class BackendSizes : public testing::EveryBackend {};
 
 constexpr std::array kBlockTypes = {TypeId::f32, TypeId::f16, TypeId::bf16, TypeId::q4_0, TypeId::q4_1, TypeId::q5_0,
                                     TypeId::q5_1, TypeId::q8_0, TypeId::iq4_nl, TypeId::q2_k, TypeId::q3_k, TypeId::q4_k,
@@ -207,8 +199,7 @@ TEST_P(BackendSizes, MalformedViewIsAnErrorNotACrash) {
   EXPECT_FALSE(backend_->matvec(few_scales, x.data(), y.data()).ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(All, BackendSizes, ::testing::Values("reference", "cpu", "blas", "opencl"),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(All, BackendSizes, testing::every_backend(), testing::backend_test_name);
 
 // tq2_0 has a decoder but no OpenCL kernel: opencl hands it to cpu and says so.
 TEST(OpenClFallback, TypeWithoutKernelRunsOnCpuWithANote) {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "compute/backend.hpp"
 #include "compute/devices.hpp"
 #include "ui/batch/commands.hpp"
 #include "ui/tui/text_search.hpp"
@@ -21,9 +22,9 @@ constexpr std::string_view kDash = "—";
 
 std::vector<ComputePane::Choice> default_choices() {
   std::vector<ComputePane::Choice> out;
-  for (const char* name : {"reference", "cpu", "blas", "opencl"}) {
+  for (const auto& row : compute::backend_table()) {
     ComputePane::Choice c;
-    c.label = c.backend = name;
+    c.label = c.backend = std::string(row.name);
     out.push_back(std::move(c));
   }
   return out;

@@ -1,5 +1,5 @@
-// dlopen("libOpenCL.so.1") and dlsym of each entry point, once per process (see opencl_loader.hpp).
-#include "compute/opencl_loader.hpp"
+// dlopen("libOpenCL.so.1") and dlsym of each entry point, once per process (see loader.hpp).
+#include "compute/opencl/loader.hpp"
 
 #include <dlfcn.h>
 
@@ -18,29 +18,17 @@ void assign(OpenClApi& api, F OpenClApi::*member, void* p) {
   api.*member = reinterpret_cast<F>(p);
 }
 
-struct Loaded {
+Result<OpenClApi> load() {
+  auto library = open_library("AKVIEW_OPENCL_LIBRARY", "libOpenCL.so.1");
+  if (!library) return std::move(library).error();
+  void* h = library->handle;
+  const std::string& lib = library->name;
   OpenClApi api;
-  bool ok = false;
-  std::string why;
-};
-
-Loaded load() {
-  Loaded l;
-  const DlLibrary library = open_library("AKVIEW_OPENCL_LIBRARY", "libOpenCL.so.1");
-  if (!library.handle) {
-    l.why = library.why;
-    return l;
-  }
-  void* h = library.handle;
-  const std::string& lib = library.name;
-  bool missing = false;
+  std::string missing;   // the first entry point the library lacks
   auto sym = [&](auto member, const char* name) {
     void* p = dlsym(h, name);
-    if (!p && !missing) {
-      missing = true;
-      l.why = fmt::format("{} lacks {}", lib, name);
-    }
-    assign(l.api, member, p);
+    if (!p && missing.empty()) missing = name;
+    assign(api, member, p);
   };
   sym(&OpenClApi::GetPlatformIDs, "clGetPlatformIDs");
   sym(&OpenClApi::GetPlatformInfo, "clGetPlatformInfo");
@@ -61,8 +49,9 @@ Loaded load() {
   sym(&OpenClApi::ReleaseMemObject, "clReleaseMemObject");
   sym(&OpenClApi::EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   sym(&OpenClApi::EnqueueReadBuffer, "clEnqueueReadBuffer");
-  l.ok = !missing;   // the handle stays open for the life of the process (ICDs hold pointers into it)
-  return l;
+  if (!missing.empty())
+    return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("{} lacks {}", lib, missing));
+  return api;   // the handle stays open for the life of the process (ICDs hold pointers into it)
 }
 
 struct ClErrorName {
@@ -89,19 +78,21 @@ constexpr std::array kClErrors = {
 
 }  // namespace
 
-const OpenClApi* opencl_api(std::string* why) {
-  static const Loaded loaded = load();
-  if (!loaded.ok) {
-    if (why) *why = loaded.why;
-    return nullptr;
-  }
-  return &loaded.api;
+Result<const OpenClApi*> opencl_api() {
+  static const Result<OpenClApi> loaded = load();
+  if (!loaded) return loaded.error();
+  return &*loaded;
 }
 
 std::string cl_error_name(cl_int code) {
   for (const auto& e : kClErrors)
     if (e.code == code) return fmt::format("{} ({})", e.name, code);
   return fmt::format("OpenCL error {}", code);
+}
+
+Error cl_call_error(std::string_view what, cl_int code) {
+  return make_error(ErrorCode::unsupported, "", kNoOffset,
+                    fmt::format("opencl: {} failed: {}", what, cl_error_name(code)));
 }
 
 }  // namespace akview::compute

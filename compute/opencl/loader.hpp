@@ -6,6 +6,9 @@
 #include <CL/cl.h>
 
 #include <string>
+#include <string_view>
+
+#include "core/result.hpp"
 
 namespace akview::compute {
 
@@ -31,11 +34,14 @@ struct OpenClApi {
   decltype(&::clEnqueueReadBuffer) EnqueueReadBuffer = nullptr;
 };
 
-// The process-wide API table; nullptr when libOpenCL.so.1 (or a symbol) is missing, with the
-// reason in `why` (dlerror's sentence).
-const OpenClApi* opencl_api(std::string* why);
+// The process-wide API table, loaded on the first call; an unsupported Error when libOpenCL.so.1
+// (or one of its entry points) is missing, with dlerror's sentence.
+Result<const OpenClApi*> opencl_api();
 
 // "CL_INVALID_BUFFER_SIZE (-61)" and the like.
 std::string cl_error_name(cl_int code);
+
+// A call the OpenCL runtime refused: "opencl: WHAT failed: CL_... (-n)", unsupported.
+Error cl_call_error(std::string_view what, cl_int code);
 
 }  // namespace akview::compute
