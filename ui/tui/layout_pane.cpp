@@ -10,6 +10,7 @@
 #include "core/fault_guard.hpp"
 #include "core/layout/layout.hpp"
 #include "ui/batch/explain_report.hpp"
+#include "ui/tui/search.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
@@ -281,17 +282,11 @@ bool LayoutPane::act(Action action, PaneHost& host) {
     case Action::open: return enter(host);
     case Action::search: open_search(host); return true;
     case Action::search_next:
-    case Action::search_prev: {
-      if (search_.empty()) {
-        host.flash("no search yet: / searches");
-        return true;
-      }
-      const int dir = action == Action::search_next ? 1 : -1;
-      const int64_t r = search(search_, list_.cursor.pos + dir, dir);
-      if (r < 0) host.flash(fmt::format("no match for '{}'", search_));
-      else select(r);
+    case Action::search_prev:
+      step_plain_search(
+          host, search_, list_.cursor.pos, action == Action::search_next ? 1 : -1,
+          [this](int64_t from, int dir) { return search(search_, from, dir); }, [this](int64_t r) { select(r); });
       return true;
-    }
     case Action::next_file:
       if (session_->model.files.size() < 2) return true;
       file_ = (file_ + 1) % static_cast<uint32_t>(session_->model.files.size());

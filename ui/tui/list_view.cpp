@@ -1,12 +1,10 @@
-// ListCursor, ListView and ScrollView (list_view.hpp) and the Overlay over them (overlay.hpp): the one
-// implementation of moving through a list, shared by every pane.
+// ListCursor, ListView and ScrollView (list_view.hpp): the one implementation of moving through a
+// list, shared by every pane.
 #include "ui/tui/list_view.hpp"
 
 #include <algorithm>
 
 #include <fmt/format.h>
-
-#include "ui/tui/overlay.hpp"
 
 namespace akview::tui {
 
@@ -61,18 +59,6 @@ bool ScrollView::act(Action action, int64_t count) {
   if (action == Action::up || action == Action::page_up || action == Action::home) cursor.pos = cursor.top;
   if (action == Action::down || action == Action::page_down || action == Action::end) cursor.pos = cursor.top + page - 1;
   return cursor.act(action, count, page);
-}
-
-bool Overlay::act(Action action, int64_t count) {
-  if (action != Action::back) return view.act(action, count);
-  open = false;
-  return true;
-}
-
-void Overlay::draw_title(Canvas& c, const Rect& area, std::string_view title, int64_t count) {
-  c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, title, Role::header, area.w);
-  view.fit(count, area.h - 1);
 }
 
 }  // namespace akview::tui
