@@ -28,7 +28,8 @@ std::string escape_for_terminal(std::string_view s) {
     const size_t len = decode_utf8(s, i, cp);
     const bool control = cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);   // C0, DEL, C1
     if (len == 0 || control) {   // invalid byte, or a control: each of its bytes as \xNN
-      for (size_t k = 0; k < std::max<size_t>(len, 1); ++k) out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
+      for (size_t k = 0; k < std::max<size_t>(len, 1); ++k)
+        out += fmt::format("\\x{:02x}", static_cast<unsigned char>(s[i + k]));
       i += std::max<size_t>(len, 1);
       continue;
     }

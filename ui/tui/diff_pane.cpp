@@ -260,7 +260,8 @@ void DiffPane::start(PaneHost& host) {
 void DiffPane::resort(const std::vector<uint32_t>* changed) {
   // The row the user moved to stays selected as rows move; until then the cursor stays on the worst.
   const auto& order = order_.order();
-  const uint32_t keep = moved_ && list_.cursor.pos < static_cast<int64_t>(order.size()) ? order[static_cast<size_t>(list_.cursor.pos)] : kNone;
+  const int64_t at = list_.cursor.pos;
+  const uint32_t keep = moved_ && at < static_cast<int64_t>(order.size()) ? order[static_cast<size_t>(at)] : kNone;
   if (changed) order_.merge(rows_, *changed);
   else order_.rebuild(rows_);
   if (keep != kNone)
@@ -483,7 +484,8 @@ void DiffPane::draw_detail(Canvas& c, const Rect& area) {
 std::string DiffPane::position() const {
   if (detail_overlay_.open) {
     if (detail_count_ <= static_cast<size_t>(detail_overlay_.view.page)) return "detail";
-    const int64_t last = std::min<int64_t>(detail_overlay_.view.top() + detail_overlay_.view.page, static_cast<int64_t>(detail_count_));
+    const ScrollView& v = detail_overlay_.view;
+    const int64_t last = std::min<int64_t>(v.top() + v.page, static_cast<int64_t>(detail_count_));
     return fmt::format("detail {}-{}/{}", detail_overlay_.view.top() + 1, last, detail_count_);
   }
   const auto n = order_.order().size();

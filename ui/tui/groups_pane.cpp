@@ -167,7 +167,8 @@ bool GroupsPane::ready() const {
 
 void GroupsPane::open_steps() {
   if (!window_ || window_->groups.empty()) return;
-  const QuantGroup& g = window_->groups[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, static_cast<int64_t>(window_->groups.size()) - 1))];
+  const int64_t last = static_cast<int64_t>(window_->groups.size()) - 1;
+  const QuantGroup& g = window_->groups[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, last))];
   steps_tensor_ = window_->tensor;
   steps_row_ = g.row;
   steps_col_ = g.col;
@@ -184,7 +185,8 @@ bool GroupsPane::act(Action action, PaneHost& host) {
   if (!window_ || window_->groups.empty()) return false;
   const int64_t count = static_cast<int64_t>(window_->groups.size());
   // Past either end of the window: the next or previous rows, computed on the worker.
-  if ((action == Action::down || action == Action::page_down) && list_.cursor.pos == count - 1 && window_->row_end < window_->n_rows) {
+  if ((action == Action::down || action == Action::page_down) && list_.cursor.pos == count - 1 &&
+      window_->row_end < window_->n_rows) {
     want_row_ = window_->row_end;
     list_.cursor = {};
     return true;
@@ -216,8 +218,8 @@ void GroupsPane::wheel(int rows) {
 std::string GroupsPane::position() const {
   if (steps_overlay_.open) return fmt::format("line {}/{}", steps_overlay_.view.top() + 1, steps_.size());
   if (!window_ || window_->groups.empty()) return {};
-  return fmt::format("group {}/{} · rows {}..{} of {}", list_.cursor.pos + 1, window_->groups.size(), window_->row_begin, window_->row_end - 1,
-                     window_->n_rows);
+  return fmt::format("group {}/{} · rows {}..{} of {}", list_.cursor.pos + 1, window_->groups.size(),
+                     window_->row_begin, window_->row_end - 1, window_->n_rows);
 }
 
 std::string GroupsPane::hints() const { return steps_overlay_.open ? "Esc close" : "Enter step-through"; }

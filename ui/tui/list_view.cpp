@@ -57,7 +57,8 @@ void ScrollView::fit(int64_t count, int rows) {
 bool ScrollView::act(Action action, int64_t count) {
   // The cursor stands on the edge the view moves towards, so the move scrolls at once.
   if (action == Action::up || action == Action::page_up || action == Action::home) cursor.pos = cursor.top;
-  if (action == Action::down || action == Action::page_down || action == Action::end) cursor.pos = cursor.top + page - 1;
+  if (action == Action::down || action == Action::page_down || action == Action::end)
+    cursor.pos = cursor.top + page - 1;
   return cursor.act(action, count, page);
 }
 

@@ -114,7 +114,9 @@ void MappingPane::request_sort(PaneHost& host) {
 }
 
 void MappingPane::refresh() {
-  const uint32_t keep = session_->names && static_cast<uint64_t>(list_.cursor.pos) < view_.size() ? view_[list_.cursor.pos] : kNone;
+  const int64_t at = list_.cursor.pos;
+  const bool on_entry = session_->names && static_cast<uint64_t>(at) < view_.size();
+  const uint32_t keep = on_entry ? view_[static_cast<size_t>(at)] : kNone;
   ++view_version_;
   view_.clear();
   if (!session_->names) return;

@@ -58,7 +58,9 @@ Status parse_value(FilterTerm& term, std::string_view value) {
         bool any = false;
         for (const TypeInfo& t : all_types())
           if (lower_ascii(t.name) == want) term.types[static_cast<size_t>(t.id)] = any = true;
-        if (!any) return filter_error(fmt::format("filter: no type '{}' (types as the type column shows them: q6_k, bf16, …)", part));
+        if (!any)
+          return filter_error(
+              fmt::format("filter: no type '{}' (types as the type column shows them: q6_k, bf16, …)", part));
         break;
       }
       case FilterTerm::Key::layer: {
@@ -109,7 +111,8 @@ Result<TensorFilter> parse_tensor_filter(std::string_view text) {
     if (keyed) {
       const auto* k = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const KeyName& n) { return n.word == head; });
       if (k == std::end(kKeys))
-        return filter_error(fmt::format("filter: no column '{}' (type:, layer:, role:, name:, or a name pattern)", head));
+        return filter_error(
+            fmt::format("filter: no column '{}' (type:, layer:, role:, name:, or a name pattern)", head));
       term.key = k->key;
       const std::string_view value = word.substr(colon + 1);
       if (value.empty()) continue;   // `type:` while typing: no term yet

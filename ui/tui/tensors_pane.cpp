@@ -72,7 +72,8 @@ TensorsPane::Layout TensorsPane::layout(int width) const {
 uint32_t TensorsPane::selected_tensor() const {
   const auto& rows = table_.rows();
   if (rows.empty()) return kNone;
-  uint32_t r = rows[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, static_cast<int64_t>(rows.size()) - 1))];
+  const int64_t last = static_cast<int64_t>(rows.size()) - 1;
+  uint32_t r = rows[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, last))];
   return table_.is_group(r) ? kNone : r;
 }
 
@@ -127,7 +128,8 @@ void TensorsPane::before_frame(PaneHost& host) {
   // Rows on screen get their statistics first.
   std::vector<uint32_t> visible;
   const auto& rows = table_.rows();
-  for (int64_t r = list_.cursor.top; r < std::min<int64_t>(list_.cursor.top + list_.page, static_cast<int64_t>(rows.size())); ++r)
+  const int64_t top = list_.cursor.top;
+  for (int64_t r = top; r < std::min<int64_t>(top + list_.page, static_cast<int64_t>(rows.size())); ++r)
     if (!table_.is_group(rows[static_cast<size_t>(r)])) visible.push_back(rows[static_cast<size_t>(r)]);
   plan_->set_visible(std::move(visible));
 }
