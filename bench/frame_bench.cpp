@@ -129,7 +129,7 @@ int run(const std::string& path, int width, int height) {
   const double name_first = key_frame(app, canvas, '[');
   const auto t_name = Clock::now();
   double name_wait_frame = 0;
-  while (app.model_view()->tensors().table().name_sort_pending() && ms_since(t_name) < 60'000) {
+  while (app.model_view()->find<tui::TensorsPane>()->table().name_sort_pending() && ms_since(t_name) < 60'000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(16));
     const auto t0 = Clock::now();
     app.apply_background_results();

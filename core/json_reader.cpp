@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "core/utf8.hpp"
+
 namespace akview {
 namespace {
 
@@ -64,24 +66,6 @@ inline int hex_value(uint8_t c) {
   c |= 0x20;
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   return -1;
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out.push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
 }
 
 // What a byte that cannot start a value looks like, for messages.
@@ -360,7 +344,7 @@ bool JsonReader::read_string_slow(JsonToken& tok, size_t start, size_t escape_at
       cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
       used = 12;
     }
-    append_utf8(buffer_, cp);
+    append_utf8(buffer_, static_cast<char32_t>(cp));
     pos_ += used;
   }
 }

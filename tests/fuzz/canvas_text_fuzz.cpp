@@ -15,7 +15,7 @@ namespace {
 
 bool forbidden(char32_t c) {
   return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff ||
-         akview::tui::char_width(c) == 0;   // bidi controls, zero-width marks, BOM, ...
+         akview::char_width(c) == 0;   // bidi controls, zero-width marks, BOM, ...
 }
 
 }  // namespace
@@ -33,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   to_glyphs(text, glyphs);
   int total = 0;
   for (const Glyph& g : glyphs) {
-    if (forbidden(g.ch) || (g.width != 1 && g.width != 2) || g.width != char_width(g.ch)) std::abort();
+    if (forbidden(g.ch) || (g.width != 1 && g.width != 2) || g.width != akview::char_width(g.ch)) std::abort();
     total += g.width;
   }
   if (total != display_width(text)) std::abort();

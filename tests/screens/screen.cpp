@@ -144,17 +144,6 @@ bool parse_style(std::string_view text, Style& style) {
   return true;
 }
 
-// One UTF-8 code point from `s` at `i` (advancing i); U+FFFD for a malformed byte.
-char32_t next_code_point(std::string_view s, size_t& i) {
-  const auto b = static_cast<unsigned char>(s[i]);
-  const int n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return ++i, U'\uFFFD';
-  char32_t cp = n == 1 ? b : b & (0x7F >> n);
-  for (int k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
-  i += n;
-  return cp;
-}
-
 }  // namespace
 
 std::optional<Screen> parse_screen_dump(std::string_view dump) {
@@ -184,7 +173,7 @@ std::optional<Screen> parse_screen_dump(std::string_view dump) {
     for (size_t i = 0; i < text.size() && col < screen.cols;) {
       const size_t start = i;
       const char32_t cp = next_code_point(text, i);
-      const int width = std::max(1, tui::char_width(cp));
+      const int width = std::max(1, char_width(cp));
       Cell& cell = screen.at(r, col);
       cell.text = cp == U' ' ? std::string() : std::string(text.substr(start, i - start));
       cell.width = width;

@@ -1,5 +1,6 @@
 // Printers: render reports as text for people, JSON for scripts, CSV for tables.
-// Text output escapes control characters, so a hostile tensor name never reaches the terminal raw.
+// Text output escapes control characters (ui/text/escape.hpp), so a hostile tensor name never reaches
+// the terminal raw.
 #pragma once
 
 #include <algorithm>
@@ -19,22 +20,12 @@
 #include "core/model.hpp"
 #include "core/result.hpp"
 #include "ui/batch/reports.hpp"
+#include "ui/text/escape.hpp"
+#include "ui/text/format.hpp"
 
 namespace akview {
 
 enum class OutputFormat { text, json, csv };
-
-// Text safe for a terminal: control characters (C0, DEL, C1, also C1 encoded as UTF-8) and bytes
-// that are not well-formed UTF-8 become \xNN per byte; invisible format characters that can spoof
-// text (bidi controls, zero-width characters, line/paragraph separators, BOM, tags) become \u{202e};
-// everything else, wide (CJK) characters included, passes through unchanged.
-std::string escape_for_terminal(std::string_view s);
-bool printable_ascii(std::string_view s);          // bytes 0x20..0x7e only: nothing to escape, one column each
-size_t escaped_size(std::string_view s);           // escape_for_terminal(s).size(), without it for plain ASCII
-std::string format_bytes(uint64_t bytes);          // "1.50 MiB"
-std::string format_count(uint64_t n);              // "1.2B", "40.9K"
-std::string format_shape(const std::vector<int64_t>& shape);   // "[4096, 14336]"
-std::string format_offset(uint64_t offset);        // "0x1f40"
 
 nlohmann::json to_json(const InfoReport& r);
 nlohmann::json to_json(const CheckReport& r);

@@ -9,9 +9,8 @@
 #include "core/remote/address.hpp"
 #include "core/remote/http.hpp"
 #include "core/remote/mirror.hpp"
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 #include "ui/tui/prompt_edit.hpp"
-#include "ui/tui/tensors_pane.hpp"
 #include "ui/tui/text_viewer.hpp"
 #include "ui/tui/title_bar.hpp"
 
@@ -82,14 +81,7 @@ void App::start_open(std::string path) {
       // Laid out in the cache first: a repository of several models opens on the model list.
       auto laid = remote::materialize(path);
       if (ctx.cancelled()) return;
-      if (!laid) {
-        ctx.post([this, gen, message = laid.error().to_string()] {
-          if (gen != generation_) return;
-          error_ = message;
-          screen_ = Screen::error;
-        });
-        return;
-      }
+      if (!laid) return ctx.post(show_error(gen, laid.error().to_string()));
       local = *laid;
       if (auto entries = list_catalog(local)) {
         ctx.post([this, gen, path, entries = std::move(*entries)]() mutable {
@@ -103,14 +95,7 @@ void App::start_open(std::string path) {
     auto model = akview::open_model(local, opt);
     if (model) model->path = path;   // disk_path stays the folder it is laid out in
     if (ctx.cancelled()) return;
-    if (!model) {
-      ctx.post([this, gen, message = model.error().to_string()] {
-        if (gen != generation_) return;
-        error_ = message;
-        screen_ = Screen::error;
-      });
-      return;
-    }
+    if (!model) return ctx.post(show_error(gen, model.error().to_string()));
     auto session = make_session(std::move(*model));
     // The names were packed at the open: the header's pages are dropped (the Header pane and the
     // metadata fault back in the few they read), so a big header does not stay resident.
@@ -119,14 +104,7 @@ void App::start_open(std::string path) {
     if (!options_.ref_path.empty()) {
       auto second = akview::open_model(options_.ref_path, opt);
       if (ctx.cancelled()) return;
-      if (!second) {
-        ctx.post([this, gen, message = second.error().to_string()] {
-          if (gen != generation_) return;
-          error_ = "--ref: " + message;
-          screen_ = Screen::error;
-        });
-        return;
-      }
+      if (!second) return ctx.post(show_error(gen, "--ref: " + second.error().to_string()));
       ref = make_session(std::move(*second));
       for (const SourceFile& f : ref->model.files) f.map.release_pages();
     }
@@ -145,6 +123,14 @@ void App::start_open(std::string path) {
     screen_ = Screen::error;
   };
   worker_.submit(std::move(job));
+}
+
+std::function<void()> App::show_error(uint64_t gen, std::string message) {
+  return [this, gen, message = std::move(message)] {
+    if (gen != generation_) return;   // the user has left that open
+    error_ = message;
+    screen_ = Screen::error;
+  };
 }
 
 // A model opened again from the list comes back as it was left, unless its files changed since.
@@ -171,7 +157,7 @@ void App::back() {
     help_open_ = false;
     return;
   }
-  if (screen_ == Screen::model && view_ && view_->pane_index() == kHelpPane) {
+  if (help_in_front()) {
     view_->select_pane(pane_before_help_);
     return;
   }
@@ -199,44 +185,46 @@ Pane* App::front_pane() {
   }
 }
 
-bool App::global_action(Action action) {
-  const size_t pane_actions[] = {0, 1, 2, 3, 4, 5, 6, 7};
+bool App::help_in_front() const { return view_ && screen_ == Screen::model && view_->showing<HelpPane>(); }
+
+void App::global_action(Action action, int32_t key) {
   switch (action) {   // the global context of the key table
-    case Action::quit: quit_ = true; return true;
-    case Action::back: back(); return true;
+    case Action::quit: quit_ = true; return;
+    case Action::back: back(); return;
     case Action::help:   // a toggle: again, back to the pane it was opened from
       if (view_ && screen_ == Screen::model) {
-        if (view_->pane_index() == kHelpPane) {
+        if (help_in_front()) {
           view_->select_pane(pane_before_help_);
         } else {
           pane_before_help_ = view_->pane_index();
-          view_->select_pane(kHelpPane);
+          view_->show<HelpPane>();
         }
       } else {
         help_open_ = !help_open_;
       }
-      return true;
+      return;
     case Action::next_pane:
     case Action::prev_pane:
       if (view_ && screen_ == Screen::model) {
         const size_t n = view_->pane_count();
         view_->select_pane((view_->pane_index() + (action == Action::next_pane ? 1 : n - 1)) % n);
       }
-      return true;
+      return;
+    case Action::show_pane:
+      if (view_ && screen_ == Screen::model) {
+        const size_t before = view_->pane_index();
+        if (view_->select_pane_by_key(key) && help_in_front() && before != view_->pane_index())
+          pane_before_help_ = before;
+      }
+      return;
     case Action::reload:
       if (view_ && screen_ == Screen::model) {
         reopen_pane_ = view_->pane_index();
         start_open(view_->session().model.path);
       }
-      return true;
-    default: break;
+      return;
+    default: return;
   }
-  if (action >= Action::pane_1 && action <= Action::pane_8 && view_ && screen_ == Screen::model) {
-    const size_t to = pane_actions[static_cast<int>(action) - static_cast<int>(Action::pane_1)];
-    if (to == kHelpPane && view_->pane_index() != kHelpPane) pane_before_help_ = view_->pane_index();
-    view_->select_pane(to);
-  }
-  return true;
 }
 
 bool App::must_wait() {
@@ -292,7 +280,7 @@ void App::apply_key(int32_t k) {
       return;
     }
   }
-  if (find_binding(k, Context::global, a)) global_action(a);
+  if (find_binding(k, Context::global, a)) global_action(a, k);
 }
 
 void App::mouse(const InputEvent& ev) {
@@ -362,13 +350,15 @@ void App::draw_tabs(Canvas& c) {
   // the others by number.
   const int n = static_cast<int>(view_->pane_count());
   int labels = 0;   // " N Title " each
-  for (int i = 0; i < n; ++i) labels += static_cast<int>(view_->pane_title(static_cast<size_t>(i)).size()) + 4;
+  for (int i = 0; i < n; ++i) labels += static_cast<int>(view_->pane_row(static_cast<size_t>(i)).title.size()) + 4;
   const bool names = labels <= c.width();
   const int gap = names && labels + n - 1 <= c.width() ? 1 : 0;
   int x = 0;
   for (size_t i = 0; i < view_->pane_count(); ++i) {
     const bool active = i == view_->pane_index();
-    std::string label = names || active ? fmt::format(" {} {} ", i + 1, view_->pane_title(i)) : fmt::format(" {} ", i + 1);
+    const PaneRow& row = view_->pane_row(i);
+    const std::string key = key_label(row.key);
+    std::string label = names || active ? fmt::format(" {} {} ", key, row.title) : fmt::format(" {} ", key);
     int w = c.text(x, 1, label, active ? Role::tab_active : Role::tab, c.width() - x);
     tab_spans_.emplace_back(x, x + w);
     x += w + gap;
@@ -419,7 +409,7 @@ void App::draw_status(Canvas& c) {
     std::string hints = p->hints();
     std::string common;
     if (hints.find("Esc") == std::string::npos && (screen_ != Screen::list || help_open_)) common = "Esc back";
-    if (hints.find("? help") == std::string::npos && !help_open_ && !(view_ && screen_ == Screen::model && view_->pane_index() == kHelpPane))
+    if (hints.find("? help") == std::string::npos && !help_open_ && !help_in_front())
       common += common.empty() ? "? help" : "  ? help";
     if (!common.empty()) hints = hints.empty() ? common : common + "  " + hints;
     if (!hints.empty()) c.text(x + 3, y, hints, Role::status, right - x - 4);

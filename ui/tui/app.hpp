@@ -59,6 +59,8 @@ class App : public PaneHost {
   };
 
   void start_open(std::string path);
+  // For the worker to post: the error screen with `message`, unless open `gen` has been left since.
+  std::function<void()> show_error(uint64_t gen, std::string message);
   void open_entry(const std::string& path);
   void back();
   void key(int32_t key);
@@ -66,7 +68,9 @@ class App : public PaneHost {
   bool must_wait();            // the front pane cannot take keys yet
   void drain_keys();
   void mouse(const InputEvent& event);
-  bool global_action(Action action);
+  // An action of the key table's global context; `key` is the key that chose it.
+  void global_action(Action action, int32_t key);
+  bool help_in_front() const;   // the model's Help pane is in front
   Pane* front_pane();
   Rect pane_area(const Canvas& canvas) const;
   void draw_title(Canvas& c);

@@ -2,85 +2,17 @@
 #include "ui/tui/canvas.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include <fmt/format.h>
 
-#include "ui/batch/printers.hpp"
+#include "ui/text/escape.hpp"
 
 namespace akview::tui {
-namespace {
-
-struct Range {
-  char32_t lo, hi;
-};
-
-// East Asian Wide and Fullwidth blocks (the ranges terminals agree on: CJK, Hangul, kana, fullwidth
-// forms, the common emoji blocks).
-constexpr std::array<Range, 17> kWide = {{
-    {0x1100, 0x115f}, {0x2329, 0x232a}, {0x2e80, 0x303e}, {0x3041, 0x33ff}, {0x3400, 0x4dbf},
-    {0x4e00, 0x9fff}, {0xa000, 0xa4cf}, {0xac00, 0xd7a3}, {0xf900, 0xfaff}, {0xfe10, 0xfe19},
-    {0xfe30, 0xfe6f}, {0xff00, 0xff60}, {0xffe0, 0xffe6}, {0x1f300, 0x1f64f}, {0x1f900, 0x1f9ff},
-    {0x20000, 0x2fffd}, {0x30000, 0x3fffd},
-}};
-
-// Combining marks and invisible format characters: bidi embeddings/overrides/isolates, zero-width
-// spaces and joiners, line/paragraph separators, the BOM, soft hyphen. A terminal would draw them
-// as nothing (or reorder the line), so akview shows them escaped.
-constexpr std::array<Range, 22> kZeroWidth = {{
-    {0x00ad, 0x00ad}, {0x0300, 0x036f}, {0x0483, 0x0489}, {0x0591, 0x05c7}, {0x0610, 0x061c},
-    {0x064b, 0x065f}, {0x0670, 0x0670}, {0x06d6, 0x06ed}, {0x0e31, 0x0e31}, {0x0e34, 0x0e3a},
-    {0x0e47, 0x0e4e}, {0x1ab0, 0x1aff}, {0x1dc0, 0x1dff}, {0x200b, 0x200f}, {0x2028, 0x202e},
-    {0x2060, 0x206f}, {0x20d0, 0x20ff}, {0xfe00, 0xfe0f}, {0xfe20, 0xfe2f}, {0xfeff, 0xfeff},
-    {0xfff9, 0xfffb}, {0xe0000, 0xe0fff},
-}};
-
-template <size_t N>
-bool in(const std::array<Range, N>& table, char32_t c) {
-  auto it = std::upper_bound(table.begin(), table.end(), c, [](char32_t v, const Range& r) { return v < r.lo; });
-  return it != table.begin() && c <= std::prev(it)->hi;
-}
-
-// Decodes one code point of valid UTF-8 (escape_for_terminal has replaced every invalid byte).
-char32_t next_code_point(std::string_view s, size_t& i) {
-  auto c = static_cast<unsigned char>(s[i]);
-  int len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : 4;
-  char32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-  for (int k = 1; k < len && i + k < s.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
-  i += static_cast<size_t>(len);
-  return cp;
-}
-
-}  // namespace
-
-void append_utf8(std::string& s, char32_t cp) {
-  if (cp < 0x80) {
-    s += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    s += static_cast<char>(0xc0 | (cp >> 6));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    s += static_cast<char>(0xe0 | (cp >> 12));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    s += static_cast<char>(0xf0 | (cp >> 18));
-    s += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    s += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    s += static_cast<char>(0x80 | (cp & 0x3f));
-  }
-}
-
-int char_width(char32_t ch) {
-  if (in(kZeroWidth, ch)) return 0;
-  return in(kWide, ch) ? 2 : 1;
-}
-
 void to_glyphs(std::string_view text, std::vector<Glyph>& out) {
   out.clear();
   const std::string safe = escape_for_terminal(text);
   for (size_t i = 0; i < safe.size();) {
-    char32_t cp = next_code_point(safe, i);
+    char32_t cp = next_code_point(safe, i);   // escape_for_terminal left only well-formed UTF-8
     int w = char_width(cp);
     if (w == 0) {
       for (char c : fmt::format("\\u{{{:04x}}}", static_cast<uint32_t>(cp))) out.push_back({static_cast<char32_t>(c), 1});

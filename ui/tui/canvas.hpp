@@ -9,9 +9,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/utf8.hpp"
+#include "ui/text/code_points.hpp"
 #include "ui/tui/theme.hpp"
 
 namespace akview::tui {
+
+// A sparkline's levels: the block elements from empty (0) to full (8).
+inline constexpr char32_t kSpark[9] = {U' ', U'▁', U'▂', U'▃', U'▄', U'▅', U'▆', U'▇', U'█'};
 
 struct Cell {
   char32_t ch = U' ';
@@ -67,11 +72,6 @@ struct Glyph {
 void to_glyphs(std::string_view text, std::vector<Glyph>& out);
 // Columns `text` takes once escaped.
 int display_width(std::string_view text);
-// Width of one code point as a terminal draws it: 2 for East Asian wide/fullwidth, 0 for combining
-// and other zero-width marks (those are escaped by to_glyphs), 1 otherwise.
-int char_width(char32_t ch);
-// Appends `cp` to `out` as UTF-8.
-void append_utf8(std::string& out, char32_t cp);
 // `text` escaped and, when wider than `w` columns, cut in the middle: "layers.2.atte…output.weight"
 // keeps a name's layer and its role, where Canvas::text's '…' at the end would keep only the first.
 std::string elide_middle(std::string_view text, int w);

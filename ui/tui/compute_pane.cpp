@@ -150,12 +150,11 @@ std::string ComputePane::selection_label() const {
 void ComputePane::list_backends(PaneHost& host) {
   if (listing_ || listed_) return;
   listing_ = true;
-  std::weak_ptr<bool> alive = alive_;
+  const Lifeline::Link life = life_.link();
   host.worker().submit(Job{"listing backends",
-                           [this, alive](JobContext& ctx) {
+                           [this, life](JobContext& ctx) {
                              compute::DevicesReport report = compute::list_devices();
-                             ctx.post([this, alive, report = std::move(report)] {
-                               if (alive.expired()) return;
+                             ctx.post(life.guard([this, report = std::move(report)] {
                                listing_ = false;
                                listed_ = true;
                                const std::string was = choices_[choice_].label;
@@ -179,11 +178,9 @@ void ComputePane::list_backends(PaneHost& host) {
                                choices_ = std::move(next);
                                choice_ = 0;
                                if (!select_backend(was)) select_backend("cpu");
-                             });
+                             }));
                            },
-                           [this, alive] {
-                             if (!alive.expired()) listing_ = false;
-                           }});
+                           life.guard([this] { listing_ = false; })});
 }
 
 void ComputePane::before_frame(PaneHost& host) {
@@ -229,12 +226,12 @@ bool ComputePane::start_run(PaneHost& host) {
   done_->store(0);
   count_->store(0);
   last_.clear();
-  std::weak_ptr<bool> alive = alive_;
+  const Lifeline::Link life = life_.link();
   const std::string label = c.label, selection = forced ? query.tensors.front() : selection_label();
   const std::string input = input_text(input_);
   host.worker().submit(Job{
       "compute " + label,
-      [this, alive, id, label, selection, input, query = std::move(query), session = session_, ref = ref_, done = done_,
+      [this, life, id, label, selection, input, query = std::move(query), session = session_, ref = ref_, done = done_,
        count = count_](JobContext& ctx) {
         compute::RunCallbacks callbacks;
         callbacks.cancelled = [&ctx] { return ctx.cancelled(); };
@@ -246,13 +243,13 @@ bool ComputePane::start_run(PaneHost& host) {
         };
         Result<RunTableReport> report = make_run_report(session->model, ref ? &ref->model : nullptr, query, callbacks);
         if (ctx.cancelled() && report) report->cancelled = true;
-        ctx.post([this, alive, id, label, selection, input, report = std::move(report)]() mutable {
-          if (!alive.expired()) finish(id, label, selection, input, std::move(report));
-        });
+        ctx.post(life.guard([this, id, label, selection, input, report = std::move(report)]() mutable {
+          finish(id, label, selection, input, std::move(report));
+        }));
       },
-      [this, alive, id, label, selection, input] {
-        if (!alive.expired()) finish(id, label, selection, input, make_error(ErrorCode::refused, "", kNoOffset, "cancelled"));
-      }});
+      life.guard([this, id, label, selection, input] {
+        finish(id, label, selection, input, make_error(ErrorCode::refused, "", kNoOffset, "cancelled"));
+      })});
   return true;
 }
 
@@ -398,9 +395,9 @@ bool ComputePane::act(Action action, PaneHost& host) {
     case Action::repeats_down: repeats_step_ = repeats_step_ > 0 ? repeats_step_ - 1 : 0; return true;
     case Action::clear:
       rows_.clear();
-      cursor_ = {};
+      list_.cursor = {};
       return true;
-    default: return cursor_.act(action, static_cast<int64_t>(rows_.size()), page_);
+    default: return list_.act(action, static_cast<int64_t>(rows_.size()));
   }
 }
 
@@ -455,15 +452,15 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
     canvas.text(cx, y, col->title, Role::header, col->width - 1);
     cx += col->width;
   }
-  page_ = std::max(1, area.y + area.h - y - 1);
-  rows_y_ = y + 1 - area.y;
+  list_.page = std::max(1, area.y + area.h - y - 1);
+  list_.first_y = y + 1 - area.y;
   if (rows_.empty()) {
     if (y + 1 < area.y + area.h) canvas.text(area.x, y + 1, "(no results yet)", Role::muted, area.w);
     return;
   }
-  cursor_.clamp(static_cast<int64_t>(rows_.size()), page_);
-  for (int k = 0; k < page_; ++k) {
-    const int64_t i = cursor_.top + k;
+  list_.clamp(static_cast<int64_t>(rows_.size()));
+  for (int k = 0; k < list_.page; ++k) {
+    const int64_t i = list_.cursor.top + k;
     if (i >= static_cast<int64_t>(rows_.size())) break;
     const Row& r = rows_[static_cast<size_t>(i)];
     const int ry = y + 1 + k;
@@ -482,21 +479,19 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
                   col->width - 1);
       cx += col->width;
     }
-    if (i == cursor_.pos) canvas.restyle(area.x, ry, area.w, Role::selected);
+    if (i == list_.cursor.pos) canvas.restyle(area.x, ry, area.w, Role::selected);
   }
 }
 
 void ComputePane::click(int /*x*/, int y, PaneHost& /*host*/) {
-  if (y < rows_y_ || y >= rows_y_ + page_) return;   // the settings, the run line, the column header
-  const int64_t row = cursor_.top + y - rows_y_;
-  if (row < static_cast<int64_t>(rows_.size())) cursor_.pos = row;
+  list_.click(y, static_cast<int64_t>(rows_.size()));   // not on the settings, the run line, the column header
 }
 
-void ComputePane::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(rows_.size()), page_); }
+void ComputePane::wheel(int rows) { list_.wheel(rows, static_cast<int64_t>(rows_.size())); }
 
 std::string ComputePane::position() const {
   if (rows_.empty()) return {};
-  return fmt::format("row {}/{}", cursor_.pos + 1, rows_.size());
+  return list_.position("row", static_cast<int64_t>(rows_.size()));
 }
 
 std::string ComputePane::state() const {

@@ -48,7 +48,6 @@ class ComputePane : public Pane {
               std::shared_ptr<ModelSession> ref = nullptr);
   ~ComputePane() override;
 
-  std::string_view title() const override { return "Compute"; }
   Context context() const override { return Context::compute; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -87,7 +86,7 @@ class ComputePane : public Pane {
   std::function<uint32_t()> selected_;
   std::shared_ptr<ModelSession> ref_;
   uint32_t run_next_ = kNone;         // run_tensor's tensor, for the next start_run
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Lifeline life_;
   Scope scope_ = Scope::tensor;
   std::string filter_;
   compute::InputSpec input_;
@@ -102,9 +101,7 @@ class ComputePane : public Pane {
   double progress_ = 0;
   std::string last_;                  // the last run's outcome for the status line
   std::vector<Row> rows_;
-  ListCursor cursor_;
-  int page_ = 1;
-  int rows_y_ = 0;                    // the first result row, relative to the pane
+  ListView list_;                     // the results; first_y: the first result row, relative to the pane
 };
 
 // The fastest repeat more than kUnreliableSpread below the median: the machine was busy while it ran,

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 
 namespace akview::tui {
 namespace {
@@ -163,7 +163,7 @@ void DiffPane::before_frame(PaneHost& host) {
 void DiffPane::start(PaneHost& host) {
   started_ = computing_ = true;
   cancelled_ = false;
-  std::weak_ptr<bool> alive = alive_;
+  const Lifeline::Link life = life_.link();
   struct State {
     std::vector<TensorDiff> rows;
     bool listed = false;
@@ -179,7 +179,7 @@ void DiffPane::start(PaneHost& host) {
   for (const DiffRow& r : rows_) done.push_back(r.valued);
   host.worker().submit(Job{
       "diff",
-      [this, alive, a = a_, b = b_, state, done = std::move(done)](JobContext& ctx) {
+      [this, life, a = a_, b = b_, state, done = std::move(done)](JobContext& ctx) {
         if (!state->listed) {
           DiffReport report = diff_models(a->model, b->model, DiffOptions{}, [&](const TensorDiff& d) { state->rows.push_back(d); });
           state->listed = true;
@@ -190,8 +190,7 @@ void DiffPane::start(PaneHost& host) {
             widths.type_b = std::max(widths.type_b, display_width(type_text(b->model, d.b)));
             widths.shape = std::max(widths.shape, display_width(shape_cell(a->model, b->model, d)));
           }
-          ctx.post([this, alive, rows = state->rows, report, widths] {
-            if (alive.expired()) return;
+          ctx.post(life.guard([this, rows = state->rows, report, widths] {
             rows_.clear();
             for (const TensorDiff& d : rows) rows_.push_back(DiffRow{d, false});
             only_a_ = report.only_a;
@@ -202,15 +201,14 @@ void DiffPane::start(PaneHost& host) {
             widths_ = widths;
             listed_ = true;
             resort(nullptr);
-          });
+          }));
         }
         DiffOptions options;
         options.cancel = &ctx.cancel();
         std::vector<std::pair<size_t, TensorDiff>> batch;
         auto flush = [&] {
           if (batch.empty()) return;
-          ctx.post([this, alive, results = std::move(batch)] {
-            if (alive.expired()) return;
+          ctx.post(life.guard([this, results = std::move(batch)] {
             std::vector<uint32_t> changed;
             for (const auto& [i, d] : results)
               if (i < rows_.size() && !rows_[i].valued) {
@@ -219,7 +217,7 @@ void DiffPane::start(PaneHost& host) {
                 ++valued_;
               }
             resort(&changed);
-          });
+          }));
           batch.clear();
         };
         auto last_post = Clock::now();
@@ -249,15 +247,12 @@ void DiffPane::start(PaneHost& host) {
           }
         }
         flush();
-        ctx.post([this, alive] {
-          if (!alive.expired()) computing_ = false;
-        });
+        ctx.post(life.guard([this] { computing_ = false; }));
       },
-      [this, alive] {
-        if (alive.expired()) return;
+      life.guard([this] {
         computing_ = false;
         cancelled_ = true;
-      }});
+      })});
 }
 
 // The order is diff_order's; `changed` (rows that just got their errors) is merged in, or, without
@@ -265,12 +260,13 @@ void DiffPane::start(PaneHost& host) {
 void DiffPane::resort(const std::vector<uint32_t>* changed) {
   // The row the user moved to stays selected as rows move; until then the cursor stays on the worst.
   const auto& order = order_.order();
-  const uint32_t keep = moved_ && cursor_.pos < static_cast<int64_t>(order.size()) ? order[static_cast<size_t>(cursor_.pos)] : kNone;
+  const int64_t at = list_.cursor.pos;
+  const uint32_t keep = moved_ && at < static_cast<int64_t>(order.size()) ? order[static_cast<size_t>(at)] : kNone;
   if (changed) order_.merge(rows_, *changed);
   else order_.rebuild(rows_);
   if (keep != kNone)
-    if (auto it = std::find(order.begin(), order.end(), keep); it != order.end()) cursor_.pos = it - order.begin();
-  cursor_.clamp(static_cast<int64_t>(order.size()), page_);
+    if (auto it = std::find(order.begin(), order.end(), keep); it != order.end()) list_.cursor.pos = it - order.begin();
+  list_.clamp(static_cast<int64_t>(order.size()));
 }
 
 std::vector<const TensorDiff*> DiffPane::shown() const {
@@ -286,49 +282,38 @@ std::string DiffPane::side_name(const Model& m, uint32_t index, int64_t expert) 
 
 void DiffPane::open_detail(PaneHost& host) {
   const auto& order = order_.order();
-  if (cursor_.pos >= static_cast<int64_t>(order.size())) return;
-  detail_open_ = true;
-  detail_row_ = order[static_cast<size_t>(cursor_.pos)];
-  detail_cursor_ = {};
+  if (list_.cursor.pos >= static_cast<int64_t>(order.size())) return;
+  detail_overlay_.show();
+  detail_row_ = order[static_cast<size_t>(list_.cursor.pos)];
   detail_a_.reset();
   detail_b_.reset();
   const TensorDiff d = rows_[detail_row_].diff;
   // An expert's slice spans as many rows as the other side's tensor.
   const int64_t a_rows = d.a != kNone ? rows_of(a_->model, a_->model.tensors[d.a]) : 0;
   const int64_t b_rows = d.b != kNone ? rows_of(b_->model, b_->model.tensors[d.b]) : 0;
-  std::weak_ptr<bool> alive = alive_;
+  const Lifeline::Link life = life_.link();
   host.worker().submit(Job{"diff detail",
-                           [this, alive, a = a_, b = b_, d, a_rows, b_rows, row = detail_row_](JobContext& ctx) {
+                           [this, life, a = a_, b = b_, d, a_rows, b_rows, row = detail_row_](JobContext& ctx) {
                              SideStats sa = side_stats(a->model, d.a, d.a_expert, b_rows, &ctx.cancel());
                              SideStats sb = side_stats(b->model, d.b, d.b_expert, a_rows, &ctx.cancel());
-                             ctx.post([this, alive, sa, sb, row] {
-                               if (alive.expired() || !detail_open_ || detail_row_ != row) return;
+                             ctx.post(life.guard([this, sa, sb, row] {
+                               if (!detail_overlay_.open || detail_row_ != row) return;
                                detail_a_ = sa;
                                detail_b_ = sb;
-                             });
+                             }));
                            },
                            {}, /*urgent=*/true});
 }
 
 bool DiffPane::act(Action action, PaneHost& host) {
-  if (detail_open_) {
-    if (action == Action::back) {
-      detail_open_ = false;
-      return true;
-    }
-    // The side-by-side view scrolls by its first visible line.
-    if (action == Action::up || action == Action::page_up || action == Action::home) detail_cursor_.pos = detail_cursor_.top;
-    if (action == Action::down || action == Action::page_down || action == Action::end)
-      detail_cursor_.pos = detail_cursor_.top + detail_page_ - 1;
-    return detail_cursor_.act(action, static_cast<int64_t>(detail_count_), detail_page_);
-  }
+  if (detail_overlay_.open) return detail_overlay_.act(action, static_cast<int64_t>(detail_count_));
   const auto& order = order_.order();
   const auto n = static_cast<int64_t>(order.size());
   switch (action) {
     case Action::open: open_detail(host); return true;
     case Action::run_pair: {
-      if (cursor_.pos >= n) return true;
-      const TensorDiff& d = rows_[order[static_cast<size_t>(cursor_.pos)]].diff;
+      if (list_.cursor.pos >= n) return true;
+      const TensorDiff& d = rows_[order[static_cast<size_t>(list_.cursor.pos)]].diff;
       if (d.a == kNone) {
         host.flash("only in B: nothing of A to run");
         return true;
@@ -343,28 +328,26 @@ bool DiffPane::act(Action action, PaneHost& host) {
       }
       return true;
     default:
-      if (!cursor_.act(action, n, page_)) return false;
+      if (!list_.act(action, n)) return false;
       moved_ = true;
       return true;
   }
 }
 
 void DiffPane::click(int /*x*/, int y, PaneHost& /*host*/) {
-  if (detail_open_ || y < rows_y_ || y >= rows_y_ + page_) return;
-  const int64_t row = cursor_.top + y - rows_y_;
-  if (row < static_cast<int64_t>(order_.order().size())) cursor_.pos = row, moved_ = true;
+  if (!detail_overlay_.open && list_.click(y, static_cast<int64_t>(order_.order().size()))) moved_ = true;
 }
 
 void DiffPane::wheel(int rows) {
-  if (detail_open_) return detail_cursor_.scroll(rows, static_cast<int64_t>(detail_count_), detail_page_);
-  cursor_.scroll(rows, static_cast<int64_t>(order_.order().size()), page_);
+  if (detail_overlay_.open) return detail_overlay_.view.wheel(rows, static_cast<int64_t>(detail_count_));
+  list_.wheel(rows, static_cast<int64_t>(order_.order().size()));
   moved_ = true;
 }
 
 void DiffPane::draw(Canvas& c, const Rect& area) {
   c.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
-  if (detail_open_) return draw_detail(c, area);
+  if (detail_overlay_.open) return draw_detail(c, area);
   int y = area.y;
   // Which model is the reference (A is in the title bar), then what differs.
   // Both paths, each cut in the middle to its share of the width when they do not fit whole.
@@ -400,11 +383,11 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
     cx += l.widths[col];
   }
   const auto& order = order_.order();
-  page_ = std::max(1, area.y + area.h - y - 1);
-  rows_y_ = y + 1 - area.y;
-  cursor_.clamp(static_cast<int64_t>(order.size()), page_);
-  for (int k = 0; k < page_; ++k) {
-    const int64_t i = cursor_.top + k;
+  list_.page = std::max(1, area.y + area.h - y - 1);
+  list_.first_y = y + 1 - area.y;
+  list_.clamp(static_cast<int64_t>(order.size()));
+  for (int k = 0; k < list_.page; ++k) {
+    const int64_t i = list_.cursor.top + k;
     if (i >= static_cast<int64_t>(order.size())) break;
     const DiffRow& r = rows_[order[static_cast<size_t>(i)]];
     const TensorDiff& d = r.diff;
@@ -426,7 +409,7 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
       }
       cx += l.widths[col];
     }
-    if (i == cursor_.pos) c.restyle(area.x, ry, area.w, Role::selected);
+    if (i == list_.cursor.pos) c.restyle(area.x, ry, area.w, Role::selected);
   }
   if (listed_ && order.empty() && y + 1 < area.y + area.h) c.text(area.x, y + 1, "(no tensors)", Role::muted, area.w);
 }
@@ -490,23 +473,23 @@ void DiffPane::draw_detail(Canvas& c, const Rect& area) {
                Role::muted, false});
   const std::vector<DetailLine> lines = detail_lines();
   detail_count_ = lines.size();
-  detail_page_ = std::max(1, area.y + area.h - y);
-  detail_cursor_.clamp(static_cast<int64_t>(lines.size()), detail_page_);
-  for (int k = 0; k < detail_page_ && y < area.y + area.h; ++k) {
-    const int64_t i = detail_cursor_.top + k;
+  detail_overlay_.view.fit(static_cast<int64_t>(lines.size()), area.y + area.h - y);
+  for (int k = 0; k < detail_overlay_.view.page && y < area.y + area.h; ++k) {
+    const int64_t i = detail_overlay_.view.top() + k;
     if (i >= static_cast<int64_t>(lines.size())) break;
     line(y++, lines[static_cast<size_t>(i)]);
   }
 }
 
 std::string DiffPane::position() const {
-  if (detail_open_) {
-    if (detail_count_ <= static_cast<size_t>(detail_page_)) return "detail";
-    const int64_t last = std::min<int64_t>(detail_cursor_.top + detail_page_, static_cast<int64_t>(detail_count_));
-    return fmt::format("detail {}-{}/{}", detail_cursor_.top + 1, last, detail_count_);
+  if (detail_overlay_.open) {
+    if (detail_count_ <= static_cast<size_t>(detail_overlay_.view.page)) return "detail";
+    const ScrollView& v = detail_overlay_.view;
+    const int64_t last = std::min<int64_t>(v.top() + v.page, static_cast<int64_t>(detail_count_));
+    return fmt::format("detail {}-{}/{}", detail_overlay_.view.top() + 1, last, detail_count_);
   }
   const auto n = order_.order().size();
-  return fmt::format("row {}/{}", n == 0 ? 0 : cursor_.pos + 1, n);
+  return list_.position("row", static_cast<int64_t>(n));
 }
 
 std::string DiffPane::state() const {
@@ -515,8 +498,8 @@ std::string DiffPane::state() const {
 }
 
 std::string DiffPane::hints() const {
-  if (!detail_open_) return "Enter side by side  x run in Compute  s again";
-  return detail_count_ > static_cast<size_t>(detail_page_) ? "Esc close  ↑↓ scroll" : "Esc close";
+  if (!detail_overlay_.open) return "Enter side by side  x run in Compute  s again";
+  return detail_count_ > static_cast<size_t>(detail_overlay_.view.page) ? "Esc close  ↑↓ scroll" : "Esc close";
 }
 
 }  // namespace akview::tui

@@ -1,4 +1,4 @@
-// Pane 8, Diff (PRODUCT.md "The terminal UI"): with a second model (`akview A --ref B`), every tensor
+// The Diff pane (PRODUCT.md "The terminal UI"): with a second model (`akview A --ref B`), every tensor
 // of A against B through canonical names (core/diff.hpp, the engine of `akview diff`): both types
 // and shapes, and the value error (relative RMS, cosine, max abs) computed on the worker, worst first.
 // Missing tensors, shape changes and tensors that could not be compared are flagged on top; MoE
@@ -13,6 +13,7 @@
 
 #include "core/diff.hpp"
 #include "ui/tui/diff_order.hpp"
+#include "ui/tui/overlay.hpp"
 #include "ui/tui/pane.hpp"
 #include "ui/tui/session.hpp"
 
@@ -31,8 +32,7 @@ class DiffPane : public Pane {
   DiffPane(std::shared_ptr<ModelSession> a, std::shared_ptr<ModelSession> b, std::function<void(uint32_t, PaneHost&)> run_pair);
   ~DiffPane() override;
 
-  std::string_view title() const override { return "Diff"; }
-  Context context() const override { return detail_open_ ? Context::detail : Context::diff; }
+  Context context() const override { return detail_overlay_.open ? Context::detail : Context::diff; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
   void click(int x, int y, PaneHost& host) override;
@@ -45,7 +45,7 @@ class DiffPane : public Pane {
   // For tests: the pairs in the order shown, and whether the errors are still being computed.
   std::vector<const TensorDiff*> shown() const;
   bool computing() const { return computing_; }
-  bool detail_open() const { return detail_open_; }
+  bool detail_open() const { return detail_overlay_.open; }
 
  private:
   // The widest cell of each column over every pair, measured on the worker when the pairs are listed.
@@ -67,21 +67,18 @@ class DiffPane : public Pane {
 
   std::shared_ptr<ModelSession> a_, b_;
   std::function<void(uint32_t, PaneHost&)> run_pair_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Lifeline life_;
   std::vector<DiffRow> rows_;
   WorstFirst order_;
   Widths widths_;
   bool started_ = false, listed_ = false, computing_ = false, cancelled_ = false;
   size_t valued_ = 0, to_value_ = 0;
   size_t only_a_ = 0, only_b_ = 0, shape_changes_ = 0;
-  ListCursor cursor_;
+  ListView list_;
   bool moved_ = false;                   // the user moved the cursor: keep its row when rows move
-  int page_ = 1, rows_y_ = 0;
-  bool detail_open_ = false;
   uint32_t detail_row_ = 0;
   std::optional<SideStats> detail_a_, detail_b_;
-  ListCursor detail_cursor_;             // the side-by-side view scrolls when the pane is short
-  int detail_page_ = 1;
+  Overlay detail_overlay_;               // the side-by-side view scrolls when the pane is short
   size_t detail_count_ = 0;
 };
 

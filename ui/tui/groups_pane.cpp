@@ -14,7 +14,6 @@
 namespace akview::tui {
 namespace {
 
-constexpr char32_t kSpark[9] = {U' ', U'▁', U'▂', U'▃', U'▄', U'▅', U'▆', U'▇', U'█'};
 constexpr char32_t kShade[5] = {U'·', U'░', U'▒', U'▓', U'█'};   // 0, then quarters of [smallest, largest] magnitude
 
 // The magnitude range of a heatmap (non-zero, finite values only).
@@ -132,64 +131,53 @@ void GroupsPane::before_frame(PaneHost& host) {
   if (t != want_tensor_) {
     want_tensor_ = t;
     want_row_ = 0;
-    cursor_ = {};
-    steps_open_ = false;
+    list_.cursor = {};
+    steps_overlay_.open = false;
     cancelled_ = false;
   }
   if (t == kNone || pending_ || cancelled_) return;
   if (window_ && window_->tensor == t && window_->requested_row == want_row_) return;
   pending_ = true;
-  std::weak_ptr<bool> alive = alive_;
+  const Lifeline::Link life = life_.link();
   host.worker().submit(Job{
       "groups",
-      [this, alive, session = session_, t, row = want_row_](JobContext& ctx) {
+      [this, life, session = session_, t, row = want_row_](JobContext& ctx) {
         auto w = std::make_shared<const GroupWindow>(compute_group_window(session->model, t, row));
         if (ctx.cancelled()) return;
-        ctx.post([this, alive, w] {
-          if (alive.expired()) return;
+        ctx.post(life.guard([this, w] {
           pending_ = false;
           window_ = w;
-          if (jump_to_end_) cursor_.pos = static_cast<int64_t>(w->groups.size()) - 1;
+          if (jump_to_end_) list_.cursor.pos = static_cast<int64_t>(w->groups.size()) - 1;
           jump_to_end_ = false;
-          cursor_.clamp(static_cast<int64_t>(w->groups.size()), page_);
-        });
+          list_.clamp(static_cast<int64_t>(w->groups.size()));
+        }));
       },
-      [this, alive] {
-        if (alive.expired()) return;
+      life.guard([this] {
         pending_ = false;
         cancelled_ = true;
-      },
+      }),
       /*urgent=*/true});   // the pane (and keys typed meanwhile) wait for it: before the statistics
 }
 
 bool GroupsPane::ready() const {
   const uint32_t t = selected_ ? selected_() : kNone;
-  if (steps_open_ || t == kNone || (cancelled_ && t == want_tensor_)) return true;
+  if (steps_overlay_.open || t == kNone || (cancelled_ && t == want_tensor_)) return true;
   return !pending_ && window_ && window_->tensor == t && window_->requested_row == want_row_;
 }
 
 void GroupsPane::open_steps() {
   if (!window_ || window_->groups.empty()) return;
-  const QuantGroup& g = window_->groups[static_cast<size_t>(std::clamp<int64_t>(cursor_.pos, 0, static_cast<int64_t>(window_->groups.size()) - 1))];
+  const int64_t last = static_cast<int64_t>(window_->groups.size()) - 1;
+  const QuantGroup& g = window_->groups[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, last))];
   steps_tensor_ = window_->tensor;
   steps_row_ = g.row;
   steps_col_ = g.col;
   steps_width_ = 0;   // laid out at the next draw, at its width
-  steps_cursor_ = {};
-  steps_open_ = true;
+  steps_overlay_.show();
 }
 
 bool GroupsPane::act(Action action, PaneHost& host) {
-  if (steps_open_) {
-    if (action == Action::back) {
-      steps_open_ = false;
-      return true;
-    }
-    if (action == Action::up || action == Action::page_up || action == Action::home) steps_cursor_.pos = steps_cursor_.top;
-    if (action == Action::down || action == Action::page_down || action == Action::end)
-      steps_cursor_.pos = steps_cursor_.top + steps_page_ - 1;
-    return steps_cursor_.act(action, static_cast<int64_t>(steps_.size()), steps_page_);
-  }
+  if (steps_overlay_.open) return steps_overlay_.act(action, static_cast<int64_t>(steps_.size()));
   if (action == Action::open) {
     open_steps();
     return true;
@@ -197,12 +185,13 @@ bool GroupsPane::act(Action action, PaneHost& host) {
   if (!window_ || window_->groups.empty()) return false;
   const int64_t count = static_cast<int64_t>(window_->groups.size());
   // Past either end of the window: the next or previous rows, computed on the worker.
-  if ((action == Action::down || action == Action::page_down) && cursor_.pos == count - 1 && window_->row_end < window_->n_rows) {
+  if ((action == Action::down || action == Action::page_down) && list_.cursor.pos == count - 1 &&
+      window_->row_end < window_->n_rows) {
     want_row_ = window_->row_end;
-    cursor_ = {};
+    list_.cursor = {};
     return true;
   }
-  if ((action == Action::up || action == Action::page_up) && cursor_.pos == 0 && window_->row_begin > 0) {
+  if ((action == Action::up || action == Action::page_up) && list_.cursor.pos == 0 && window_->row_begin > 0) {
     want_row_ = std::max<int64_t>(0, window_->row_begin - kGroupWindowRows);
     jump_to_end_ = true;
     return true;
@@ -215,29 +204,29 @@ bool GroupsPane::act(Action action, PaneHost& host) {
   }
   if (action == Action::home && window_->row_begin > 0) {
     want_row_ = 0;
-    cursor_ = {};
+    list_.cursor = {};
     return true;
   }
-  return cursor_.act(action, count, page_);
+  return list_.act(action, count);
 }
 
 void GroupsPane::wheel(int rows) {
-  if (steps_open_) return steps_cursor_.scroll(rows, static_cast<int64_t>(steps_.size()), steps_page_);
-  if (window_) cursor_.scroll(rows, static_cast<int64_t>(window_->groups.size()), page_);
+  if (steps_overlay_.open) return steps_overlay_.view.wheel(rows, static_cast<int64_t>(steps_.size()));
+  if (window_) list_.wheel(rows, static_cast<int64_t>(window_->groups.size()));
 }
 
 std::string GroupsPane::position() const {
-  if (steps_open_) return fmt::format("line {}/{}", steps_cursor_.top + 1, steps_.size());
+  if (steps_overlay_.open) return fmt::format("line {}/{}", steps_overlay_.view.top() + 1, steps_.size());
   if (!window_ || window_->groups.empty()) return {};
-  return fmt::format("group {}/{} · rows {}..{} of {}", cursor_.pos + 1, window_->groups.size(), window_->row_begin, window_->row_end - 1,
-                     window_->n_rows);
+  return fmt::format("group {}/{} · rows {}..{} of {}", list_.cursor.pos + 1, window_->groups.size(),
+                     window_->row_begin, window_->row_end - 1, window_->n_rows);
 }
 
-std::string GroupsPane::hints() const { return steps_open_ ? "Esc close" : "Enter step-through"; }
+std::string GroupsPane::hints() const { return steps_overlay_.open ? "Esc close" : "Enter step-through"; }
 
 void GroupsPane::draw(Canvas& c, const Rect& area) {
   if (area.h < 2 || area.w < 10) return;
-  if (steps_open_) return draw_steps(c, area);
+  if (steps_overlay_.open) return draw_steps(c, area);
   const uint32_t t = selected_ ? selected_() : kNone;
   if (t == kNone) {
     c.text(area.x + 1, area.y + 1, "No tensor selected: pick one in 1 Tensors", Role::muted, area.w - 2);
@@ -280,11 +269,11 @@ void GroupsPane::draw_table(Canvas& c, const Rect& area) {
   if (wide) header += fmt::format(" {:>9} {:>9} {:>4}", "min", "max", "n");
   header += fmt::format(" {:>8}", "levels");
   c.text(area.x, area.y, header, Role::header, area.w);
-  page_ = std::max(1, area.h - 1);
+  list_.page = std::max(1, area.h - 1);
   const auto& groups = window_->groups;
-  cursor_.clamp(static_cast<int64_t>(groups.size()), page_);
-  for (int k = 0; k < page_; ++k) {
-    const int64_t i = cursor_.top + k;
+  list_.clamp(static_cast<int64_t>(groups.size()));
+  for (int k = 0; k < list_.page; ++k) {
+    const int64_t i = list_.cursor.top + k;
     if (i >= static_cast<int64_t>(groups.size())) break;
     const QuantGroup& g = groups[static_cast<size_t>(i)];
     std::string line = fmt::format("{:>6} {:>6} {:>9}", g.row, g.col, num(g.scale));
@@ -293,7 +282,7 @@ void GroupsPane::draw_table(Canvas& c, const Rect& area) {
     line += g.levels_total ? fmt::format(" {:>8}", fmt::format("{}/{}", g.levels_used, g.levels_total))
                            : fmt::format(" {:>8}", fmt::format("{} vals", g.levels_used));
     const int y = area.y + 1 + k;
-    const bool selected = i == cursor_.pos;
+    const bool selected = i == list_.cursor.pos;
     if (selected) c.fill(area.x, y, area.w, Role::selected);
     c.text(area.x, y, line, selected ? Role::selected : Role::number, area.w);
   }
@@ -317,8 +306,8 @@ void GroupsPane::draw_maps(Canvas& c, const Rect& area) {
   const int maps = has_bias && area.h - hist_lines >= 10 ? 2 : 1;
   const int per_map = (area.h - hist_lines) / maps;
   const int map_rows = static_cast<int>(std::min<int64_t>(n_rows, per_map - 2));
-  const int64_t cursor_row = w.groups.empty() ? -1 : w.groups[static_cast<size_t>(cursor_.pos)].row;
-  const int64_t cursor_group = w.groups.empty() ? -1 : cursor_.pos % w.groups_per_row;
+  const int64_t cursor_row = w.groups.empty() ? -1 : w.groups[static_cast<size_t>(list_.cursor.pos)].row;
+  const int64_t cursor_group = w.groups.empty() ? -1 : list_.cursor.pos % w.groups_per_row;
   // Keep the cursor's row in view.
   const int64_t first = std::clamp<int64_t>(cursor_row - w.row_begin - map_rows + 1, 0, std::max<int64_t>(0, n_rows - map_rows));
   for (int m = 0; m < maps; ++m) {
@@ -363,12 +352,9 @@ void GroupsPane::draw_steps(Canvas& c, const Rect& area) {
     steps_ = step_through_lines(session_->model, steps_tensor_, steps_row_, steps_col_, area.w);
     steps_width_ = area.w;
   }
-  c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, "step-through  (Esc closes)", Role::header, area.w);
-  steps_page_ = std::max(1, area.h - 1);
-  steps_cursor_.clamp(static_cast<int64_t>(steps_.size()), steps_page_);
-  for (int k = 0; k < steps_page_; ++k) {
-    const int64_t i = steps_cursor_.top + k;
+  steps_overlay_.draw_title(c, area, "step-through  (Esc closes)", static_cast<int64_t>(steps_.size()));
+  for (int k = 0; k < steps_overlay_.view.page; ++k) {
+    const int64_t i = steps_overlay_.view.top() + k;
     if (i >= static_cast<int64_t>(steps_.size())) break;
     const StepLine& line = steps_[static_cast<size_t>(i)];
     c.text(area.x + 1, area.y + 1 + k, line.text, line.role, area.w - 1);

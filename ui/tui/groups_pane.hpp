@@ -1,4 +1,4 @@
-// Pane 4, Groups (PRODUCT.md "The terminal UI"; issue 10): for the tensor selected in the Tensors
+// The Groups pane (PRODUCT.md "The terminal UI"): for the tensor selected in the Tensors
 // pane, the quantization groups of a window of rows (computed on the worker, only for those rows):
 // the per-group table, a heatmap of scales (and of biases or mins) over rows x groups with a legend,
 // histograms of the values and of the levels used of 2^bits; Enter on a group opens its step-through
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/decode/groups.hpp"
+#include "ui/tui/overlay.hpp"
 #include "ui/tui/pane.hpp"
 #include "ui/tui/session.hpp"
 
@@ -43,8 +44,7 @@ std::vector<StepLine> step_through_lines(const Model& model, uint32_t tensor, in
 class GroupsPane : public Pane {
  public:
   GroupsPane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected_tensor);
-  std::string_view title() const override { return "Groups"; }
-  Context context() const override { return steps_open_ ? Context::detail : Context::groups; }
+  Context context() const override { return steps_overlay_.open ? Context::detail : Context::groups; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
   void wheel(int rows) override;
@@ -55,7 +55,7 @@ class GroupsPane : public Pane {
 
   // For tests.
   const GroupWindow* window() const { return window_.get(); }
-  bool steps_open() const { return steps_open_; }
+  bool steps_open() const { return steps_overlay_.open; }
 
  private:
   void draw_table(Canvas& c, const Rect& area);
@@ -69,18 +69,15 @@ class GroupsPane : public Pane {
   uint32_t want_tensor_ = kNone;
   int64_t want_row_ = 0;
   bool pending_ = false;
-  ListCursor cursor_;                   // over window_->groups
-  int page_ = 1;
+  ListView list_;                       // over window_->groups
   bool jump_to_end_ = false;            // after moving up into the previous window: land on its last group
   bool cancelled_ = false;              // Esc stopped the job: ask again only when the selection moves
-  bool steps_open_ = false;
   int steps_width_ = 0;
   uint32_t steps_tensor_ = kNone;
   int64_t steps_row_ = 0, steps_col_ = 0;
   std::vector<StepLine> steps_;
-  ListCursor steps_cursor_;
-  int steps_page_ = 1;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Overlay steps_overlay_;
+  Lifeline life_;
 };
 
 }  // namespace akview::tui

@@ -100,19 +100,19 @@ int64_t HeaderPane::row_of_node(uint32_t node) const {
 uint64_t HeaderPane::row_count() const { return raw_ ? raw_rows_.size() : rows_; }
 
 void HeaderPane::toggle_fold() {
-  const RowRef ref = row_at(static_cast<uint64_t>(cursor_.pos));
+  const RowRef ref = row_at(static_cast<uint64_t>(list_.cursor.pos));
   if (ref.node == kNone) return;
   HeaderNode& node = tree_.nodes[ref.node];
   if (ref.element) node.folded = true;   // Enter on an element folds its array
   else if (node.foldable(ref.node)) node.folded = !node.folded;
   else return;
   rebuild_rows();
-  cursor_.pos = row_of_node(ref.node);
-  cursor_.clamp(static_cast<int64_t>(rows_), page_);
+  list_.cursor.pos = row_of_node(ref.node);
+  list_.clamp(static_cast<int64_t>(rows_));
 }
 
 void HeaderPane::open_row() {
-  const RowRef ref = row_at(static_cast<uint64_t>(cursor_.pos));
+  const RowRef ref = row_at(static_cast<uint64_t>(list_.cursor.pos));
   if (ref.node == kNone) return;
   const HeaderNode& node = tree_.nodes[ref.node];
   const bool long_value = node.value.find('\n') != std::string::npos || display_width(node.value) > value_w_;
@@ -130,7 +130,7 @@ void HeaderPane::read_visible_pages(int rows) {
   };
   std::vector<Want> wants;
   for (int k = 0; k < rows; ++k) {
-    const RowRef ref = row_at(static_cast<uint64_t>(cursor_.top + k));
+    const RowRef ref = row_at(static_cast<uint64_t>(list_.cursor.top + k));
     if (ref.node == kNone) break;
     if (!ref.element) continue;
     if (wants.empty() || wants.back().node != ref.node) wants.push_back({ref.node, ref.index, ref.index});
@@ -172,7 +172,7 @@ const MetaValue* HeaderPane::element(uint32_t node, uint64_t index, std::string&
 void HeaderPane::draw(Canvas& canvas, const Rect& area) {
   canvas.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
-  page_ = std::max(1, area.h - 1);
+  list_.page = raw_list_.page = std::max(1, area.h - 1);
   if (viewer_) viewer_->draw(canvas, area);
   else if (raw_) draw_raw(canvas, area);
   else draw_tree(canvas, area);
@@ -191,10 +191,10 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
     canvas.text(area.x, area.y + 1, "(no metadata)", Role::muted, w);
     return;
   }
-  cursor_.clamp(static_cast<int64_t>(rows_), page_);
-  read_visible_pages(page_);
-  for (int k = 0; k < page_; ++k) {
-    const int64_t row = cursor_.top + k;
+  list_.clamp(static_cast<int64_t>(rows_));
+  read_visible_pages(list_.page);
+  for (int k = 0; k < list_.page; ++k) {
+    const int64_t row = list_.cursor.top + k;
     const RowRef ref = row_at(static_cast<uint64_t>(row));
     if (ref.node == kNone) break;
     const int y = area.y + 1 + k;
@@ -205,7 +205,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       for (uint32_t c = ref.node + 1; c < node.end; c = std::max(tree_.nodes[c].end, c + 1)) ++children;
       const std::string label = fmt::format("{} {}  ({} key{})", node.folded ? "▸" : "▾", node.key, children, children == 1 ? "" : "s");
       canvas.text(area.x, y, label, Role::group, w);
-      if (row == cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
+      if (row == list_.cursor.pos) canvas.restyle(area.x, y, w, Role::selected);
       if (search_.active()) highlight_match(canvas, area.x + 2, y, w - 2, node.key, search_.pattern());
       continue;
     }
@@ -237,7 +237,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       if (type_w) canvas.text(area.x + key_w, y, node.type, Role::type_other, type_w - 1);
       canvas.text(vx, y, node.value, node.value_role, value_w);
     }
-    if (row == cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
+    if (row == list_.cursor.pos) canvas.restyle(area.x, y, w, Role::selected);
     if (search_.active() && !ref.element) {
       highlight_match(canvas, kx + 2, y, key_room, node.key, search_.pattern());
       highlight_match(canvas, vx, y, value_w, node.value, search_.pattern());
@@ -271,10 +271,10 @@ void HeaderPane::draw_raw(Canvas& canvas, const Rect& area) {
   if (raw_width_ != w) wrap_raw(w);
   canvas.fill(area.x, area.y, w, Role::header);
   canvas.text(area.x, area.y, "raw text of each source (r: tree)", Role::header, w);
-  raw_cursor_.clamp(static_cast<int64_t>(raw_rows_.size()), page_);
+  raw_list_.clamp(static_cast<int64_t>(raw_rows_.size()));
   const Model& model = session_->model;
-  for (int k = 0; k < page_; ++k) {
-    const int64_t row = raw_cursor_.top + k;
+  for (int k = 0; k < raw_list_.page; ++k) {
+    const int64_t row = raw_list_.cursor.top + k;
     if (row >= static_cast<int64_t>(raw_rows_.size())) break;
     const int y = area.y + 1 + k;
     const VisualRow& vr = raw_rows_[static_cast<size_t>(row)];
@@ -293,7 +293,7 @@ void HeaderPane::draw_raw(Canvas& canvas, const Rect& area) {
     } else {
       canvas.text(area.x, y, line.text.substr(vr.begin, vr.len), Role::normal, w);
     }
-    if (row == raw_cursor_.pos) canvas.restyle(area.x, y, w, Role::selected);
+    if (row == raw_list_.cursor.pos) canvas.restyle(area.x, y, w, Role::selected);
   }
 }
 
@@ -302,7 +302,7 @@ Search::Target HeaderPane::search_target() {
   t.size = [this] { return static_cast<int64_t>(tree_.nodes.size()); };
   t.current = [this]() -> int64_t {
     if (rows_ == 0) return -1;
-    const RowRef here = row_at(static_cast<uint64_t>(cursor_.pos));
+    const RowRef here = row_at(static_cast<uint64_t>(list_.cursor.pos));
     return here.node == kNone ? 0 : here.node;
   };
   t.matches = [this](int64_t i, const Pattern& p) {
@@ -315,8 +315,8 @@ Search::Target HeaderPane::search_target() {
       if (tree_.nodes[p].folded) tree_.nodes[p].folded = false, unfolded = true;
     if (unfolded) rebuild_rows();
     const int64_t row = row_of_node(static_cast<uint32_t>(i));
-    if (row >= 0) cursor_.pos = row;
-    cursor_.clamp(static_cast<int64_t>(rows_), page_);
+    if (row >= 0) list_.cursor.pos = row;
+    list_.clamp(static_cast<int64_t>(rows_));
   };
   return t;
 }
@@ -339,7 +339,7 @@ bool HeaderPane::act(Action action, PaneHost& host) {
         host.flash("search works in the tree view (r)");
         return true;
       case Action::fold: return true;
-      default: return raw_cursor_.act(action, static_cast<int64_t>(raw_rows_.size()), page_);
+      default: return raw_list_.act(action, static_cast<int64_t>(raw_rows_.size()));
     }
   }
   switch (action) {
@@ -348,15 +348,13 @@ bool HeaderPane::act(Action action, PaneHost& host) {
     case Action::search: search_.open(host); return true;
     case Action::search_next:
     case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
-    default: return cursor_.act(action, static_cast<int64_t>(rows_), page_);
+    default: return list_.act(action, static_cast<int64_t>(rows_));
   }
 }
 
 void HeaderPane::click(int /*x*/, int y, PaneHost& /*host*/) {
-  if (y <= 0 || viewer_) return;   // the column header; the long value has no rows to pick
-  ListCursor& c = raw_ ? raw_cursor_ : cursor_;
-  const int64_t row = c.top + y - 1;
-  if (row < static_cast<int64_t>(row_count())) c.pos = row;
+  if (viewer_) return;   // the long value has no rows to pick
+  (raw_ ? raw_list_ : list_).click(y, static_cast<int64_t>(row_count()));
 }
 
 void HeaderPane::wheel(int rows) {
@@ -364,17 +362,16 @@ void HeaderPane::wheel(int rows) {
     viewer_->wheel(rows);
     return;
   }
-  ListCursor& c = raw_ ? raw_cursor_ : cursor_;
-  c.scroll(rows, static_cast<int64_t>(row_count()), page_);
+  (raw_ ? raw_list_ : list_).wheel(rows, static_cast<int64_t>(row_count()));
 }
 
 std::string HeaderPane::position() const {
   if (viewer_) return viewer_->position();
-  if (raw_) return fmt::format("line {}/{}", raw_cursor_.pos + 1, raw_rows_.size());
+  if (raw_) return fmt::format("line {}/{}", raw_list_.cursor.pos + 1, raw_rows_.size());
   if (rows_ == 0) return {};
-  const RowRef ref = row_at(static_cast<uint64_t>(cursor_.pos));
+  const RowRef ref = row_at(static_cast<uint64_t>(list_.cursor.pos));
   if (ref.element) return fmt::format("[{}] of {}", ref.index, tree_.nodes[ref.node].elements);
-  return fmt::format("key {}/{}", cursor_.pos + 1, rows_);
+  return list_.position("key", static_cast<int64_t>(rows_));
 }
 
 std::string HeaderPane::state() const {

@@ -23,7 +23,6 @@ class HeaderPane : public Pane {
  public:
   explicit HeaderPane(std::shared_ptr<ModelSession> session);
 
-  std::string_view title() const override { return "Header"; }
   Context context() const override { return viewer_ ? Context::detail : Context::header; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -36,7 +35,7 @@ class HeaderPane : public Pane {
   // For the shell and tests.
   bool raw() const { return raw_; }
   uint64_t row_count() const;                 // rows of the view in front (tree or raw)
-  int64_t cursor_row() const { return raw_ ? raw_cursor_.pos : cursor_.pos; }
+  int64_t cursor_row() const { return raw_ ? raw_list_.cursor.pos : list_.cursor.pos; }
   const HeaderTree& tree() const { return tree_; }
   uint64_t elements_read() const { return elements_read_; }      // array elements decoded so far
   uint64_t largest_read() const { return largest_read_; }        // the most decoded by one call
@@ -84,8 +83,7 @@ class HeaderPane : public Pane {
   std::vector<Span> spans_;
   std::vector<uint64_t> span_start_;   // first row of each span
   uint64_t rows_ = 0;
-  ListCursor cursor_;
-  int page_ = 1;
+  ListView list_;
   int max_key_w_ = 0, max_type_w_ = 0;
   int value_w_ = 0;                    // the value column's width when last drawn
   std::optional<TextViewer> viewer_;
@@ -97,7 +95,7 @@ class HeaderPane : public Pane {
   std::vector<RawLine> raw_lines_;
   std::vector<VisualRow> raw_rows_;
   int raw_width_ = -1;
-  ListCursor raw_cursor_;
+  ListView raw_list_;
 
   Search search_{search_target()};   // over the tree's nodes (not array elements)
 };

@@ -8,10 +8,9 @@
 namespace akview::tui {
 
 HelpPane::HelpPane() {
-  // Contexts in the order a user meets them; each binding once, under its context.
-  for (Context ctx : {Context::global, Context::nav, Context::model_list, Context::tensors, Context::detail,
-                      Context::header, Context::layout, Context::groups, Context::mapping, Context::compute,
-                      Context::diff, Context::prompt}) {
+  // Contexts in the order a user meets them (keys.hpp), each binding once, under its context.
+  for (auto c = static_cast<uint8_t>(Context::global); c <= static_cast<uint8_t>(Context::prompt); ++c) {
+    const auto ctx = static_cast<Context>(c);
     lines_.push_back({"", std::string(context_title(ctx)), true});
     for (const KeyBinding& b : key_table()) {
       if (b.context != ctx) continue;
@@ -47,11 +46,10 @@ void HelpPane::layout(int width) {
 
 void HelpPane::draw(Canvas& c, const Rect& area) {
   layout(area.w);
-  page_ = std::max(1, area.h);
-  cursor_.clamp(static_cast<int64_t>(shown_.size()), page_);
+  view_.fit(static_cast<int64_t>(shown_.size()), area.h);
   const int keys_w = keys_width(area.w);
-  for (int k = 0; k < page_; ++k) {
-    int64_t i = cursor_.top + k;
+  for (int k = 0; k < view_.page; ++k) {
+    int64_t i = view_.top() + k;
     if (i >= static_cast<int64_t>(shown_.size())) break;
     const Line& l = shown_[static_cast<size_t>(i)];
     const int y = area.y + k;
@@ -64,20 +62,12 @@ void HelpPane::draw(Canvas& c, const Rect& area) {
   }
 }
 
-bool HelpPane::act(Action action, PaneHost&) {
-  // The help scrolls: the cursor is the first line shown.
-  cursor_.pos = action == Action::down || action == Action::page_down || action == Action::end ? cursor_.top + page_ - 1 : cursor_.top;
-  return cursor_.act(action, static_cast<int64_t>(shown_.size()), page_);
-}
+bool HelpPane::act(Action action, PaneHost&) { return view_.act(action, static_cast<int64_t>(shown_.size())); }
 
-void HelpPane::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(shown_.size()), page_); }
+void HelpPane::wheel(int rows) { view_.wheel(rows, static_cast<int64_t>(shown_.size())); }
 
 std::string HelpPane::position() const {
-  return fmt::format("line {}/{}", cursor_.top + 1, shown_.size());
-}
-
-void NotBuiltPane::draw(Canvas& c, const Rect& area) {
-  c.text(area.x + 1, area.y + 1, fmt::format("The {} pane is not built yet: {}", title_, what_), Role::muted, area.w - 2);
+  return fmt::format("line {}/{}", view_.top() + 1, shown_.size());
 }
 
 }  // namespace akview::tui

@@ -1,5 +1,5 @@
-// Pane 7, Help: every binding of the key table, grouped by where it applies, each text wrapped at the
-// pane's width beside its keys; and the panes that belong to a later issue, which say so in one line.
+// The Help pane: every binding of the key table, grouped by where it applies, each text wrapped at the
+// pane's width beside its keys.
 #pragma once
 
 #include <string>
@@ -12,7 +12,6 @@ namespace akview::tui {
 class HelpPane : public Pane {
  public:
   HelpPane();
-  std::string_view title() const override { return "Help"; }
   Context context() const override { return Context::nav; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -29,19 +28,7 @@ class HelpPane : public Pane {
   std::vector<Line> lines_;
   std::vector<Line> shown_;   // lines_ wrapped at shown_width_: continuation lines have no keys
   int shown_width_ = -1;
-  ListCursor cursor_;
-  int page_ = 1;
-};
-
-class NotBuiltPane : public Pane {
- public:
-  NotBuiltPane(std::string_view title, std::string_view what) : title_(title), what_(what) {}
-  std::string_view title() const override { return title_; }
-  Context context() const override { return Context::nav; }
-  void draw(Canvas& canvas, const Rect& area) override;
-
- private:
-  std::string_view title_, what_;
+  ScrollView view_;   // the help scrolls by its first line
 };
 
 }  // namespace akview::tui

@@ -2,7 +2,11 @@
 // g/G, / n N, q, Esc.
 #include "ui/tui/keys.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+
+#include "ui/tui/pane_table.hpp"
 
 namespace akview::tui {
 namespace {
@@ -10,20 +14,19 @@ namespace {
 using enum Action;
 using C = Context;
 
+// The bindings with each pane's key (pane_table.hpp) after the global ones that move between panes.
+std::vector<KeyBinding> with_pane_keys(std::vector<KeyBinding> rows) {
+  auto at = std::find_if(rows.begin(), rows.end(), [](const KeyBinding& b) { return b.action == prev_pane; }) + 1;
+  for (const PaneRow& pane : pane_table()) at = rows.insert(at, {{pane.key}, C::global, show_pane, pane.key_help}) + 1;
+  return rows;
+}
+
 const std::vector<KeyBinding>& bindings() {
-  static const std::vector<KeyBinding> kBindings = {
+  static const std::vector<KeyBinding> kBindings = with_pane_keys({
       {{'q'}, C::global, quit, "quit (restores the terminal)"},
       {{'?', kKeyF1}, C::global, help, "help: this list (again: back to the pane before)"},
       {{kKeyTab}, C::global, next_pane, "next pane"},
       {{kKeyBackTab}, C::global, prev_pane, "previous pane"},
-      {{'1'}, C::global, pane_1, "Tensors pane"},
-      {{'2'}, C::global, pane_2, "Header pane"},
-      {{'3'}, C::global, pane_3, "Layout pane"},
-      {{'4'}, C::global, pane_4, "Groups pane"},
-      {{'5'}, C::global, pane_5, "Mapping pane"},
-      {{'6'}, C::global, pane_6, "Compute pane"},
-      {{'7'}, C::global, pane_7, "Help pane"},
-      {{'8'}, C::global, pane_8, "Diff pane (with a second model: akview A --ref B)"},
       {{'R'}, C::global, reload, "reload the model from disk"},
       {{kKeyEsc}, C::global, back, "cancel background work, close a detail or Help, back to the model list"},
       {{kKeyBackspace}, C::global, back, "back to the model list"},
@@ -90,7 +93,7 @@ const std::vector<KeyBinding>& bindings() {
       {{kKeyEsc}, C::prompt, prompt_cancel, "cancel (restores what was there)"},
       {{kKeyBackspace}, C::prompt, prompt_erase, "erase a character"},
       {{kKeyCtrlU}, C::prompt, prompt_clear, "clear the prompt"},
-  };
+  });
   return kBindings;
 }
 
@@ -137,10 +140,18 @@ std::string key_label(int32_t key) {
 }
 
 std::string_view context_title(Context context) {
-  static constexpr std::string_view kTitles[] = {"Everywhere", "Lists and tables", "Model list", "Tensors",
-                                                 "Tensor detail", "Header", "Layout", "Groups", "Mapping", "Compute",
-                                                 "Diff", "Prompts (filter, search)"};
-  return kTitles[static_cast<size_t>(context)];
+  struct Title {
+    Context context;
+    std::string_view title;
+  };
+  static constexpr Title kShell[] = {{C::global, "Everywhere"},       {C::nav, "Lists and tables"},
+                                     {C::model_list, "Model list"},   {C::detail, "Tensor detail"},
+                                     {C::prompt, "Prompts (filter, search)"}};
+  for (const Title& t : kShell)
+    if (t.context == context) return t.title;
+  for (const PaneRow& pane : pane_table())   // a pane's own bindings: its title
+    if (pane.context == context) return pane.title;
+  return {};
 }
 
 std::string key_table_markdown() {

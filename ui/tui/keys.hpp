@@ -32,11 +32,13 @@ enum Key : int32_t {
 };
 
 // Where a binding applies. Dispatch tries the innermost context first: a prompt, then the open
-// detail, then the pane or list in front, then `nav` (any scrolling view), then `global`.
+// detail, then the pane or list in front, then `nav` (any scrolling view), then `global`. The help
+// lists them in this order (`prompt` last); a pane's context is named by its title (pane_table.hpp).
 enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, diff, prompt };
 
 enum class Action : uint8_t {
-  quit, help, next_pane, prev_pane, pane_1, pane_2, pane_3, pane_4, pane_5, pane_6, pane_7, pane_8,
+  quit, help, next_pane, prev_pane,
+  show_pane,   // the pane whose key it is (pane_table.hpp)
   up, down, page_up, page_down, home, end, back, open, reload, cancel_work, restart_stats,
   column_left, column_right, sort_asc, sort_desc, filter, search, search_next, search_prev,
   group_layers, fold, toggle_canonical, toggle_raw, unmapped_only,

@@ -10,6 +10,7 @@
 #include "core/fault_guard.hpp"
 #include "core/layout/layout.hpp"
 #include "ui/batch/explain_report.hpp"
+#include "ui/tui/search.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
@@ -89,7 +90,6 @@ LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session, std::function<uint
   // until a tensor is chosen.
   if (selected_tensor_) followed_ = selected_tensor_();
 }
-LayoutPane::~LayoutPane() { *alive_ = false; }
 
 void LayoutPane::before_frame(PaneHost& host) {
   if (selected_tensor_)
@@ -105,7 +105,7 @@ void LayoutPane::follow(uint32_t tensor) {
     file_ = file;
     regions_.clear();
     loaded_ = false;
-    cursor_ = {};
+    list_.cursor = {};
   }
   if (loaded_) select_tensor_region(tensor);
   else pending_follow_ = tensor;   // selected when the regions land
@@ -141,7 +141,7 @@ int64_t LayoutPane::search(std::string_view needle, int64_t from, int dir) const
 }
 
 void LayoutPane::open_search(PaneHost& host) {
-  const int64_t start = cursor_.pos;
+  const int64_t start = list_.cursor.pos;
   host.prompt("search regions", "", [this, start, &host](const std::string& text, PromptEvent ev) {
     if (ev == PromptEvent::cancel) {
       select(start);
@@ -161,7 +161,8 @@ void LayoutPane::load(PaneHost& host) {
   Job job;
   job.label = "layout";
   job.urgent = true;   // the pane waits for it (and keys typed meanwhile wait with it): before the statistics
-  job.run = [s = session_, file = file_, alive = alive_, this](JobContext& ctx) {
+  const Lifeline::Link life = life_.link();
+  job.run = [s = session_, file = file_, life, this](JobContext& ctx) {
     auto regions = std::make_shared<std::vector<Region>>();
     bool truncated = false;
     Status st = walk_layout(s->model, file, [&](const Region& r) {
@@ -174,8 +175,7 @@ void LayoutPane::load(PaneHost& host) {
       return true;
     });
     std::string error = st.ok() ? std::string() : st.error().to_string();
-    ctx.post([alive, regions, truncated, error, this] {
-      if (!*alive) return;
+    ctx.post(life.guard([regions, truncated, error, this] {
       regions_ = std::move(*regions);
       truncated_ = truncated;
       error_ = error;
@@ -186,23 +186,22 @@ void LayoutPane::load(PaneHost& host) {
       const uint32_t t = pending_follow_;
       pending_follow_ = kNone;
       follow(t);   // its region here, or its file next (chosen while this one was loading)
-    });
+    }));
   };
-  job.on_cancel = [alive = alive_, this] {
-    if (!*alive) return;
+  job.on_cancel = life.guard([this] {
     loading_ = false;
     loaded_ = true;
     error_ = "cancelled (R reloads)";
-  };
+  });
   host.worker().submit(std::move(job));
 }
 
 void LayoutPane::select(int64_t row) {
-  cursor_.pos = row;
-  cursor_.clamp(static_cast<int64_t>(regions_.size()), page_);
+  list_.cursor.pos = row;
+  list_.clamp(static_cast<int64_t>(regions_.size()));
   children_.clear();
   if (regions_.empty()) return;
-  const size_t at = static_cast<size_t>(cursor_.pos);
+  const size_t at = static_cast<size_t>(list_.cursor.pos);
   const Region& sel = regions_[at];
   for (size_t i = at + 1; i < regions_.size() && regions_[i].depth > sel.depth; ++i)
     if (regions_[i].depth == sel.depth + 1) children_.push_back(i);
@@ -238,7 +237,7 @@ bool LayoutPane::enter(PaneHost& host) {
   if (regions_.empty()) return false;
   // The selection, or the nearest region above it in the tree that names a tensor (Enter on a
   // tensor info's name length works like Enter on the info).
-  size_t at = static_cast<size_t>(cursor_.pos);
+  size_t at = static_cast<size_t>(list_.cursor.pos);
   const Tensor* t = session_->model.find(regions_[at].label);
   for (size_t i = at, depth = regions_[at].depth; !t && i-- > 0 && depth > 0;) {
     if (regions_[i].depth >= depth) continue;
@@ -283,23 +282,17 @@ bool LayoutPane::act(Action action, PaneHost& host) {
     case Action::open: return enter(host);
     case Action::search: open_search(host); return true;
     case Action::search_next:
-    case Action::search_prev: {
-      if (search_.empty()) {
-        host.flash("no search yet: / searches");
-        return true;
-      }
-      const int dir = action == Action::search_next ? 1 : -1;
-      const int64_t r = search(search_, cursor_.pos + dir, dir);
-      if (r < 0) host.flash(fmt::format("no match for '{}'", search_));
-      else select(r);
+    case Action::search_prev:
+      step_plain_search(
+          host, search_, list_.cursor.pos, action == Action::search_next ? 1 : -1,
+          [this](int64_t from, int dir) { return search(search_, from, dir); }, [this](int64_t r) { select(r); });
       return true;
-    }
     case Action::next_file:
       if (session_->model.files.size() < 2) return true;
       file_ = (file_ + 1) % static_cast<uint32_t>(session_->model.files.size());
       regions_.clear();
       loaded_ = false;
-      cursor_ = {};
+      list_.cursor = {};
       return true;
     case Action::goto_offset:
       host.prompt("offset 0x", "", [this, &host](const std::string& text, PromptEvent event) {
@@ -314,25 +307,25 @@ bool LayoutPane::act(Action action, PaneHost& host) {
       return true;
     default: break;
   }
-  if (cursor_.act(action, static_cast<int64_t>(regions_.size()), page_)) {
-    select(cursor_.pos);
+  if (list_.act(action, static_cast<int64_t>(regions_.size()))) {
+    select(list_.cursor.pos);
     return true;
   }
   return false;
 }
 
 void LayoutPane::click(int x, int y, PaneHost& host) {
-  if (y >= 1 && y - 1 < page_) select(cursor_.top + y - 1);
+  if (list_.click(y, static_cast<int64_t>(regions_.size()))) select(list_.cursor.pos);
 }
 
 void LayoutPane::wheel(int rows) {
-  cursor_.scroll(rows, static_cast<int64_t>(regions_.size()), page_);
-  select(cursor_.pos);
+  list_.wheel(rows, static_cast<int64_t>(regions_.size()));
+  select(list_.cursor.pos);
 }
 
 std::string LayoutPane::position() const {
   if (!loaded_) return {};
-  return fmt::format("region {}/{}", regions_.empty() ? 0 : cursor_.pos + 1, regions_.size());
+  return list_.position("region", static_cast<int64_t>(regions_.size()));
 }
 
 std::string LayoutPane::state() const {
@@ -348,7 +341,7 @@ std::string LayoutPane::hints() const {
 
 Role LayoutPane::byte_role(uint64_t offset) const {
   if (regions_.empty()) return Role::muted;
-  const Region& sel = regions_[static_cast<size_t>(cursor_.pos)];
+  const Region& sel = regions_[static_cast<size_t>(list_.cursor.pos)];
   if (offset < sel.offset || offset >= sel.offset + sel.size) return Role::muted;
   if (children_.empty()) return Role::selected;
   // Children are in file order: the last one starting at or before `offset`.
@@ -402,12 +395,12 @@ void LayoutPane::draw(Canvas& c, const Rect& area) {
 }
 
 void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
-  page_ = std::max(1, a.h);
+  list_.page = std::max(1, a.h);
   if (regions_.empty()) c.text(a.x + 1, a.y, error_.empty() ? "no regions" : "no regions (why: below)", Role::muted, a.w - 1);
-  cursor_.clamp(static_cast<int64_t>(regions_.size()), page_);
+  list_.clamp(static_cast<int64_t>(regions_.size()));
   const bool offsets = a.w >= 40;
   for (int row = 0; row < a.h; ++row) {
-    const int64_t i = cursor_.top + row;
+    const int64_t i = list_.cursor.top + row;
     if (i >= static_cast<int64_t>(regions_.size())) break;
     const Region& r = regions_[static_cast<size_t>(i)];
     const int y = a.y + row;
@@ -418,7 +411,7 @@ void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
     const std::string name = r.label.empty() ? std::string(region_kind_name(r.kind)) : r.label;
     x += c.text_middle(x, y, name, kind_role(r.kind), a.x + a.w - x);
     if (!r.value.empty() && x + 2 < a.x + a.w) c.text(x + 1, y, r.value, Role::muted, a.x + a.w - x - 1);
-    if (i == cursor_.pos) c.restyle(a.x, y, a.w, Role::selected);
+    if (i == list_.cursor.pos) c.restyle(a.x, y, a.w, Role::selected);
   }
 }
 

@@ -25,9 +25,7 @@ class LayoutPane : public Pane {
  public:
   // `selected_tensor`: the tensor selected in Tensors (kNone: none), followed when it changes.
   explicit LayoutPane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected_tensor = nullptr);
-  ~LayoutPane() override;
 
-  std::string_view title() const override { return "Layout"; }
   Context context() const override { return block_ ? Context::detail : Context::layout; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -41,7 +39,7 @@ class LayoutPane : public Pane {
 
   // For tests.
   const std::vector<Region>& regions() const { return regions_; }
-  int64_t cursor_row() const { return cursor_.pos; }
+  int64_t cursor_row() const { return list_.cursor.pos; }
   bool block_open() const { return block_.has_value(); }
   // Selects the deepest region holding `offset`; false when none does.
   bool go_to_offset(uint64_t offset);
@@ -65,13 +63,12 @@ class LayoutPane : public Pane {
   Role byte_role(uint64_t offset) const;
 
   std::shared_ptr<ModelSession> session_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  Lifeline life_;
   uint32_t file_ = 0;
   std::vector<Region> regions_;
   bool loading_ = false, loaded_ = false, truncated_ = false;
   std::string error_;
-  ListCursor cursor_;
-  int page_ = 1;
+  ListView list_;
   uint64_t hex_top_ = 0;          // first byte shown in the hex view
   int bytes_per_row_ = 16;
   std::vector<size_t> children_;  // region indices of the selection's children

@@ -92,31 +92,31 @@ void MappingPane::request_sort(PaneHost& host) {
   const std::vector<uint32_t>& cache = canonical ? by_canonical_order_ : by_native_;
   if (cache.size() == session_->names->entries.size() || sorting_[canonical]) return;
   sorting_[canonical] = true;
-  std::weak_ptr<bool> alive = alive_;   // results land on the UI thread, where the pane may be gone
+  const Lifeline::Link life = life_.link();   // results land on the UI thread, where the pane may be gone
   std::shared_ptr<const NameMap> names = session_->names;
   host.worker().submit(Job{
       canonical ? "sorting canonical names" : "sorting native names",
-      [this, alive, names, canonical, session = session_](JobContext& ctx) {
+      [this, life, names, canonical, session = session_](JobContext& ctx) {
         std::vector<uint32_t> order = sorted_entries(session->model, *names, canonical);
         if (ctx.cancelled()) return;
-        ctx.post([this, alive, names, canonical, order = std::move(order)]() mutable {
-          if (alive.expired()) return;
+        ctx.post(life.guard([this, names, canonical, order = std::move(order)]() mutable {
           sorting_[canonical] = false;
           if (session_->names != names) return;   // a reload replaced the map meanwhile
           (canonical ? by_canonical_order_ : by_native_) = std::move(order);
           refresh();
-        });
+        }));
       },
-      [this, alive, canonical] {
-        if (alive.expired()) return;
+      life.guard([this, canonical] {
         sorting_[canonical] = false;
         sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
-      },
+      }),
       /*urgent=*/true});
 }
 
 void MappingPane::refresh() {
-  const uint32_t keep = session_->names && static_cast<uint64_t>(cursor_.pos) < view_.size() ? view_[cursor_.pos] : kNone;
+  const int64_t at = list_.cursor.pos;
+  const bool on_entry = session_->names && static_cast<uint64_t>(at) < view_.size();
+  const uint32_t keep = on_entry ? view_[static_cast<size_t>(at)] : kNone;
   ++view_version_;
   view_.clear();
   if (!session_->names) return;
@@ -133,10 +133,10 @@ void MappingPane::refresh() {
     }
     view_.push_back(e);
   }
-  cursor_.pos = 0;
+  list_.cursor.pos = 0;
   if (keep != kNone)   // stay on the same tensor when it is still listed
-    if (auto it = std::find(view_.begin(), view_.end(), keep); it != view_.end()) cursor_.pos = it - view_.begin();
-  cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+    if (auto it = std::find(view_.begin(), view_.end(), keep); it != view_.end()) list_.cursor.pos = it - view_.begin();
+  list_.clamp(static_cast<int64_t>(view_.size()));
 }
 
 void MappingPane::sync() {
@@ -155,7 +155,7 @@ void MappingPane::before_frame(PaneHost& host) {
   request_sort(host);
 }
 
-bool MappingPane::set_filter(const std::string& text, PaneHost* host) {
+Status MappingPane::set_filter(const std::string& text) {
   filter_ = text;
   filter_error_.clear();
   const bool invert = !text.empty() && text[0] == '!';
@@ -163,7 +163,7 @@ bool MappingPane::set_filter(const std::string& text, PaneHost* host) {
   if (pattern.empty()) {
     filter_re_.reset();
     filter_invert_ = false;
-    return true;
+    return Status();
   }
   try {
     std::regex re(pattern, std::regex::ECMAScript | std::regex::optimize);   // (emplace would empty it on a throw)
@@ -171,10 +171,9 @@ bool MappingPane::set_filter(const std::string& text, PaneHost* host) {
     filter_invert_ = invert;
   } catch (const std::regex_error& e) {
     filter_error_ = bad_pattern_message(pattern, e.what());   // the last good regex stays while the user types
-    if (host) host->flash(filter_error_);
-    return false;
+    return make_error(ErrorCode::usage, "", kNoOffset, filter_error_);
   }
-  return true;
+  return Status();
 }
 
 void MappingPane::load_config() {
@@ -201,7 +200,7 @@ void MappingPane::draw(Canvas& canvas, const Rect& area) {
   canvas.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
   if (!session_->names) {
-    page_ = std::max(1, area.h - 1);
+    list_.page = std::max(1, area.h - 1);
     canvas.text(area.x, area.y, "building the name map…", Role::muted, area.w);
     return;
   }
@@ -226,7 +225,7 @@ void MappingPane::draw(Canvas& canvas, const Rect& area) {
 
 void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
   if (area.h <= 0) return;
-  page_ = std::max(1, area.h - 1);
+  list_.page = std::max(1, area.h - 1);
   const Columns c = columns_for(area.w);
   const int x_can = area.x + c.native_w, x_role = x_can + c.canonical_w, x_note = x_role + c.role_w;
   canvas.fill(area.x, area.y, area.w, Role::header);
@@ -238,10 +237,10 @@ void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
     canvas.text(area.x, area.y + 1, "(no tensors match)", Role::muted, area.w);
     return;
   }
-  cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+  list_.clamp(static_cast<int64_t>(view_.size()));
   const Model& model = session_->model;
-  for (int k = 0; k < page_; ++k) {
-    const int64_t row = cursor_.top + k;
+  for (int k = 0; k < list_.page; ++k) {
+    const int64_t row = list_.cursor.top + k;
     if (row >= static_cast<int64_t>(view_.size())) break;
     const int y = area.y + 1 + k;
     const NameMapEntry& e = session_->names->entries[view_[static_cast<size_t>(row)]];
@@ -251,7 +250,7 @@ void MappingPane::draw_table(Canvas& canvas, const Rect& area) {
     else canvas.text(x_can, y, "unmapped", Role::warn, c.canonical_w - 1);
     if (c.role_w) canvas.text(x_role, y, e.role, Role::type_other, c.role_w - 1);
     if (c.note_w) canvas.text(x_note, y, e.note, Role::muted, c.note_w);
-    if (row == cursor_.pos) canvas.restyle(area.x, y, area.w, Role::selected);
+    if (row == list_.cursor.pos) canvas.restyle(area.x, y, area.w, Role::selected);
     if (search_.active()) {
       highlight_match(canvas, area.x, y, c.native_w - 1, native, search_.pattern());
       if (e.mapped) highlight_match(canvas, x_can, y, c.canonical_w - 1, e.canonical, search_.pattern());
@@ -277,14 +276,14 @@ void MappingPane::draw_config(Canvas& canvas, const Rect& area) {
 Search::Target MappingPane::search_target() {
   Search::Target t;
   t.size = [this] { return static_cast<int64_t>(view_.size()); };
-  t.current = [this] { return view_.empty() ? -1 : cursor_.pos; };
+  t.current = [this] { return view_.empty() ? -1 : list_.cursor.pos; };
   t.matches = [this](int64_t row, const Pattern& p) {
     const auto e = entry_at(static_cast<uint64_t>(row));
     return e && (p.matches(session_->model.tensors[e->tensor].name) || (e->mapped && p.matches(e->canonical)));
   };
   t.go = [this](int64_t row) {
-    cursor_.pos = row;
-    cursor_.clamp(static_cast<int64_t>(view_.size()), page_);
+    list_.cursor.pos = row;
+    list_.clamp(static_cast<int64_t>(view_.size()));
   };
   t.version = [this] { return view_version_; };
   return t;
@@ -295,14 +294,15 @@ void MappingPane::start_filter(PaneHost& host) {
   host.prompt("filter (regex, ! inverts)", filter_, [this, before, &host](const std::string& text, PromptEvent event) {
     const bool big = session_->names && session_->names->entries.size() > kLiveFilterMax;
     if (event == PromptEvent::edit && big) return;   // a million regex matches per key: wait for Enter
-    if (event == PromptEvent::cancel) set_filter(before);
-    else set_filter(text, &host);
+    // Esc restores the filter as it was (its error, if any, shows in the state again, not flashed).
+    const Status set = set_filter(event == PromptEvent::cancel ? before : text);
+    if (!set && event != PromptEvent::cancel) host.flash(set.error().message);
     refresh();
   });
 }
 
 bool MappingPane::act(Action action, PaneHost& host) {
-  if (!session_->names) return cursor_.act(action, 0, page_);
+  if (!session_->names) return list_.act(action, 0);
   sync();
   switch (action) {
     case Action::unmapped_only:
@@ -319,21 +319,19 @@ bool MappingPane::act(Action action, PaneHost& host) {
     case Action::search: search_.open(host); return true;
     case Action::search_next:
     case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
-    default: return cursor_.act(action, static_cast<int64_t>(view_.size()), page_);
+    default: return list_.act(action, static_cast<int64_t>(view_.size()));
   }
 }
 
 void MappingPane::click(int /*x*/, int y, PaneHost& /*host*/) {
-  if (y <= 0 || y > page_) return;   // the column header, or the config below the table
-  const int64_t row = cursor_.top + y - 1;
-  if (row < static_cast<int64_t>(view_.size())) cursor_.pos = row;
+  list_.click(y, static_cast<int64_t>(view_.size()));   // not on the column header, or the config below the table
 }
 
-void MappingPane::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(view_.size()), page_); }
+void MappingPane::wheel(int rows) { list_.wheel(rows, static_cast<int64_t>(view_.size())); }
 
 std::string MappingPane::position() const {
   if (view_.empty()) return {};
-  return fmt::format("row {}/{}", cursor_.pos + 1, view_.size());
+  return list_.position("row", static_cast<int64_t>(view_.size()));
 }
 
 std::string MappingPane::state() const {

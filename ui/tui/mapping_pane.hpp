@@ -21,7 +21,6 @@ class MappingPane : public Pane {
  public:
   explicit MappingPane(std::shared_ptr<ModelSession> session);
 
-  std::string_view title() const override { return "Mapping"; }
   Context context() const override { return Context::mapping; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -34,7 +33,7 @@ class MappingPane : public Pane {
 
   // For the shell and tests.
   uint64_t row_count() const { return view_.size(); }
-  int64_t cursor_row() const { return cursor_.pos; }
+  int64_t cursor_row() const { return list_.cursor.pos; }
   // The name-map entry shown at `row` (nullptr when none or the map is not built yet).
   std::optional<NameMapEntry> entry_at(uint64_t row) const;
   bool sorted_by_canonical() const { return by_canonical_; }
@@ -46,7 +45,8 @@ class MappingPane : public Pane {
   void request_sort(PaneHost& host);      // a big map's sort goes to the worker
   Search::Target search_target();
   void start_filter(PaneHost& host);
-  bool set_filter(const std::string& text, PaneHost* host = nullptr);
+  // Fails for a bad regex: the last good one stays, and filter_error_ says why.
+  Status set_filter(const std::string& text);
   void draw_table(Canvas& canvas, const Rect& area);
   void draw_config(Canvas& canvas, const Rect& area);
   void load_config();
@@ -57,7 +57,7 @@ class MappingPane : public Pane {
   std::vector<uint32_t> by_native_, by_canonical_order_, model_order_;
   bool sorting_[2] = {false, false};               // a worker sort is under way: [by canonical]
   bool sort_cancelled_ = false;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);   // posted results check it
+  Lifeline life_;
   bool by_canonical_ = false;
   bool unmapped_only_ = false;
   std::string filter_;                             // as typed (a leading ! inverts)
@@ -66,8 +66,7 @@ class MappingPane : public Pane {
   std::string filter_error_;                       // bad_pattern_message of the filter typed, else ""
   uint64_t view_version_ = 0;                      // bumped when view_ is rebuilt
   Search search_{search_target()};
-  ListCursor cursor_;
-  int page_ = 1;
+  ListView list_;
 
   struct ConfigLine {
     std::string name, value, source;

@@ -15,7 +15,7 @@
 #include "ui/tui/text_search.hpp"
 
 #include "ui/batch/explain_report.hpp"
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 
 namespace akview::tui {
 namespace {
@@ -206,7 +206,7 @@ size_t ModelList::failed() const {
 const CatalogEntry* ModelList::take_chosen() {
   if (!chosen_ || entries_->empty()) return nullptr;
   chosen_ = false;
-  return &(*entries_)[static_cast<size_t>(cursor_.pos)];
+  return &(*entries_)[static_cast<size_t>(list_.cursor.pos)];
 }
 
 void ModelList::draw(Canvas& c, const Rect& area) {
@@ -214,9 +214,9 @@ void ModelList::draw(Canvas& c, const Rect& area) {
   // height leaves it room (with a long list, the list keeps all but kMinDetailRows).
   const int n_rows = static_cast<int>(std::min<size_t>(entries_->size(), 1 << 20));
   const bool detail = !entries_->empty() && area.h - 1 - kMinDetailRows >= 3 && area.w >= 30;
-  page_ = detail ? std::clamp(n_rows, 1, area.h - 1 - kMinDetailRows) : std::max(1, area.h - 1);
-  cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
-  wanted_->store(cursor_.pos, std::memory_order_relaxed);
+  list_.page = detail ? std::clamp(n_rows, 1, area.h - 1 - kMinDetailRows) : std::max(1, area.h - 1);
+  list_.clamp(static_cast<int64_t>(entries_->size()));
+  wanted_->store(list_.cursor.pos, std::memory_order_relaxed);
   // The format and main type columns are as wide as what they hold (the title at least, their
   // table width at most; a long main type such as "ollama.int4 4-bit g64" a little more).
   int longest_name = display_width("model"), longest_type = 0, longest_format = 0;
@@ -258,8 +258,8 @@ void ModelList::draw(Canvas& c, const Rect& area) {
     c.text(area.x + 1, area.y + 2, "no models found here", Role::muted, area.w - 2);
     return;
   }
-  for (int k = 0; k < page_; ++k) {
-    int64_t i = cursor_.top + k;
+  for (int k = 0; k < list_.page; ++k) {
+    int64_t i = list_.cursor.top + k;
     if (i >= static_cast<int64_t>(entries_->size())) break;
     const CatalogEntry& e = (*entries_)[static_cast<size_t>(i)];
     const int y = area.y + 1 + k;
@@ -306,13 +306,13 @@ void ModelList::draw(Canvas& c, const Rect& area) {
       else c.text(x, y, text, role, w);
       x += w + 1;
     }
-    if (i == cursor_.pos) c.restyle(area.x, y, area.w, Role::selected);
+    if (i == list_.cursor.pos) c.restyle(area.x, y, area.w, Role::selected);
   }
-  if (detail) draw_detail(c, {area.x, area.y + 1 + page_, area.w, area.h - 1 - page_});
+  if (detail) draw_detail(c, {area.x, area.y + 1 + list_.page, area.w, area.h - 1 - list_.page});
 }
 
 void ModelList::draw_detail(Canvas& c, const Rect& area) {
-  const CatalogEntry& e = (*entries_)[static_cast<size_t>(cursor_.pos)];
+  const CatalogEntry& e = (*entries_)[static_cast<size_t>(list_.cursor.pos)];
   c.fill(area.x, area.y, area.w, Role::header);
   c.text(area.x + 1, area.y, e.name, Role::header, area.w - 2);
   const int label_w = 14;
@@ -322,7 +322,7 @@ void ModelList::draw_detail(Canvas& c, const Rect& area) {
 
 bool ModelList::act(Action action, PaneHost& host) {
   const int64_t n = static_cast<int64_t>(entries_->size());
-  if (cursor_.act(action, n, page_)) return true;
+  if (list_.act(action, n)) return true;
   switch (action) {   // the model list's own bindings
     case Action::open: chosen_ = n > 0; return true;
     case Action::open_address:
@@ -340,25 +340,23 @@ bool ModelList::act(Action action, PaneHost& host) {
 Search::Target ModelList::search_target() {
   Search::Target t;
   t.size = [this] { return static_cast<int64_t>(entries_->size()); };
-  t.current = [this] { return entries_->empty() ? -1 : cursor_.pos; };
+  t.current = [this] { return entries_->empty() ? -1 : list_.cursor.pos; };
   t.matches = [this](int64_t i, const Pattern& p) { return p.matches((*entries_)[static_cast<size_t>(i)].name); };
   t.go = [this](int64_t i) {
-    cursor_.pos = i;
-    cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
+    list_.cursor.pos = i;
+    list_.clamp(static_cast<int64_t>(entries_->size()));
   };
   return t;
 }
 
 void ModelList::click(int, int y, PaneHost&) {
-  if (y < 1 || y > page_) return;   // the column headers, the detail panel
-  cursor_.pos = cursor_.top + y - 1;
-  cursor_.clamp(static_cast<int64_t>(entries_->size()), page_);
+  list_.click(y, static_cast<int64_t>(entries_->size()));   // not on the column headers, the detail panel
 }
 
-void ModelList::wheel(int rows) { cursor_.scroll(rows, static_cast<int64_t>(entries_->size()), page_); }
+void ModelList::wheel(int rows) { list_.wheel(rows, static_cast<int64_t>(entries_->size())); }
 
 std::string ModelList::position() const {
-  return fmt::format("model {}/{}", entries_->empty() ? 0 : cursor_.pos + 1, entries_->size());
+  return list_.position("model", static_cast<int64_t>(entries_->size()));
 }
 
 }  // namespace akview::tui

@@ -20,7 +20,6 @@ class ModelList : public Pane {
  public:
   // `where`: what the title bar shows ("local stores" or the folder).
   ModelList(std::string where, std::vector<CatalogEntry> entries, Worker& worker);
-  std::string_view title() const override { return "Models"; }
   Context context() const override { return Context::model_list; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
@@ -45,9 +44,8 @@ class ModelList : public Pane {
 
   std::string where_;
   std::shared_ptr<std::vector<CatalogEntry>> entries_;
-  ListCursor cursor_;
+  ListView list_;
   std::shared_ptr<std::atomic<int64_t>> wanted_ = std::make_shared<std::atomic<int64_t>>(0);   // the worker describes it next
-  int page_ = 1;
   Search search_{search_target()};
   bool chosen_ = false;
   std::string typed_;

@@ -2,35 +2,14 @@
 #include "ui/tui/model_view.hpp"
 
 #include "core/remote/mirror.hpp"
-#include "ui/tui/groups_pane.hpp"
-#include "ui/tui/compute_pane.hpp"
-#include "ui/tui/diff_pane.hpp"
-#include "ui/tui/header_pane.hpp"
-#include "ui/tui/help_pane.hpp"
-#include "ui/tui/layout_pane.hpp"
-#include "ui/tui/mapping_pane.hpp"
-#include "ui/tui/tensors_pane.hpp"
 
 namespace akview::tui {
 
 ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool start_jobs,
                      std::shared_ptr<ModelSession> ref)
     : session_(std::move(session)), ref_(std::move(ref)), worker_(worker), plan_(std::make_shared<StatsPlan>()) {
-  panes_.push_back(std::make_unique<TensorsPane>(session_, plan_, [this] { restart_stats(); }));
-  panes_.push_back(std::make_unique<HeaderPane>(session_));
-  panes_.push_back(std::make_unique<LayoutPane>(session_, [this] { return tensors().selected_tensor(); }));
-  panes_.push_back(std::make_unique<GroupsPane>(session_, [this] { return tensors().selected_tensor(); }));
-  panes_.push_back(std::make_unique<MappingPane>(session_));
-  panes_.push_back(std::make_unique<ComputePane>(session_, [this] { return tensors().selected_tensor(); }, ref_));
-  panes_.push_back(std::make_unique<HelpPane>());
-  if (ref_) {
-    constexpr size_t kCompute = 5;
-    panes_.push_back(std::make_unique<DiffPane>(session_, ref_, [this](uint32_t tensor, PaneHost& host) {
-      tensors().select_tensor(tensor);   // Compute's "tensor …" line, Layout and Groups follow the pair
-      static_cast<ComputePane&>(*panes_[kCompute]).run_tensor(tensor, host);
-      select_pane(kCompute);
-    }));
-  }
+  for (const PaneRow& row : pane_table())
+    if (!row.needs_ref || ref_) panes_.push_back({&row, row.make(*this)});
   if (start_jobs) this->start_jobs();
 }
 
@@ -50,7 +29,14 @@ void ModelView::start_jobs() {
   if (!remote::is_remote_model(session_->model)) restart_stats();
 }
 
-TensorsPane& ModelView::tensors() { return static_cast<TensorsPane&>(*panes_[0]); }
+bool ModelView::select_pane_by_key(int32_t key) {
+  for (size_t i = 0; i < panes_.size(); ++i)
+    if (panes_[i].row->key == key) {
+      current_ = i;
+      return true;
+    }
+  return false;
+}
 
 void ModelView::restart_stats() {
   if (*stats_active_) return;   // one statistics job at a time; it skips what is done

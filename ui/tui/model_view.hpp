@@ -1,5 +1,6 @@
-// One opened model on screen: its session, the panes in PRODUCT.md's order (Diff with a second model), and the
-// background jobs that fill it in (the name map, then value statistics, rows on screen first).
+// One opened model on screen: its session, the panes of the pane table (pane_table.hpp; Diff only with a
+// second model), and the background jobs that fill it in (the name map, then value statistics, rows on
+// screen first).
 #pragma once
 
 #include <memory>
@@ -7,14 +8,11 @@
 #include <vector>
 
 #include "ui/tui/pane.hpp"
+#include "ui/tui/pane_table.hpp"
 #include "ui/tui/session.hpp"
 #include "ui/tui/value_stats.hpp"
 
 namespace akview::tui {
-
-class TensorsPane;
-
-inline constexpr size_t kHelpPane = 6;   // the panes in PRODUCT.md's order: Help is the seventh
 
 class ModelView {
  public:
@@ -26,13 +24,33 @@ class ModelView {
 
   ModelSession& session() { return *session_; }
   const std::shared_ptr<ModelSession>& shared_session() const { return session_; }
-  Pane& pane() { return *panes_[current_]; }
+  const std::shared_ptr<ModelSession>& ref() const { return ref_; }
+  const std::shared_ptr<StatsPlan>& stats_plan() const { return plan_; }
+
+  // The panes by tab: the one in front, how many, each one's row of the pane table.
+  Pane& pane() { return *panes_[current_].pane; }
   size_t pane_index() const { return current_; }
   size_t pane_count() const { return panes_.size(); }
-  std::string_view pane_title(size_t i) const { return panes_[i]->title(); }
+  const PaneRow& pane_row(size_t i) const { return *panes_[i].row; }
   void select_pane(size_t i) { current_ = i < panes_.size() ? i : current_; }
-  TensorsPane& tensors();
-  const std::shared_ptr<ModelSession>& ref() const { return ref_; }
+  // The pane shown by `key` (pane_table.hpp) to the front; false when the view has none.
+  bool select_pane_by_key(int32_t key);
+  // The pane of type P (nullptr when the view has none), whether it is in front, and bringing it there.
+  template <typename P>
+  P* find() {
+    for (Shown& s : panes_)
+      if (auto* p = dynamic_cast<P*>(s.pane.get())) return p;
+    return nullptr;
+  }
+  template <typename P>
+  bool showing() const {
+    return dynamic_cast<const P*>(panes_[current_].pane.get()) != nullptr;
+  }
+  template <typename P>
+  void show() {
+    for (size_t i = 0; i < panes_.size(); ++i)
+      if (dynamic_cast<P*>(panes_[i].pane.get())) current_ = i;
+  }
 
   void restart_stats();
   // The name-map and statistics jobs; the shell starts them once the first frame is drawn, so they
@@ -47,7 +65,11 @@ class ModelView {
   std::shared_ptr<ModelSession> ref_;
   Worker& worker_;
   std::shared_ptr<StatsPlan> plan_;
-  std::vector<std::unique_ptr<Pane>> panes_;
+  struct Shown {
+    const PaneRow* row;
+    std::unique_ptr<Pane> pane;
+  };
+  std::vector<Shown> panes_;
   size_t current_ = 0;
   bool changed_ = false;
   bool jobs_started_ = false;

@@ -10,6 +10,8 @@
 
 #include "ui/tui/canvas.hpp"
 #include "ui/tui/keys.hpp"
+#include "ui/tui/lifeline.hpp"
+#include "ui/tui/list_view.hpp"
 #include "ui/tui/worker.hpp"
 
 namespace akview::tui {
@@ -32,7 +34,6 @@ class PaneHost {
 class Pane {
  public:
   virtual ~Pane() = default;
-  virtual std::string_view title() const = 0;   // "Tensors"
   virtual Context context() const = 0;          // the key-table context of its own bindings
   virtual void draw(Canvas& canvas, const Rect& area) = 0;
   // An action bound in the pane's context, or a navigation action; false when not handled (the
@@ -60,16 +61,5 @@ struct DetailLine {
 // Draws lines [first, first + h) at (x, y): labels muted in a column of `label_w`, values after it.
 void draw_detail_lines(Canvas& c, int x, int y, int w, int h, int label_w, const std::vector<DetailLine>& lines,
                        int64_t first = 0);
-
-// Cursor and scroll offset of a vertical list of `count` rows shown `page` rows at a time.
-struct ListCursor {
-  int64_t pos = 0;
-  int64_t top = 0;
-  // up/down/page_up/page_down/home/end; false for any other action.
-  bool act(Action action, int64_t count, int page);
-  // Keeps pos inside [0, count) and on screen.
-  void clamp(int64_t count, int page);
-  void scroll(int rows, int64_t count, int page);
-};
 
 }  // namespace akview::tui

@@ -85,4 +85,15 @@ std::string Search::status() const {
   return fmt::format("{} match{} '{}'", m.size(), m.size() == 1 ? "" : "es", pattern_.text());
 }
 
+void step_plain_search(PaneHost& host, const std::string& term, int64_t current, int dir,
+                       const std::function<int64_t(int64_t, int)>& find, const std::function<void(int64_t)>& go) {
+  if (term.empty()) {
+    host.flash("no search yet: / searches");
+    return;
+  }
+  const int64_t at = find(current + dir, dir);
+  if (at < 0) host.flash(fmt::format("no match for '{}'", term));
+  else go(at);
+}
+
 }  // namespace akview::tui

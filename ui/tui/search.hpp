@@ -51,4 +51,11 @@ class Search {
   mutable int64_t counted_size_ = -1;
 };
 
+// n (dir 1) and N (dir -1) in a view with its own plain-text search (Layout's region names, a long
+// value's lines): `find(from, dir)` is the next line holding `term` from `from` (-1 when none), `go`
+// moves there; no term or no match is flashed.
+void step_plain_search(PaneHost& host, const std::string& term, int64_t current, int dir,
+                       const std::function<int64_t(int64_t from, int dir)>& find,
+                       const std::function<void(int64_t)>& go);
+
 }  // namespace akview::tui

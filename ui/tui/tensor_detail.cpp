@@ -6,7 +6,7 @@
 #include "core/decode/decode.hpp"
 #include "core/tensor_view.hpp"
 #include "ui/batch/commands.hpp"
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 #include "ui/tui/tensors_pane.hpp"
 
 namespace akview::tui {

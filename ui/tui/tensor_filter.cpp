@@ -44,10 +44,13 @@ std::optional<int64_t> parse_int(std::string_view s) {
   return v;
 }
 
-// The value of a `column:value` term, parsed into `term`; a message when it names nothing.
-std::string parse_value(FilterTerm& term, std::string_view value) {
+// A filter that cannot be: what the prompt shows.
+Error filter_error(std::string message) { return make_error(ErrorCode::usage, "", kNoOffset, std::move(message)); }
+
+// The value of a `column:value` term, parsed into `term`; fails when it names nothing.
+Status parse_value(FilterTerm& term, std::string_view value) {
   const std::vector<std::string_view> parts = split(value, ',');
-  if (parts.empty()) return "filter: nothing after ':'";
+  if (parts.empty()) return filter_error("filter: nothing after ':'");
   for (std::string_view part : parts) {
     switch (term.key) {   // one value syntax per column
       case FilterTerm::Key::type: {
@@ -55,14 +58,17 @@ std::string parse_value(FilterTerm& term, std::string_view value) {
         bool any = false;
         for (const TypeInfo& t : all_types())
           if (lower_ascii(t.name) == want) term.types[static_cast<size_t>(t.id)] = any = true;
-        if (!any) return fmt::format("filter: no type '{}' (types as the type column shows them: q6_k, bf16, …)", part);
+        if (!any)
+          return filter_error(
+              fmt::format("filter: no type '{}' (types as the type column shows them: q6_k, bf16, …)", part));
         break;
       }
       case FilterTerm::Key::layer: {
         const size_t dash = part.find('-', 1);
         const auto lo = parse_int(part.substr(0, dash));
         const auto hi = dash == std::string_view::npos ? lo : parse_int(part.substr(dash + 1));
-        if (!lo || !hi || *hi < *lo) return fmt::format("filter: layer '{}' is not a number or a range like 2-5", part);
+        if (!lo || !hi || *hi < *lo)
+          return filter_error(fmt::format("filter: layer '{}' is not a number or a range like 2-5", part));
         term.layers.emplace_back(*lo, *hi);
         break;
       }
@@ -70,25 +76,25 @@ std::string parse_value(FilterTerm& term, std::string_view value) {
       case FilterTerm::Key::name: break;
     }
   }
-  return {};
+  return Status();
 }
 
-std::string parse_name(FilterTerm& term, std::string_view pattern) {
+Status parse_name(FilterTerm& term, std::string_view pattern) {
   if (is_dot_literal(pattern)) {
     term.literal = std::string(pattern);
-    return {};
+    return Status();
   }
   try {
     term.regex = std::make_shared<const std::regex>(std::string(pattern), std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
-    return bad_pattern_message(pattern, e.what());
+    return filter_error(bad_pattern_message(pattern, e.what()));
   }
-  return {};
+  return Status();
 }
 
 }  // namespace
 
-std::variant<TensorFilter, std::string> parse_tensor_filter(std::string_view text) {
+Result<TensorFilter> parse_tensor_filter(std::string_view text) {
   TensorFilter filter;
   for (std::string_view word : split(text, ' ')) {
     FilterTerm term;
@@ -101,19 +107,20 @@ std::variant<TensorFilter, std::string> parse_tensor_filter(std::string_view tex
     const size_t colon = word.find(':');
     const std::string_view head = colon == std::string_view::npos ? std::string_view() : word.substr(0, colon);
     const bool keyed = !head.empty() && std::all_of(head.begin(), head.end(), [](char c) { return c >= 'a' && c <= 'z'; });
-    std::string err;
+    Status parsed;
     if (keyed) {
       const auto* k = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const KeyName& n) { return n.word == head; });
       if (k == std::end(kKeys))
-        return fmt::format("filter: no column '{}' (type:, layer:, role:, name:, or a name pattern)", head);
+        return filter_error(
+            fmt::format("filter: no column '{}' (type:, layer:, role:, name:, or a name pattern)", head));
       term.key = k->key;
       const std::string_view value = word.substr(colon + 1);
       if (value.empty()) continue;   // `type:` while typing: no term yet
-      err = term.key == FilterTerm::Key::name ? parse_name(term, value) : parse_value(term, value);
+      parsed = term.key == FilterTerm::Key::name ? parse_name(term, value) : parse_value(term, value);
     } else {
-      err = parse_name(term, word);
+      parsed = parse_name(term, word);
     }
-    if (!err.empty()) return err;
+    AKV_TRY(parsed);
     filter.terms.push_back(std::move(term));
   }
   return filter;

@@ -11,9 +11,9 @@
 #include <string>
 #include <string_view>
 #include <utility>
-#include <variant>
 #include <vector>
 
+#include "core/result.hpp"
 #include "core/types.hpp"
 
 namespace akview::tui {
@@ -41,9 +41,9 @@ struct TensorFilter {
   }
 };
 
-// The filter `text` describes, or a one-line message saying what is wrong with it (a bad regex, an
-// unknown column, a type or layer that cannot be).
-std::variant<TensorFilter, std::string> parse_tensor_filter(std::string_view text);
+// The filter `text` describes, or an error whose message says in one line what is wrong with it (a bad
+// regex, an unknown column, a type or layer that cannot be).
+Result<TensorFilter> parse_tensor_filter(std::string_view text);
 
 // A pattern of plain characters and '.' (any character but a line break) found in `hay`, without std::regex.
 bool dot_literal_search(std::string_view hay, std::string_view pat);

@@ -127,10 +127,10 @@ bool TensorTable::unit_matches(uint32_t u) const {
   return true;
 }
 
-std::string TensorTable::set_filter(std::string_view pattern) {
-  auto parsed = parse_tensor_filter(pattern);
-  if (auto* err = std::get_if<std::string>(&parsed)) return *err;
-  TensorFilter terms = std::move(std::get<TensorFilter>(parsed));
+Status TensorTable::set_filter(std::string_view pattern) {
+  Result<TensorFilter> parsed = parse_tensor_filter(pattern);
+  if (!parsed) return std::move(parsed).error();
+  TensorFilter terms = std::move(*parsed);
   // Backspace returns to a pattern typed a moment ago: its result is taken back, not recomputed.
   for (size_t h = filter_history_.size(); h-- > 0;) {
     if (filter_history_[h].pattern != pattern) continue;
@@ -140,7 +140,7 @@ std::string TensorTable::set_filter(std::string_view pattern) {
     filter_ = std::string(pattern);
     terms_ = std::move(terms);
     rebuild_rows();
-    return {};
+    return Status();
   }
   // Typing one more character of a plain name only narrows: test the units kept so far.
   const bool narrowing = terms.plain_literal() && terms_.plain_literal() && !terms_.terms[0].literal.empty() &&
@@ -159,7 +159,7 @@ std::string TensorTable::set_filter(std::string_view pattern) {
     filter_history_.push_back(std::move(r));
   }
   rebuild_rows();
-  return {};
+  return Status();
 }
 
 bool TensorTable::less(Column c, uint32_t a, uint32_t b) const {
@@ -327,7 +327,8 @@ void TensorTable::refresh(bool names_changed) {
   }
   if (names_changed) filter_history_.clear();   // canonical names match from now on
   if (names_changed && !filter_.empty()) {
-    set_filter(std::string(filter_));   // canonical names now match too
+    // Canonical names now match too (the filter parsed before: it cannot fail now).
+    static_cast<void>(set_filter(std::string(filter_)));
     return;
   }
   rebuild_rows();

@@ -79,9 +79,10 @@ class TensorTable {
   std::string_view display_name(uint32_t tensor) const;
 
   // The filter of tensor_filter.hpp: name patterns (ECMAScript regex over native and canonical
-  // names) and column terms (type:, layer:, role:), all of which must pass; "" clears. Returns a
-  // message for a filter that cannot be (a bad regex, an unknown column: the filter is then unchanged).
-  std::string set_filter(std::string_view pattern);
+  // names) and column terms (type:, layer:, role:), all of which must pass; "" clears. Fails for a
+  // filter that cannot be (a bad regex, an unknown column: the filter is then unchanged); the error's
+  // message says why.
+  Status set_filter(std::string_view pattern);
   const std::string& filter() const { return filter_; }
   void set_sort(Column column, bool descending);
   bool sorted() const { return sorted_; }   // false: the model's own order

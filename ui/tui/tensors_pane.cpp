@@ -8,13 +8,11 @@
 
 #include "core/decode/decode.hpp"
 #include "core/remote/mirror.hpp"
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
 namespace {
-
-constexpr char32_t kSpark[9] = {U' ', U'▁', U'▂', U'▃', U'▄', U'▅', U'▆', U'▇', U'█'};
 
 Role type_role(TypeId type) {
   switch (type_info(type).kind) {   // one role per kind of type
@@ -74,14 +72,15 @@ TensorsPane::Layout TensorsPane::layout(int width) const {
 uint32_t TensorsPane::selected_tensor() const {
   const auto& rows = table_.rows();
   if (rows.empty()) return kNone;
-  uint32_t r = rows[static_cast<size_t>(std::clamp<int64_t>(cursor_.pos, 0, static_cast<int64_t>(rows.size()) - 1))];
+  const int64_t last = static_cast<int64_t>(rows.size()) - 1;
+  uint32_t r = rows[static_cast<size_t>(std::clamp<int64_t>(list_.cursor.pos, 0, last))];
   return table_.is_group(r) ? kNone : r;
 }
 
 void TensorsPane::keep_selection(uint32_t tensor) {
   if (tensor != kNone)
-    if (int64_t r = table_.row_of(tensor); r >= 0) cursor_.pos = r;
-  cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+    if (int64_t r = table_.row_of(tensor); r >= 0) list_.cursor.pos = r;
+  list_.clamp(static_cast<int64_t>(table_.rows().size()));
 }
 
 bool TensorsPane::select_tensor(uint32_t tensor) {
@@ -93,27 +92,25 @@ bool TensorsPane::select_tensor(uint32_t tensor) {
 void TensorsPane::request_name_sort(PaneHost& host) {
   auto request = table_.take_name_sort_request();
   if (!request) return;
-  std::weak_ptr<bool> alive = alive_;   // the result lands on the UI thread, where the pane may be gone
+  const Lifeline::Link life = life_.link();   // the result lands on the UI thread, where the pane may be gone
   const bool canonical = request->canonical;
   const uint64_t version = request->names_version;
   host.worker().submit(Job{
       "sorting names",
-      [this, alive, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
+      [this, life, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
         NameOrders orders = natural_name_orders(session->model, request);
         if (ctx.cancelled()) return;
-        ctx.post([this, alive, canonical, version, orders = std::move(orders)]() mutable {
-          if (alive.expired()) return;
+        ctx.post(life.guard([this, canonical, version, orders = std::move(orders)]() mutable {
           const uint32_t t = selected_tensor();
           table_.install_name_orders(canonical, version, std::move(orders));
           keep_selection(t);
-        });
+        }));
       },
-      [this, alive] {
-        if (alive.expired()) return;
+      life.guard([this] {
         const uint32_t t = selected_tensor();
         table_.cancel_name_sort();   // Esc: the model's order
         keep_selection(t);
-      },
+      }),
       /*urgent=*/true});
 }
 
@@ -131,7 +128,8 @@ void TensorsPane::before_frame(PaneHost& host) {
   // Rows on screen get their statistics first.
   std::vector<uint32_t> visible;
   const auto& rows = table_.rows();
-  for (int64_t r = cursor_.top; r < std::min<int64_t>(cursor_.top + page_, static_cast<int64_t>(rows.size())); ++r)
+  const int64_t top = list_.cursor.top;
+  for (int64_t r = top; r < std::min<int64_t>(top + list_.page, static_cast<int64_t>(rows.size())); ++r)
     if (!table_.is_group(rows[static_cast<size_t>(r)])) visible.push_back(rows[static_cast<size_t>(r)]);
   plan_->set_visible(std::move(visible));
 }
@@ -202,17 +200,17 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
 
 void TensorsPane::draw(Canvas& c, const Rect& area) {
   width_ = area.w;
-  if (detail_open_) {
+  if (detail_overlay_.open) {
     draw_detail(c, area);
     return;
   }
   const Layout l = layout(area.w);
   // A filter adds a totals line at the bottom: what the rows shown add up to.
   const bool totals = !table_.filter().empty() && area.h >= 4;
-  page_ = std::max(1, area.h - 1 - (totals ? 1 : 0));
+  list_.page = std::max(1, area.h - 1 - (totals ? 1 : 0));
   if (totals) draw_totals(c, Rect{area.x, area.y + area.h - 1, area.w, 1});
   const auto& rows = table_.rows();
-  cursor_.clamp(static_cast<int64_t>(rows.size()), page_);
+  list_.clamp(static_cast<int64_t>(rows.size()));
   // Header: titles, the sort arrow, the column cursor.
   c.fill(area.x, area.y, area.w, Role::header);
   int x = area.x;
@@ -233,12 +231,12 @@ void TensorsPane::draw(Canvas& c, const Rect& area) {
     c.text(area.x + 1, area.y + 2, table_.filter().empty() ? "no tensors" : "no tensor matches the filter", Role::muted, area.w - 2);
     return;
   }
-  for (int k = 0; k < page_; ++k) {
-    int64_t r = cursor_.top + k;
+  for (int k = 0; k < list_.page; ++k) {
+    int64_t r = list_.cursor.top + k;
     if (r >= static_cast<int64_t>(rows.size())) break;
     const int y = area.y + 1 + k;
     draw_row(c, area.x, y, l, rows[static_cast<size_t>(r)]);
-    if (r == cursor_.pos) c.restyle(area.x, y, area.w, Role::selected);
+    if (r == list_.cursor.pos) c.restyle(area.x, y, area.w, Role::selected);
   }
 }
 
@@ -255,27 +253,15 @@ void TensorsPane::draw_totals(Canvas& c, const Rect& area) {
 }
 
 void TensorsPane::draw_detail(Canvas& c, const Rect& area) {
-  c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, "tensor detail  (Esc closes)", Role::header, area.w);
-  detail_page_ = std::max(1, area.h - 1);
-  detail_cursor_.clamp(static_cast<int64_t>(detail_.size()), detail_page_);
-  draw_detail_lines(c, area.x, area.y + 1, area.w, detail_page_, std::min(14, area.w / 3), detail_, detail_cursor_.top);
+  detail_overlay_.draw_title(c, area, "tensor detail  (Esc closes)", static_cast<int64_t>(detail_.size()));
+  draw_detail_lines(c, area.x, area.y + 1, area.w, detail_overlay_.view.page, std::min(14, area.w / 3), detail_,
+                    detail_overlay_.view.top());
 }
 
 bool TensorsPane::act(Action action, PaneHost& host) {
-  if (detail_open_) {
-    if (action == Action::back) {
-      detail_open_ = false;
-      return true;
-    }
-    // The detail scrolls by its first visible line.
-    if (action == Action::up || action == Action::page_up || action == Action::home) detail_cursor_.pos = detail_cursor_.top;
-    if (action == Action::down || action == Action::page_down || action == Action::end)
-      detail_cursor_.pos = detail_cursor_.top + detail_page_ - 1;
-    return detail_cursor_.act(action, static_cast<int64_t>(detail_.size()), detail_page_);
-  }
+  if (detail_overlay_.open) return detail_overlay_.act(action, static_cast<int64_t>(detail_.size()));
   const auto& rows = table_.rows();
-  if (cursor_.act(action, static_cast<int64_t>(rows.size()), page_)) return true;
+  if (list_.act(action, static_cast<int64_t>(rows.size()))) return true;
   const Layout l = layout(width_);
   auto col_index = [&] {
     auto it = std::find(l.columns.begin(), l.columns.end(), column_cursor_);
@@ -286,24 +272,23 @@ bool TensorsPane::act(Action action, PaneHost& host) {
       // Grouped by layer: the layer the cursor is in (its header row or one of its tensors) folds,
       // and the cursor lands on its header. Not grouped: Space is the nav context's page down.
       if (!table_.grouping() || rows.empty()) return false;
-      int64_t r = cursor_.pos;
+      int64_t r = list_.cursor.pos;
       while (r > 0 && !table_.is_group(rows[static_cast<size_t>(r)])) --r;
       if (!table_.is_group(rows[static_cast<size_t>(r)])) return false;
       table_.toggle_fold(rows[static_cast<size_t>(r)]);
-      cursor_.pos = r;
-      cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+      list_.cursor.pos = r;
+      list_.clamp(static_cast<int64_t>(table_.rows().size()));
       return true;
     }
     case Action::open: {
       if (rows.empty()) return true;
-      uint32_t row = rows[static_cast<size_t>(cursor_.pos)];
+      uint32_t row = rows[static_cast<size_t>(list_.cursor.pos)];
       if (table_.is_group(row)) {
         table_.toggle_fold(row);
-        cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+        list_.clamp(static_cast<int64_t>(table_.rows().size()));
       } else {
         detail_ = tensor_detail_lines(*session_, row);
-        detail_cursor_ = {};
-        detail_open_ = true;
+        detail_overlay_.show();
       }
       return true;
     }
@@ -358,8 +343,8 @@ void TensorsPane::open_filter(PaneHost& host) {
   const std::string before = table_.filter();
   const uint32_t t = selected_tensor();
   host.prompt(std::string(kFilterPrompt), before, [this, before, t, &host](const std::string& text, PromptEvent ev) {
-    std::string err = table_.set_filter(ev == PromptEvent::cancel ? before : text);
-    if (!err.empty()) host.flash(err);   // on the prompt line while typing, in the status bar after
+    const Status set = table_.set_filter(ev == PromptEvent::cancel ? before : text);
+    if (!set) host.flash(set.error().message);   // on the prompt line while typing, in the status bar after
     keep_selection(t);
   });
 }
@@ -367,35 +352,33 @@ void TensorsPane::open_filter(PaneHost& host) {
 Search::Target TensorsPane::search_target() {
   Search::Target t;
   t.size = [this] { return static_cast<int64_t>(table_.rows().size()); };
-  t.current = [this] { return table_.rows().empty() ? -1 : cursor_.pos; };
+  t.current = [this] { return table_.rows().empty() ? -1 : list_.cursor.pos; };
   t.matches = [this](int64_t i, const Pattern& p) {
     const uint32_t row = table_.rows()[static_cast<size_t>(i)];
     return !table_.is_group(row) && p.matches(table_.display_name(row));
   };
   t.go = [this](int64_t i) {
-    cursor_.pos = i;
-    cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+    list_.cursor.pos = i;
+    list_.clamp(static_cast<int64_t>(table_.rows().size()));
   };
   t.version = [this] { return table_.rows_version() * 2 + (table_.show_canonical() ? 1 : 0) + (session_->names_version << 40); };
   return t;
 }
 
 void TensorsPane::click(int x, int y, PaneHost&) {
-  if (detail_open_ || y < 1) return;
-  cursor_.pos = cursor_.top + (y - 1);
-  cursor_.clamp(static_cast<int64_t>(table_.rows().size()), page_);
+  if (!detail_overlay_.open) list_.click(y, static_cast<int64_t>(table_.rows().size()));
 }
 
 void TensorsPane::wheel(int rows) {
-  if (detail_open_)
-    detail_cursor_.scroll(rows, static_cast<int64_t>(detail_.size()), detail_page_);
+  if (detail_overlay_.open)
+    detail_overlay_.view.wheel(rows, static_cast<int64_t>(detail_.size()));
   else
-    cursor_.scroll(rows, static_cast<int64_t>(table_.rows().size()), page_);
+    list_.wheel(rows, static_cast<int64_t>(table_.rows().size()));
 }
 
 std::string TensorsPane::position() const {
-  if (detail_open_) return "detail";
-  return fmt::format("row {}/{}", table_.rows().empty() ? 0 : cursor_.pos + 1, table_.rows().size());
+  if (detail_overlay_.open) return "detail";
+  return list_.position("row", static_cast<int64_t>(table_.rows().size()));
 }
 
 std::string TensorsPane::state() const {
@@ -412,7 +395,7 @@ std::string TensorsPane::state() const {
 }
 
 std::string TensorsPane::hints() const {
-  return detail_open_ ? "Esc close" : "Enter detail  [ ] sort  \\ filter  / search  z layers  c names";
+  return detail_overlay_.open ? "Esc close" : "Enter detail  [ ] sort  \\ filter  / search  z layers  c names";
 }
 
 }  // namespace akview::tui

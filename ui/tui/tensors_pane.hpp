@@ -1,4 +1,4 @@
-// Pane 1, Tensors: the virtual tensor table (tensor_table.hpp) drawn with as many columns as fit,
+// The Tensors pane: the virtual tensor table (tensor_table.hpp) drawn with as many columns as fit,
 // a column cursor for sorting, filter and incremental search prompts, layer groups, value
 // statistics as the worker fills them in, and a tensor's detail on Enter.
 #pragma once
@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ui/tui/overlay.hpp"
 #include "ui/tui/pane.hpp"
 #include "ui/tui/search.hpp"
 #include "ui/tui/tensor_table.hpp"
@@ -23,8 +24,7 @@ class TensorsPane : public Pane {
  public:
   TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan,
               std::function<void()> restart_stats);
-  std::string_view title() const override { return "Tensors"; }
-  Context context() const override { return detail_open_ ? Context::detail : Context::tensors; }
+  Context context() const override { return detail_overlay_.open ? Context::detail : Context::tensors; }
   void draw(Canvas& canvas, const Rect& area) override;
   bool act(Action action, PaneHost& host) override;
   void click(int x, int y, PaneHost& host) override;
@@ -36,8 +36,8 @@ class TensorsPane : public Pane {
 
   // For tests and the frame benchmark.
   TensorTable& table() { return table_; }
-  int64_t cursor_row() const { return cursor_.pos; }
-  bool detail_open() const { return detail_open_; }
+  int64_t cursor_row() const { return list_.cursor.pos; }
+  bool detail_open() const { return detail_overlay_.open; }
   uint32_t selected_tensor() const;   // kNone on a layer row or an empty table (the Groups and Compute panes follow it)
   // Moves the cursor to `tensor` (the Diff pane's `x`); false when the table does not show it (filtered out).
   bool select_tensor(uint32_t tensor);
@@ -62,18 +62,15 @@ class TensorsPane : public Pane {
   std::function<void()> restart_stats_;
   bool stats_fetch_armed_ = false;   // a remote model: the first s said how much statistics fetch
   TensorTable table_;
-  ListCursor cursor_;
-  int page_ = 1;
+  ListView list_;
   int width_ = 120;
   int type_width_ = 11;   // the longest type name in the model
   Column column_cursor_ = Column::name;
   Search search_{search_target()};
   uint64_t seen_values_ = 0, seen_names_ = 0;
-  bool detail_open_ = false;
   std::vector<DetailLine> detail_;
-  ListCursor detail_cursor_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);   // weak copies tell posted results the pane is gone
-  int detail_page_ = 1;
+  Overlay detail_overlay_;
+  Lifeline life_;
 };
 
 }  // namespace akview::tui

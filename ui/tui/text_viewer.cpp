@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "ui/tui/search.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
@@ -104,17 +105,11 @@ bool TextViewer::act(Action action, PaneHost& host) {
       return true;
     }
     case Action::search_next:
-    case Action::search_prev: {
-      if (search_.empty()) {
-        host.flash("no search yet: / searches");
-        return true;
-      }
-      const int dir = action == Action::search_next ? 1 : -1;
-      const int64_t at = find(cursor_.top + dir, dir);
-      if (at < 0) host.flash(fmt::format("no match for '{}'", search_));
-      else show(at);
+    case Action::search_prev:
+      step_plain_search(
+          host, search_, cursor_.top, action == Action::search_next ? 1 : -1,
+          [this](int64_t from, int dir) { return find(from, dir); }, [this](int64_t line) { show(line); });
       return true;
-    }
     default: return false;
   }
 }

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/formats/ollama.hpp"
-#include "ui/batch/printers.hpp"
+#include "ui/text/format.hpp"
 #include "ui/tui/canvas.hpp"
 
 namespace akview::tui {
