@@ -127,8 +127,7 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
     spec.type = p.mode->type;
     spec.bits = static_cast<uint8_t>(p.bits);
     spec.group_size = static_cast<uint32_t>(p.group_size);
-    std::string failed = make_composite(model, spec);
-    if (!failed.empty()) mark_unsupported(model, i, failed);
+    if (Status made = make_composite(model, spec); !made) mark_unsupported(model, i, made.error().message);
   }
   order_companions(model);
   return model;
