@@ -38,7 +38,7 @@ Status walk_opaque(const Model& model, uint32_t file_index, RegionWriter& writer
 struct LayoutRow {
   LayoutFormat format;
   std::string_view name;
-  std::string_view sniffed_as;   // FormatEntry::name; "" for json and opaque, which no verdict selects alone
+  std::string_view sniffed_as;   // FormatEntry::name; "" for opaque, the fallback (json is one too)
   bool needs_own_model;          // only in a model whose Model::format is `sniffed_as`
   Status (*walk)(const Model&, uint32_t, RegionWriter&);
 };
