@@ -58,7 +58,7 @@ bool has_extension(std::string_view name, std::initializer_list<std::string_view
   return std::any_of(extensions.begin(), extensions.end(), [&](std::string_view e) { return ends_with(name, e); });
 }
 
-// What a folder holds: either it is itself one model (open_model opens the folder), or the entries.
+// What a folder holds: either it is itself one model (open_one_model opens the folder), or the entries.
 struct Found {
   bool one_model = false;
   std::vector<CatalogEntry> entries;
@@ -209,7 +209,7 @@ Found find_models(const std::string& path, const std::string& source, int depth)
     }
   }
   if (gguf_models.size() == 1 && found.entries.empty()) {
-    found.one_model = true;   // open_model opens a folder of one GGUF model (gguf-dir)
+    found.one_model = true;   // open_one_model opens a folder of one GGUF model (gguf-dir)
     return found;
   }
   for (const auto& [key, part] : gguf_models) found.entries.push_back(file_entry(path, part.second, source));
@@ -298,7 +298,7 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   options.cancel = cancel;
   Result<Model> model = make_error(ErrorCode::io, entry.open_path, kNoOffset, "not opened");
   try {
-    model = open_model(entry.open_path, options);
+    model = open_one_model(entry.open_path, options);   // an entry is one model by construction
   } catch (const std::exception& e) {   // bad_alloc and the like: one line, the other entries go on
     entry.error = fmt::format("{}: {}", entry.open_path, e.what());
     entry.size_bytes = bytes_on_disk(entry.open_path);

@@ -7,7 +7,7 @@
 //  * not a directory (a file, a manifest, `name:tag`): never a catalog.
 //  * an Ollama models folder (manifests/ + blobs/) holding at least one model: a catalog, even of one
 //    model, because the TUI lists a store it is given. Batch commands still open a store of exactly
-//    one model directly (open_model is unchanged for stores); list_catalog serves the TUI only.
+//    one model directly (open_model does not refuse a store); list_catalog serves the TUI only.
 //    An empty store is not a catalog: opening it says "holds no manifests".
 //  * a Hugging Face hub cache (`models--org--name/snapshots/REV/` folders), the parent of one (a
 //    folder holding `hub/`), or one `models--org--name` folder: each snapshot that is a model is an
@@ -29,8 +29,9 @@
 //  Hidden and partial entries (".*", "*.partial", "*-partial", "*.incomplete") are skipped everywhere.
 //  Entries come in natural name order ("layers.2" < "layers.10"); names are relative to the path given.
 //
-// Batch commands: open_model on a directory that list_catalog calls a catalog (other than an Ollama
-// store) fails with a usage error naming the folder and its first models, instead of opening one of them.
+// Batch commands: open_model (core/open_model.cpp, above the catalog) on a directory that list_catalog calls
+// a catalog (other than an Ollama store) fails with a usage error naming the folder and its first models,
+// instead of opening one of them. The catalog itself opens its entries through open_one_model.
 #pragma once
 
 #include <atomic>
@@ -58,7 +59,7 @@ struct CatalogFile {
 
 struct CatalogEntry {
   std::string name;        // "llama3.2:1b", "org/name", "org/name@1a2b3c4", "model.gguf", "folder", "ollama/llama3.2:1b"
-  std::string open_path;   // what open_model() takes to open this one model
+  std::string open_path;   // what open_model() / open_one_model() take to open this one model
   std::string source;      // "ollama", "huggingface", "lmstudio", "folder"
   // Filled in by describe_catalog_entry (opens the headers):
   bool described = false;

@@ -121,8 +121,14 @@ void f6_e3m2_block(const uint8_t* __restrict b, float* __restrict y) {
 }
 }  // namespace
 
-void decode_f4(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<2, 1, f4_block>(v, b, e, o); }
-void decode_f6_e2m3(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<4, 3, f6_e2m3_block>(v, b, e, o); }
-void decode_f6_e3m2(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<4, 3, f6_e3m2_block>(v, b, e, o); }
+void decode_f4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::f4, f4_block>(v, b, e, o);
+}
+void decode_f6_e2m3(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::f6_e2m3, f6_e2m3_block>(v, b, e, o);
+}
+void decode_f6_e3m2(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::f6_e3m2, f6_e3m2_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

@@ -35,7 +35,11 @@ void nvfp4_block(const uint8_t* __restrict b, float* __restrict y) {
 
 }  // namespace
 
-void decode_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 17, mxfp4_block>(v, b, e, o); }
-void decode_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<64, 36, nvfp4_block>(v, b, e, o); }
+void decode_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::mxfp4, mxfp4_block>(v, b, e, o);
+}
+void decode_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::nvfp4, nvfp4_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

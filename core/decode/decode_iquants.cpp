@@ -222,14 +222,32 @@ void iq4_xs_block(const uint8_t* __restrict b, float* __restrict y) {
 
 }  // namespace
 
-void decode_iq2_xxs(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 66, iq2_xxs_block>(v, b, e, o); }
-void decode_iq2_xs(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 74, iq2_xs_block>(v, b, e, o); }
-void decode_iq2_s(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 82, iq2_s_block>(v, b, e, o); }
-void decode_iq3_xxs(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 98, iq3_xxs_block>(v, b, e, o); }
-void decode_iq3_s(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 110, iq3_s_block>(v, b, e, o); }
-void decode_iq1_s(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 50, iq1_s_block>(v, b, e, o); }
-void decode_iq1_m(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 56, iq1_m_block>(v, b, e, o); }
-void decode_iq4_nl(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 18, iq4_nl_block>(v, b, e, o); }
-void decode_iq4_xs(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 136, iq4_xs_block>(v, b, e, o); }
+void decode_iq2_xxs(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq2_xxs, iq2_xxs_block>(v, b, e, o);
+}
+void decode_iq2_xs(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq2_xs, iq2_xs_block>(v, b, e, o);
+}
+void decode_iq2_s(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq2_s, iq2_s_block>(v, b, e, o);
+}
+void decode_iq3_xxs(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq3_xxs, iq3_xxs_block>(v, b, e, o);
+}
+void decode_iq3_s(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq3_s, iq3_s_block>(v, b, e, o);
+}
+void decode_iq1_s(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq1_s, iq1_s_block>(v, b, e, o);
+}
+void decode_iq1_m(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq1_m, iq1_m_block>(v, b, e, o);
+}
+void decode_iq4_nl(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq4_nl, iq4_nl_block>(v, b, e, o);
+}
+void decode_iq4_xs(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::iq4_xs, iq4_xs_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

@@ -214,12 +214,24 @@ std::span<const BlockKernelPair> kquant_vector_kernels() {
 #endif
 }
 
-void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 144, AKV_BEST_BLOCK(q4_k_block, q4_k_block_avx2)>(v, b, e, o); }
-void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 210, AKV_BEST_BLOCK(q6_k_block, q6_k_block_avx2)>(v, b, e, o); }
+void decode_q4_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q4_k, AKV_BEST_BLOCK(q4_k_block, q4_k_block_avx2)>(v, b, e, o);
+}
+void decode_q6_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q6_k, AKV_BEST_BLOCK(q6_k_block, q6_k_block_avx2)>(v, b, e, o);
+}
 
-void decode_q2_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 84, q2_k_block>(v, b, e, o); }
-void decode_q3_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 110, q3_k_block>(v, b, e, o); }
-void decode_q5_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 176, q5_k_block>(v, b, e, o); }
-void decode_q8_k(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 292, q8_k_block>(v, b, e, o); }
+void decode_q2_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q2_k, q2_k_block>(v, b, e, o);
+}
+void decode_q3_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q3_k, q3_k_block>(v, b, e, o);
+}
+void decode_q5_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q5_k, q5_k_block>(v, b, e, o);
+}
+void decode_q8_k(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q8_k, q8_k_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

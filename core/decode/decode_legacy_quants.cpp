@@ -125,14 +125,30 @@ std::span<const BlockKernelPair> legacy_vector_kernels() {
 #endif
 }
 
-void decode_q4_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 18, AKV_BEST_BLOCK(q4_0_block, q4_0_block_avx2)>(v, b, e, o); }
-void decode_q8_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 34, AKV_BEST_BLOCK(q8_0_block, q8_0_block_avx2)>(v, b, e, o); }
+void decode_q4_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q4_0, AKV_BEST_BLOCK(q4_0_block, q4_0_block_avx2)>(v, b, e, o);
+}
+void decode_q8_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q8_0, AKV_BEST_BLOCK(q8_0_block, q8_0_block_avx2)>(v, b, e, o);
+}
 
-void decode_q4_1(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 20, q4_1_block>(v, b, e, o); }
-void decode_q5_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 22, q5_0_block>(v, b, e, o); }
-void decode_q5_1(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 24, q5_1_block>(v, b, e, o); }
-void decode_q8_1(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<32, 36, q8_1_block>(v, b, e, o); }
-void decode_q1_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<128, 18, q1_0_block>(v, b, e, o); }
-void decode_q2_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<64, 18, q2_0_block>(v, b, e, o); }
+void decode_q4_1(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q4_1, q4_1_block>(v, b, e, o);
+}
+void decode_q5_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q5_0, q5_0_block>(v, b, e, o);
+}
+void decode_q5_1(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q5_1, q5_1_block>(v, b, e, o);
+}
+void decode_q8_1(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q8_1, q8_1_block>(v, b, e, o);
+}
+void decode_q1_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q1_0, q1_0_block>(v, b, e, o);
+}
+void decode_q2_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::q2_0, q2_0_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

@@ -40,7 +40,11 @@ void tq2_0_block(const uint8_t* __restrict b, float* __restrict y) {
 
 }  // namespace
 
-void decode_tq1_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 54, tq1_0_block>(v, b, e, o); }
-void decode_tq2_0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_block_rows<256, 66, tq2_0_block>(v, b, e, o); }
+void decode_tq1_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::tq1_0, tq1_0_block>(v, b, e, o);
+}
+void decode_tq2_0(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_type_rows<TypeId::tq2_0, tq2_0_block>(v, b, e, o);
+}
 
 }  // namespace akview::decode

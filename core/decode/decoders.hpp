@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/tensor_view.hpp"
+#include "core/types.hpp"
 
 namespace akview::decode {
 
@@ -23,6 +24,15 @@ void decode_block_rows(const TensorView& v, int64_t row_begin, int64_t row_end, 
   const uint8_t* __restrict src = v.data.data() + static_cast<size_t>(row_begin) * v.row_bytes;
   const size_t n_blocks = static_cast<size_t>(row_end - row_begin) * (static_cast<size_t>(v.n_cols) / kBlockElems);
   for (size_t i = 0; i < n_blocks; ++i) Block(src + i * kBlockBytes, out + i * kBlockElems);
+}
+
+// decode_block_rows with the block's elements and bytes from `kType`'s row of the type table, so a block
+// type's size is written once (core/types.hpp).
+template <TypeId kType, void (*Block)(const uint8_t*, float*)>
+void decode_type_rows(const TensorView& v, int64_t row_begin, int64_t row_end, float* out) {
+  constexpr const TypeInfo& info = kTypeTable[static_cast<size_t>(kType)];
+  static_assert(info.id == kType && info.block_elems > 0);
+  decode_block_rows<info.block_elems, info.block_bytes, Block>(v, row_begin, row_end, out);
 }
 
 // Plain element types (decode_floats.cpp)

@@ -254,19 +254,20 @@ constexpr std::array kGroupSpecs = {
     GroupSpec{T::ollama_mxfp8, 0, 256, S::fp8_magnitude, nullptr},
 };
 
-// Every block-quant and composite type of the type table has a row (checked at compile time).
-constexpr bool specs_complete() {
-  for (size_t i = 0; i < static_cast<size_t>(TypeId::count_); ++i) {
-    const auto id = static_cast<TypeId>(i);
-    const bool quantized = (id >= T::q4_0 && id <= T::q8_k) || (id >= T::iq2_xxs && id <= T::iq4_xs) || id == T::iq1_m ||
-                           (id >= T::tq1_0 && id <= T::q2_0) || id >= T::mlx_affine;
-    int found = 0;
-    for (const auto& s : kGroupSpecs) found += s.type == id;
-    if (found != (quantized ? 1 : 0)) return false;
+// Every block-quant and composite type of the type table has one row, and no other type has one; a
+// block type's groups tile its block.
+constexpr bool has_group_spec(TypeKind kind) { return kind == TypeKind::block_quant || kind == TypeKind::composite; }
+static_assert(covers_types_of_kind(kGroupSpecs, has_group_spec),
+              "one GroupSpec per block_quant and composite type of kTypeTable (core/types.hpp)");
+constexpr bool groups_tile_blocks() {
+  for (const auto& s : kGroupSpecs) {
+    const TypeInfo& t = kTypeTable[static_cast<size_t>(s.type)];
+    if (t.kind == TypeKind::block_quant && (s.group_elems == 0 || t.block_elems % s.group_elems != 0)) return false;
+    if (t.kind == TypeKind::block_quant && s.extract == nullptr) return false;
   }
   return true;
 }
-static_assert(specs_complete(), "one group spec per quantized type");
+static_assert(groups_tile_blocks(), "a block type's group_elems divides its block_elems, and it has an extractor");
 
 const GroupSpec* find_spec(TypeId type) {
   for (const auto& s : kGroupSpecs)

@@ -34,22 +34,10 @@ constexpr std::array kBlockExplainers = {
     BlockRow{T::nvfp4, explain_nvfp4},     BlockRow{T::q1_0, explain_q1_0},     BlockRow{T::q2_0, explain_q2_0},
 };
 
-// Every block-quant type of the type table has an explainer (checked at compile time).
-constexpr bool block_rows_complete() {
-  size_t block_types = 0;
-  for (size_t i = 0; i < static_cast<size_t>(T::count_); ++i) {
-    const auto id = static_cast<T>(i);
-    const bool block = (id >= T::q4_0 && id <= T::q8_k) || (id >= T::iq2_xxs && id <= T::iq4_xs) || id == T::iq1_m ||
-                       (id >= T::tq1_0 && id <= T::q2_0);
-    if (!block) continue;
-    ++block_types;
-    int found = 0;
-    for (const auto& r : kBlockExplainers) found += r.type == id;
-    if (found != 1) return false;
-  }
-  return block_types == kBlockExplainers.size();
-}
-static_assert(block_rows_complete(), "one explainer per ggml block type");
+// Every block-quant type of the type table has one explainer, and no other type has one.
+constexpr bool has_block_explainer(TypeKind kind) { return kind == TypeKind::block_quant; }
+static_assert(covers_types_of_kind(kBlockExplainers, has_block_explainer),
+              "one BlockRow per block_quant type of kTypeTable (core/types.hpp)");
 
 BlockExplainer find_block_explainer(TypeId type) {
   for (const auto& r : kBlockExplainers)

@@ -43,40 +43,54 @@ bool group_allowed(const ModeRow& m, uint32_t gs) {
   return false;
 }
 
+// Why a spec does not make a composite: an unsupported error at the weight (the model itself when the
+// weight index is out of range).
+Error refusal(const Model& model, uint32_t weight, std::string why) {
+  if (weight >= model.tensors.size()) return make_error(ErrorCode::unsupported, model.path, kNoOffset, std::move(why));
+  const Tensor& w = model.tensors[weight];
+  const std::string& file = w.file < model.files.size() ? model.files[w.file].path : model.path;
+  return make_error(ErrorCode::unsupported, file, w.offset, std::move(why));
+}
+
 }  // namespace
 
-std::string make_composite(Model& model, const CompositeSpec& s) {
+Status make_composite(Model& model, const CompositeSpec& s) {
+  auto refuse = [&](std::string why) { return refusal(model, s.weight, std::move(why)); };
   const ModeRow* mode = mode_of(s.type);
-  if (!mode) return "not a composite type";
-  if (s.weight >= model.tensors.size() || s.scales >= model.tensors.size()) return "scales tensor missing";
+  if (!mode) return refuse("not a composite type");
+  if (s.weight >= model.tensors.size() || s.scales >= model.tensors.size()) return refuse("scales tensor missing");
   if (s.bits > 15 || !(mode->bits_mask >> s.bits & 1))
-    return fmt::format("{} bits are not allowed for {}", s.bits, type_info(s.type).name);
+    return refuse(fmt::format("{} bits are not allowed for {}", s.bits, type_info(s.type).name));
   if (!group_allowed(*mode, s.group_size))
-    return fmt::format("group size {} is not allowed for {}", s.group_size, type_info(s.type).name);
-  if (mode->biases && s.biases == kNone) return "affine quantization without a biases tensor";
-  if (!mode->biases && s.biases != kNone) return fmt::format("{} has no biases, but a biases tensor is present", type_info(s.type).name);
+    return refuse(fmt::format("group size {} is not allowed for {}", s.group_size, type_info(s.type).name));
+  if (mode->biases && s.biases == kNone) return refuse("affine quantization without a biases tensor");
+  if (!mode->biases && s.biases != kNone)
+    return refuse(fmt::format("{} has no biases, but a biases tensor is present", type_info(s.type).name));
   const Tensor& w = model.tensors[s.weight];
   const Tensor& sc = model.tensors[s.scales];
-  if (w.type != TypeId::u32) return fmt::format("packed weight is {}, not u32", type_info(w.type).name);
+  if (w.type != TypeId::u32) return refuse(fmt::format("packed weight is {}, not u32", type_info(w.type).name));
   if (mode->byte_scales ? sc.type != TypeId::u8 : !(sc.type == TypeId::f16 || sc.type == TypeId::bf16 || sc.type == TypeId::f32))
-    return fmt::format("scales of type {} do not fit {}", type_info(sc.type).name, type_info(s.type).name);
+    return refuse(fmt::format("scales of type {} do not fit {}", type_info(sc.type).name, type_info(s.type).name));
   auto ws = model.shape(w);
   auto ss = model.shape(sc);
-  if (ws.empty() || ws.size() != ss.size()) return "weight and scales have different ranks";
+  if (ws.empty() || ws.size() != ss.size()) return refuse("weight and scales have different ranks");
   for (size_t i = 0; i + 1 < ws.size(); ++i)
-    if (ws[i] != ss[i]) return fmt::format("weight and scales disagree in dimension {} ({} vs {})", i, ws[i], ss[i]);
+    if (ws[i] != ss[i])
+      return refuse(fmt::format("weight and scales disagree in dimension {} ({} vs {})", i, ws[i], ss[i]));
   const uint64_t cols = static_cast<uint64_t>(ws.back()) * 32;
-  if (cols % s.bits != 0) return "packed row length is not a whole number of elements";
+  if (cols % s.bits != 0) return refuse("packed row length is not a whole number of elements");
   const int64_t logical_cols = static_cast<int64_t>(cols / s.bits);
   if (logical_cols != ss.back() * static_cast<int64_t>(s.group_size))
-    return fmt::format("weight holds {} columns but scales cover {} x {}", logical_cols, ss.back(), s.group_size);
+    return refuse(
+        fmt::format("weight holds {} columns but scales cover {} x {}", logical_cols, ss.back(), s.group_size));
   if (s.biases != kNone) {
     const Tensor& b = model.tensors[s.biases];
     auto bs = model.shape(b);
-    if (!std::equal(bs.begin(), bs.end(), ss.begin(), ss.end())) return "biases are not shaped like scales";
-    if (b.type != sc.type) return "biases and scales have different types";
+    if (!std::equal(bs.begin(), bs.end(), ss.begin(), ss.end())) return refuse("biases are not shaped like scales");
+    if (b.type != sc.type) return refuse("biases and scales have different types");
   }
-  if (s.global_scale != kNone && model.tensors[s.global_scale].type != TypeId::f32) return "global scale is not f32";
+  if (s.global_scale != kNone && model.tensors[s.global_scale].type != TypeId::f32)
+    return refuse("global scale is not f32");
 
   std::vector<int64_t> shape(ws.begin(), ws.end());
   shape.back() = logical_cols;

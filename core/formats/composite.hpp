@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/model.hpp"
+#include "core/result.hpp"
 
 namespace akview {
 
@@ -23,8 +24,9 @@ struct CompositeSpec {
 // Checks §3.1's mode rules and §3.3's shape rule (w_cols*32/bits == s_cols*group_size, equal
 // leading dims, biases shaped like scales, scale dtypes); on success the weight becomes the logical
 // tensor [..., w_cols*32/bits] of `spec.type` and the companions are flagged kTensorCompanion.
-// On failure nothing changes and the reason comes back (the caller marks the tensor unsupported).
-std::string make_composite(Model& model, const CompositeSpec& spec);
+// On failure nothing changes and an unsupported error at the weight says why (the caller marks the
+// tensor unsupported with its message).
+Status make_composite(Model& model, const CompositeSpec& spec);
 
 // Marks tensor `index` unsupported and adds a Note naming it (the model stays open).
 void mark_unsupported(Model& model, uint32_t index, const std::string& why);

@@ -42,7 +42,20 @@ struct FormatEntry {
 
 std::span<const FormatEntry> format_table();
 Result<Probe> probe_path(const std::string& path);
-// Detects the format of `path` (file or directory) by content and opens it.
+// A probe of a file's bytes already mapped: its size and head, and no name, so the sniffers judge by
+// content alone (the extension tie-breaks for too-broken files do not apply).
+Probe probe_bytes(std::span<const uint8_t> bytes);
+// The format table's entry that claims `probe` (the first whose sniffer does), or nullptr.
+const FormatEntry* detect_format(const Probe& probe);
+
+// Opens `path` as one model: a file or folder by the first format whose sniffer claims it, an Ollama
+// `name:tag` through its manifest. Whether a folder holds several models is not asked here: that is
+// the catalog's question, which open_model asks first. The catalog's own entries open through this.
+Result<Model> open_one_model(const std::string& path, const OpenOptions& options = {});
+
+// Opens what a person names (core/open_model.cpp, above the catalog): a remote address from its files
+// laid out in the cache, a folder the catalog lists as several models refused with their names (a
+// usage error; Ollama stores keep their own rule), anything else through open_one_model.
 Result<Model> open_model(const std::string& path, const OpenOptions& options = {});
 
 }  // namespace akview

@@ -11,7 +11,6 @@
 
 #include <fmt/format.h>
 
-#include "core/catalog.hpp"
 #include "core/formats/format.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/mlx.hpp"
@@ -19,8 +18,6 @@
 #include "core/formats/pytorch.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/formats/safetensors.hpp"
-#include "core/remote/address.hpp"
-#include "core/remote/mirror.hpp"
 
 namespace akview {
 
@@ -29,6 +26,8 @@ bool Probe::has_entry(std::string_view name) const {
 }
 
 namespace {
+
+constexpr uint64_t kHeadBytes = 4096;   // Probe::head: enough for every sniffer's magic and first JSON bytes
 
 constexpr std::array kFormats = {
     FormatEntry{"gguf", "GGUF file (v2/v3), or one part of a split set", sniff_gguf, open_gguf},
@@ -73,10 +72,10 @@ Result<Probe> probe_path(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) return make_error(ErrorCode::io, path, kNoOffset, "not a regular file or directory");
   p.size = static_cast<uint64_t>(st.st_size);
-  AKV_TRY(prepare_file_read(path, 0, std::min<uint64_t>(p.size, 4096)));
+  AKV_TRY(prepare_file_read(path, 0, std::min<uint64_t>(p.size, kHeadBytes)));
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::io, path, kNoOffset, fmt::format("cannot open: {}", std::strerror(errno)));
-  p.head.resize(std::min<uint64_t>(p.size, 4096));
+  p.head.resize(std::min<uint64_t>(p.size, kHeadBytes));
   ssize_t got = p.head.empty() ? 0 : pread(fd, p.head.data(), p.head.size(), 0);
   ::close(fd);
   if (got < 0) return make_error(ErrorCode::io, path, 0, fmt::format("cannot read: {}", std::strerror(errno)));
@@ -84,34 +83,29 @@ Result<Probe> probe_path(const std::string& path) {
   return p;
 }
 
-Result<Model> open_model(const std::string& path, const OpenOptions& options) {
-  // A remote address: its files laid out in the cache (core/remote/mirror.hpp), opened from there.
-  if (remote::is_remote_address(path)) {
-    auto local = remote::materialize(path);
-    if (!local) return std::move(local).error();
-    auto model = open_model(*local, options);
-    if (model) model->path = path;   // disk_path stays the laid-out folder
-    return model;
-  }
+const FormatEntry* detect_format(const Probe& probe) {
+  for (const auto& f : kFormats)
+    if (f.sniff(probe)) return &f;
+  return nullptr;
+}
+
+Probe probe_bytes(std::span<const uint8_t> bytes) {
+  Probe p;
+  p.size = bytes.size();
+  const auto head = bytes.first(std::min<size_t>(bytes.size(), kHeadBytes));
+  p.head.assign(head.begin(), head.end());
+  return p;
+}
+
+Result<Model> open_one_model(const std::string& path, const OpenOptions& options) {
   auto probe = probe_path(path);
   if (!probe) {
     // Not a path: perhaps an Ollama `name:tag` in the models folder (FORMATS.md §4.1).
     if (auto manifest = resolve_ollama_reference(path)) probe = probe_path(*manifest);
     if (!probe) return std::move(probe).error();
   }
-  // A folder of several models is no one model: name them rather than open one (catalog.hpp). Ollama
-  // stores keep their own rule (one model opens, several are listed by open_ollama_store).
-  if (probe->is_dir && !sniff_ollama_store(*probe))
-    if (auto catalog = list_catalog(path)) {
-      std::string names;
-      for (size_t i = 0; i < catalog->size() && i < 6; ++i) names += (i ? ", " : "") + (*catalog)[i].name;
-      return make_error(ErrorCode::usage, path, kNoOffset,
-                        fmt::format("folder holds {} model{} ({}{}); open one of them by its own path, e.g. {}",
-                                    catalog->size(), catalog->size() == 1 ? "" : "s", names,
-                                    catalog->size() > 6 ? ", ..." : "", catalog->front().open_path));
-    }
-  for (const auto& f : kFormats) {
-    if (!f.sniff(*probe)) continue;
+  if (const FormatEntry* found = detect_format(*probe)) {
+    const FormatEntry& f = *found;
     if (!f.open)
       return make_error(ErrorCode::unsupported, path, kNoOffset,
                         fmt::format("recognised as {}, which akview does not open yet", f.description));

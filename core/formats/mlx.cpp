@@ -42,25 +42,24 @@ const ModeName* find_mode(std::string_view name) {
   return nullptr;
 }
 
-// Reads {bits, group_size, mode} from `o` over `base`; false plus a reason when malformed.
-bool read_params(const nlohmann::json& o, QuantParams& p, std::string& why) {
+// Reads {bits, group_size, mode} from `o` over `p`; a schema error at `config_path` says what is malformed.
+Status read_params(const nlohmann::json& o, QuantParams& p, const std::string& config_path) {
+  auto malformed = [&](std::string why) { return make_error(ErrorCode::schema, config_path, kNoOffset, std::move(why)); };
   if (o.contains("mode")) {
-    if (!o["mode"].is_string() || !(p.mode = find_mode(o["mode"].get<std::string>()))) {
-      why = fmt::format("unknown quantization mode {}", o["mode"].dump());
-      return false;
-    }
+    if (!o["mode"].is_string() || !(p.mode = find_mode(o["mode"].get<std::string>())))
+      return malformed(fmt::format("unknown quantization mode {}", o["mode"].dump()));
     if (!o.contains("bits")) p.bits = p.mode->default_bits;
     if (!o.contains("group_size")) p.group_size = p.mode->default_group;
   }
   if (o.contains("bits")) {
-    if (!o["bits"].is_number_integer()) return why = "bits is not an integer", false;
+    if (!o["bits"].is_number_integer()) return malformed("bits is not an integer");
     p.bits = o["bits"].get<int64_t>();
   }
   if (o.contains("group_size")) {
-    if (!o["group_size"].is_number_integer()) return why = "group_size is not an integer", false;
+    if (!o["group_size"].is_number_integer()) return malformed("group_size is not an integer");
     p.group_size = o["group_size"].get<int64_t>();
   }
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -83,11 +82,11 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
   for (const char* k : {"quantization", "quantization_config"})
     if (!quant && config.contains(k) && config[k].is_object()) quant = &config[k];
   QuantParams defaults;
-  std::string why;
   if (quant) {
     // Foreign configs mlx-lm translates on load (§3.5): quant_method mxfp4 -> (32, 4, mxfp4).
     if (quant->contains("quant_method") && (*quant)["quant_method"] == "mxfp4") defaults = {true, find_mode("mxfp4"), 4, 32};
-    if (!read_params(*quant, defaults, why)) return make_error(ErrorCode::schema, config_path, kNoOffset, "quantization: " + why);
+    if (Status read = read_params(*quant, defaults, config_path); !read)
+      return make_error(ErrorCode::schema, config_path, kNoOffset, "quantization: " + read.error().message);
   }
 
   const size_t n = model.tensors.size();
@@ -111,8 +110,8 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
         mark_unsupported(model, i, "has scales, but config.json says the module is not quantized");
         continue;
       }
-      if (o.is_object() && !read_params(o, p, why)) {
-        mark_unsupported(model, i, "quantization override: " + why);
+      if (Status read = o.is_object() ? read_params(o, p, config_path) : Status(); !read) {
+        mark_unsupported(model, i, "quantization override: " + read.error().message);
         continue;
       }
     }
@@ -127,8 +126,7 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
     spec.type = p.mode->type;
     spec.bits = static_cast<uint8_t>(p.bits);
     spec.group_size = static_cast<uint32_t>(p.group_size);
-    std::string failed = make_composite(model, spec);
-    if (!failed.empty()) mark_unsupported(model, i, failed);
+    if (Status made = make_composite(model, spec); !made) mark_unsupported(model, i, made.error().message);
   }
   order_companions(model);
   return model;

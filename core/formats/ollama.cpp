@@ -15,7 +15,7 @@
 #include "core/fault_guard.hpp"
 #include "core/formats/composite.hpp"
 #include "core/formats/gguf.hpp"
-#include "core/formats/safetensors.hpp"
+#include "core/formats/safetensors_file.hpp"
 #include "core/sha256.hpp"
 
 namespace akview {
@@ -177,8 +177,7 @@ void assemble_tensor_blob(Model& model, uint32_t file, size_t first, size_t end)
       auto ss = model.shape(model.tensors[scale]);
       if (!ws.empty() && !ss.empty() && ss.back() > 0) spec.group_size = static_cast<uint32_t>(ws.back() * 32 / row->bits / ss.back());
     }
-    std::string failed = make_composite(model, spec);
-    if (!failed.empty()) mark_unsupported(model, index, failed);
+    if (Status made = make_composite(model, spec); !made) mark_unsupported(model, index, made.error().message);
   }
 }
 

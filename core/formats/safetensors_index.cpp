@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "core/formats/safetensors.hpp"
+#include "core/formats/safetensors_file.hpp"
 #include "core/json_reader.hpp"
 #include "core/name_set.hpp"
 #include "core/quote.hpp"
@@ -161,6 +161,8 @@ class IndexParser {
   IndexContents out_;
 };
 
+constexpr std::string_view kIndexSuffix = ".safetensors.index.json";
+
 std::string directory_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
@@ -215,6 +217,10 @@ Status check_agreement(const Model& model, const IndexContents& index, const std
 }
 
 }  // namespace
+
+bool is_safetensors_index_name(std::string_view path) {
+  return path.size() >= kIndexSuffix.size() && path.substr(path.size() - kIndexSuffix.size()) == kIndexSuffix;
+}
 
 Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options) {
   Model model;

@@ -121,6 +121,24 @@ constexpr std::array kBlockTables = {
     TableRow{TypeId::nvfp4, kNvfp4},   TableRow{TypeId::q1_0, kQ1_0},       TableRow{TypeId::q2_0, kQ2_0},
 };
 
+// Every block-quant type of the type table has one field table, and its fields tile the block: in order,
+// without holes, summing to the type's block_bytes.
+constexpr bool has_block_table(TypeKind kind) { return kind == TypeKind::block_quant; }
+static_assert(covers_types_of_kind(kBlockTables, has_block_table),
+              "one TableRow per block_quant type of kTypeTable (core/types.hpp)");
+constexpr bool tables_tile_blocks() {
+  for (const auto& row : kBlockTables) {
+    uint32_t at = 0;
+    for (const F& f : row.fields) {
+      if (f.offset != at) return false;
+      at += f.size;
+    }
+    if (at != kTypeTable[static_cast<size_t>(row.type)].block_bytes) return false;
+  }
+  return true;
+}
+static_assert(tables_tile_blocks(), "a block's fields tile it exactly");
+
 // One element of a plain type: a single field of the element's bytes (sub-byte types: one byte).
 constexpr F kElementFields[] = {
     {"value", 0, 1, D::element, R::value, "one element"}, {"value", 0, 2, D::element, R::value, "one element"},
@@ -135,33 +153,55 @@ std::string join_n(size_t n, Fn&& item) {
   return s;
 }
 
-// The value of one element of a plain type.
+// The value of one element of a plain type, one row per plain type; a row without text leaves the hex to
+// say it (F6 packs 4 elements in 3 bytes).
+using ElementText = std::string (*)(const uint8_t* p);
+struct ElementRow {
+  TypeId type;
+  ElementText text;
+};
+template <typename T>
+std::string shown(T v) {
+  return fmt::format("{}", v);
+}
+std::string f4_high(const uint8_t* p) { return shown(fp::e2m1_to_f32(p[0] >> 4)); }   // F4: the byte's 2nd element
+template <typename T>
+std::string complex_text(T re, T im) {
+  return fmt::format("{}{:+}i", re, im);
+}
+constexpr std::array kElementTexts = {
+    ElementRow{TypeId::f32, [](const uint8_t* p) { return shown(fp::load_f32(p)); }},
+    ElementRow{TypeId::f16, [](const uint8_t* p) { return shown(fp::f16_to_f32(fp::load_u16(p))); }},
+    ElementRow{TypeId::bf16, [](const uint8_t* p) { return shown(fp::bf16_to_f32(fp::load_u16(p))); }},
+    ElementRow{TypeId::f64, [](const uint8_t* p) { return shown(fp::load_f64(p)); }},
+    ElementRow{TypeId::i8, [](const uint8_t* p) { return shown(static_cast<int8_t>(p[0])); }},
+    ElementRow{TypeId::i16, [](const uint8_t* p) { return shown(static_cast<int16_t>(fp::load_u16(p))); }},
+    ElementRow{TypeId::i32, [](const uint8_t* p) { return shown(static_cast<int32_t>(fp::load_u32(p))); }},
+    ElementRow{TypeId::i64, [](const uint8_t* p) { return shown(static_cast<int64_t>(fp::load_u64(p))); }},
+    ElementRow{TypeId::u8, [](const uint8_t* p) { return shown(p[0]); }},
+    ElementRow{TypeId::u16, [](const uint8_t* p) { return shown(fp::load_u16(p)); }},
+    ElementRow{TypeId::u32, [](const uint8_t* p) { return shown(fp::load_u32(p)); }},
+    ElementRow{TypeId::u64, [](const uint8_t* p) { return shown(fp::load_u64(p)); }},
+    ElementRow{TypeId::boolean, [](const uint8_t* p) { return std::string(p[0] ? "true" : "false"); }},
+    ElementRow{TypeId::f8_e5m2, [](const uint8_t* p) { return shown(fp::e5m2_to_f32(p[0])); }},
+    ElementRow{TypeId::f8_e4m3, [](const uint8_t* p) { return shown(fp::e4m3fn_to_f32(p[0])); }},
+    ElementRow{TypeId::f8_e8m0, [](const uint8_t* p) { return shown(fp::e8m0_ocp_to_f32(p[0])); }},
+    ElementRow{TypeId::f8_e4m3fnuz, [](const uint8_t* p) { return shown(fp::e4m3fnuz_to_f32(p[0])); }},
+    ElementRow{TypeId::f8_e5m2fnuz, [](const uint8_t* p) { return shown(fp::e5m2fnuz_to_f32(p[0])); }},
+    ElementRow{TypeId::f4, [](const uint8_t* p) { return shown(fp::e2m1_to_f32(p[0] & 0xF)) + " " + f4_high(p); }},
+    ElementRow{TypeId::f6_e2m3, nullptr},
+    ElementRow{TypeId::f6_e3m2, nullptr},
+    ElementRow{TypeId::c64, [](const uint8_t* p) { return complex_text(fp::load_f32(p), fp::load_f32(p + 4)); }},
+    ElementRow{TypeId::c128, [](const uint8_t* p) { return complex_text(fp::load_f64(p), fp::load_f64(p + 8)); }},
+};
+constexpr bool is_plain(TypeKind kind) { return kind != TypeKind::block_quant && kind != TypeKind::composite; }
+static_assert(covers_types_of_kind(kElementTexts, is_plain),
+              "one ElementRow per plain (float, integer, boolean, complex) type of kTypeTable (core/types.hpp)");
+
 std::string element_value(TypeId type, std::span<const uint8_t> b) {
-  const uint8_t* p = b.data();
-  switch (type) {
-    case TypeId::f32: return fmt::format("{}", fp::load_f32(p));
-    case TypeId::f16: return fmt::format("{}", fp::f16_to_f32(fp::load_u16(p)));
-    case TypeId::bf16: return fmt::format("{}", fp::bf16_to_f32(fp::load_u16(p)));
-    case TypeId::f64: return fmt::format("{}", fp::load_f64(p));
-    case TypeId::i8: return fmt::format("{}", static_cast<int8_t>(p[0]));
-    case TypeId::i16: return fmt::format("{}", static_cast<int16_t>(fp::load_u16(p)));
-    case TypeId::i32: return fmt::format("{}", static_cast<int32_t>(fp::load_u32(p)));
-    case TypeId::i64: return fmt::format("{}", static_cast<int64_t>(fp::load_u64(p)));
-    case TypeId::u8: return fmt::format("{}", p[0]);
-    case TypeId::u16: return fmt::format("{}", fp::load_u16(p));
-    case TypeId::u32: return fmt::format("{}", fp::load_u32(p));
-    case TypeId::u64: return fmt::format("{}", fp::load_u64(p));
-    case TypeId::boolean: return p[0] ? "true" : "false";
-    case TypeId::f8_e5m2: return fmt::format("{}", fp::e5m2_to_f32(p[0]));
-    case TypeId::f8_e4m3: return fmt::format("{}", fp::e4m3fn_to_f32(p[0]));
-    case TypeId::f8_e8m0: return fmt::format("{}", fp::e8m0_ocp_to_f32(p[0]));
-    case TypeId::f8_e4m3fnuz: return fmt::format("{}", fp::e4m3fnuz_to_f32(p[0]));
-    case TypeId::f8_e5m2fnuz: return fmt::format("{}", fp::e5m2fnuz_to_f32(p[0]));
-    case TypeId::f4: return fmt::format("{} {}", fp::e2m1_to_f32(p[0] & 0xF), fp::e2m1_to_f32(p[0] >> 4));
-    case TypeId::c64: return fmt::format("{}{:+}i", fp::load_f32(p), fp::load_f32(p + 4));
-    case TypeId::c128: return fmt::format("{}{:+}i", fp::load_f64(p), fp::load_f64(p + 8));
-    default: return {};   // f6 packs 4 elements in 3 bytes: the hex says it
-  }
+  for (const ElementRow& row : kElementTexts)
+    if (row.type == type) return row.text ? row.text(b.data()) : std::string();
+  return {};   // block and composite types: their fields say it
 }
 
 std::string field_value(D decode, std::span<const uint8_t> b, TypeId type) {

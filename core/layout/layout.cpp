@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/fault_guard.hpp"
+#include "core/formats/format.hpp"
 #include "core/layout/layout_walkers.hpp"
 
 namespace akview {
@@ -15,19 +16,6 @@ namespace {
 
 bool starts_with(std::span<const uint8_t> b, std::string_view magic) {
   return b.size() >= magic.size() && std::memcmp(b.data(), magic.data(), magic.size()) == 0;
-}
-
-// A SafeTensors file: a u64 length that fits the file, then a '{' after optional JSON whitespace.
-bool looks_safetensors(std::span<const uint8_t> b) {
-  if (b.size() < 9) return false;
-  uint64_t n = 0;
-  std::memcpy(&n, b.data(), 8);
-  if (n > b.size() - 8) return false;
-  for (uint64_t i = 8; i < 8 + n; ++i) {
-    if (b[i] == '{') return true;
-    if (b[i] != ' ' && b[i] != '\n' && b[i] != '\r' && b[i] != '\t') return false;
-  }
-  return false;
 }
 
 bool looks_json(std::span<const uint8_t> b) {
@@ -45,32 +33,43 @@ Status walk_opaque(const Model& model, uint32_t file_index, RegionWriter& writer
   return {};
 }
 
+// A walker and the format-table entry whose verdict on a file's bytes selects it. The PyTorch walkers
+// read the storages their opener parsed, so they take only a file of a model opened as that format.
 struct LayoutRow {
   LayoutFormat format;
   std::string_view name;
+  std::string_view sniffed_as;   // FormatEntry::name; "" for opaque, the fallback (json is one too)
+  bool needs_own_model;          // only in a model whose Model::format is `sniffed_as`
   Status (*walk)(const Model&, uint32_t, RegionWriter&);
 };
 constexpr std::array kLayouts = {
-    LayoutRow{LayoutFormat::gguf, "gguf", layout::walk_gguf},
-    LayoutRow{LayoutFormat::safetensors, "safetensors", layout::walk_safetensors},
-    LayoutRow{LayoutFormat::json, "json", layout::walk_json_file},
-    LayoutRow{LayoutFormat::pytorch_zip, "pytorch-zip", layout::walk_pytorch_zip},
-    LayoutRow{LayoutFormat::pytorch_legacy, "pytorch-legacy", layout::walk_pytorch_legacy},
-    LayoutRow{LayoutFormat::opaque, "opaque", walk_opaque},
+    LayoutRow{LayoutFormat::gguf, "gguf", "gguf", false, layout::walk_gguf},
+    LayoutRow{LayoutFormat::safetensors, "safetensors", "safetensors", false, layout::walk_safetensors},
+    LayoutRow{LayoutFormat::json, "json", "ollama-manifest", false, layout::walk_json_file},
+    LayoutRow{LayoutFormat::pytorch_zip, "pytorch-zip", "pytorch-zip", true, layout::walk_pytorch_zip},
+    LayoutRow{LayoutFormat::pytorch_legacy, "pytorch-legacy", "pytorch-legacy", true, layout::walk_pytorch_legacy},
+    LayoutRow{LayoutFormat::opaque, "opaque", "", false, walk_opaque},
 };
+
+constexpr bool layouts_in_order() {
+  for (size_t i = 0; i < kLayouts.size(); ++i)
+    if (static_cast<size_t>(kLayouts[i].format) != i) return false;
+  return kLayouts.size() == static_cast<size_t>(LayoutFormat::opaque) + 1;
+}
+static_assert(layouts_in_order(), "one LayoutRow per LayoutFormat, in enum order");
 
 }  // namespace
 
 std::string_view layout_format_name(LayoutFormat format) { return kLayouts[static_cast<size_t>(format)].name; }
 
 LayoutFormat detect_layout_format(const Model& model, uint32_t file_index) {
+  // The format table's verdict on the bytes alone (the probe carries no name, so no extension decides).
   const auto bytes = model.files[file_index].map.bytes();
-  if (starts_with(bytes, "GGUF")) return LayoutFormat::gguf;
-  if (starts_with(bytes, "PK\x03\x04") && model.format == "pytorch-zip") return LayoutFormat::pytorch_zip;
-  if (model.format == "pytorch-legacy") return LayoutFormat::pytorch_legacy;
-  if (looks_safetensors(bytes)) return LayoutFormat::safetensors;
-  if (looks_json(bytes)) return LayoutFormat::json;
-  return LayoutFormat::opaque;
+  if (const FormatEntry* format = detect_format(probe_bytes(bytes)))
+    for (const LayoutRow& row : kLayouts)
+      if (row.sniffed_as == format->name && (!row.needs_own_model || model.format == format->name)) return row.format;
+  // Shard indexes, config.json and other JSON the model carries; anything else is shown whole.
+  return looks_json(bytes) ? LayoutFormat::json : LayoutFormat::opaque;
 }
 
 Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& sink) {

@@ -1,4 +1,4 @@
-// The Layout model (PRODUCT.md "Layout", issue 10): a file as nested, annotated byte regions.
+// The Layout model (PRODUCT.md "Layout"): a file as nested, annotated byte regions.
 // Regions come out in file order, parents before children; the regions at depth d+1 under one
 // parent cover its bytes exactly once (zero-size regions mark empty tensors), and a gap or an
 // overlap the file really has is a region of its own kind, so nothing is silently skipped. Bytes

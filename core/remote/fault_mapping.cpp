@@ -227,8 +227,6 @@ void FaultServer::serve() {
 
 }  // namespace
 
-std::string fault_mapping_unavailable() { return FaultServer::get().unavailable(); }
-
 Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path) {
   FaultServer& server = FaultServer::get();
   if (!server.unavailable().empty())

@@ -25,9 +25,6 @@
 
 namespace akview::remote {
 
-// Whether userfaultfd can be used here ("" when it can, else why not).
-std::string fault_mapping_unavailable();
-
 // The MappedFile of a remote file: reads fetch on first touch (see above).
 Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path);
 

@@ -1,0 +1,45 @@
+// open_model: opening what a person names. It sits above both the format table and the catalog, so
+// neither calls back up into the other: the catalog lists and describes through open_one_model, and
+// only here is a folder the catalog lists as several models refused (catalog.hpp, "Batch commands").
+#include <fmt/format.h>
+
+#include "core/catalog.hpp"
+#include "core/formats/format.hpp"
+#include "core/formats/recognised.hpp"
+#include "core/remote/address.hpp"
+#include "core/remote/mirror.hpp"
+
+namespace akview {
+namespace {
+
+// A folder of several models is no one model: name them rather than open one. Ollama stores keep their
+// own rule (one model opens, several are listed by open_ollama_store).
+Status refuse_several_models(const std::string& path) {
+  auto probe = probe_path(path);
+  if (!probe || !probe->is_dir || sniff_ollama_store(*probe)) return {};
+  auto catalog = list_catalog(path);
+  if (!catalog) return {};
+  std::string names;
+  for (size_t i = 0; i < catalog->size() && i < 6; ++i) names += (i ? ", " : "") + (*catalog)[i].name;
+  return make_error(ErrorCode::usage, path, kNoOffset,
+                    fmt::format("folder holds {} model{} ({}{}); open one of them by its own path, e.g. {}",
+                                catalog->size(), catalog->size() == 1 ? "" : "s", names,
+                                catalog->size() > 6 ? ", ..." : "", catalog->front().open_path));
+}
+
+}  // namespace
+
+Result<Model> open_model(const std::string& path, const OpenOptions& options) {
+  // A remote address: its files laid out in the cache (core/remote/mirror.hpp), opened from there.
+  if (remote::is_remote_address(path)) {
+    auto local = remote::materialize(path);
+    if (!local) return std::move(local).error();
+    auto model = open_model(*local, options);
+    if (model) model->path = path;   // disk_path stays the laid-out folder
+    return model;
+  }
+  AKV_TRY(refuse_several_models(path));
+  return open_one_model(path, options);
+}
+
+}  // namespace akview
