@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "core/fit/fit_estimate.hpp"
 #include "core/formats/format.hpp"
 #include "core/formats/gguf_split.hpp"
 #include "core/formats/ollama.hpp"
@@ -333,6 +334,15 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
     entry.types.push_back(std::move(row));
   }
   std::stable_sort(entry.types.begin(), entry.types.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  if (auto at_trained = fit::estimate_fit(*model, {})) {
+    entry.fit_runtime = at_trained->runtime;
+    const uint64_t trained = at_trained->trained_context ? at_trained->trained_context : at_trained->context;
+    for (uint64_t context : fit::table_contexts(trained)) {
+      fit::FitQuery query;
+      query.context = context;
+      if (auto e = fit::estimate_fit(*model, query); e && e->kv) entry.fit.emplace_back(context, e->total);
+    }
+  }
 }
 
 const std::string& CatalogEntry::main_type() const {

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/names/model_config.hpp"
@@ -72,6 +73,10 @@ struct CatalogEntry {
   std::vector<CatalogFile> files;   // each file once, in the model's order
   ModelConfig config;         // empty (arch "") when the model carries none (or it does not parse)
   std::string error;       // one line (Error::to_string) when the model does not open
+  // Will it fit (core/fit): the total memory at each context of fit::table_contexts, with the default
+  // query (f16 KV cache, CPU only), and the runtime those figures assume; empty when not estimated.
+  std::vector<std::pair<uint64_t, uint64_t>> fit;   // (context, bytes)
+  std::string fit_runtime;
 
   // The type holding the most bytes among non-companion tensors ("" before describe or on error).
   const std::string& main_type() const;

@@ -35,6 +35,11 @@ TEST(AkviewScreens, DemoListOpensAModelAndQuitsCleanly) {
   ASSERT_NE(term.screen().find_row("5 models"), -1) << term.screen().text();
   term.press("Down");
   term.press("Down");
+  // The panel says what the model needs to run: the total at each context of the fit table.
+  const int fit_row = term.screen().find_row("fit  ");
+  ASSERT_NE(fit_row, -1) << term.screen().text();
+  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(fit_row)].find("k "), std::string::npos) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("llama.cpp"), -1) << term.screen().text();
   term.press("Enter");   // llama-demo-q4km.gguf
   ASSERT_TRUE(term.wait_for_text("1 Tensors", std::chrono::seconds(10))) << term.screen().text();
   term.settle();
@@ -206,6 +211,30 @@ TEST(AkviewScreens, MouseSelectsTabsAndRowsAndTheWheelScrolls) {
   term.wheel(10, head + 5, Wheel::kDown);
   term.settle();
   EXPECT_EQ(term.screen().find_row("row 5/39"), -1) << term.screen().text();
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// Will it fit: a click on the model's size in the title bar opens the Fit pane (9), which shows the
+// buffers llama.cpp would allocate; `+` doubles the context it is estimated for.
+TEST(AkviewScreens, ClickOnTheTitleSizeOpensTheFitPane) {
+  Terminal term;
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.settle();
+  const std::string title = term.screen().text_rows()[0];
+  const size_t format_at = title.find("gguf │ ");
+  ASSERT_NE(format_at, std::string::npos) << title;
+  // columns, not bytes: the title's box-drawing bars are 3 bytes and 1 column each
+  const std::string before = title.substr(0, format_at + std::string("gguf │ ").size());
+  int col = 0;
+  for (unsigned char ch : before) col += (ch & 0xc0) != 0x80;
+  term.click(col + 1, 0);
+  term.settle();
+  EXPECT_NE(term.screen().find_row("KV cache"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("trained context"), -1) << term.screen().text();
+  term.press("+");
+  EXPECT_EQ(term.screen().find_row("trained context"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("KV cache"), -1) << term.screen().text();
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
 }

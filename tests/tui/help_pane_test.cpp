@@ -1,5 +1,5 @@
 // The Help pane drawn off-screen: at any width every binding's text is there whole (wrapped under
-// its keys, never cut), and every context of the key table has its heading.
+// its keys, never cut), every context of the key table has its heading, and `/` searches it.
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -43,6 +43,30 @@ TEST(HelpPane, EveryBindingIsShownWholeAtAnyWidth) {
     for (tui::Context ctx : {tui::Context::diff, tui::Context::compute, tui::Context::prompt})
       EXPECT_NE(all.find(std::string(tui::context_title(ctx))), std::string::npos) << tui::context_title(ctx);
   }
+}
+
+// `/` in Help: the view moves to the first line holding the term, which is highlighted; n goes on,
+// wrapping; a term found nowhere is said.
+TEST(HelpPane, SlashSearchesTheKeysAndWhatTheyDo) {
+  tui::HelpPane pane;
+  FakeHost host;
+  draw_pane(pane, host, 80, 10);
+  ASSERT_TRUE(pane.act(tui::Action::search, host));
+  host.type("kv cache");
+  host.accept();
+  tui::Canvas c = draw_pane(pane, host, 80, 10);
+  EXPECT_NE(c.row_text(0).find("KV cache"), std::string::npos) << screen_text(c);
+  EXPECT_TRUE(row_has_role(c, 0, tui::Role::match));
+  EXPECT_NE(pane.state().find("kv cache"), std::string::npos);
+  ASSERT_TRUE(pane.act(tui::Action::search_next, host));
+  c = draw_pane(pane, host, 80, 10);
+  EXPECT_NE(c.row_text(0).find("KV cache"), std::string::npos) << "one line holds it: n wraps to it again";
+
+  ASSERT_TRUE(pane.act(tui::Action::search, host));
+  host.type("zebra");
+  host.accept();
+  ASSERT_FALSE(host.flashes.empty());
+  EXPECT_EQ(host.flashes.back(), "no match for 'zebra'");
 }
 
 }  // namespace

@@ -9,14 +9,18 @@
 
 namespace akview {
 
+namespace {
+constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
+}  // namespace
+
+std::span<const std::string_view> fit_kv_types() { return kKvTypes; }
+
 Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type, const std::string& gpu_mem) {
   fit::FitQuery q;
   q.context = context;
   q.batch = batch;
-  // llama.cpp's --cache-type-k / -v choices
-  static constexpr const char* kKvTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
   bool known = false;
-  for (const char* name : kKvTypes) known = known || kv_type == name;
+  for (std::string_view name : kKvTypes) known = known || kv_type == name;
   auto type = known ? type_from_name(kv_type) : std::nullopt;
   if (!type)
     return make_error(ErrorCode::usage, "", kNoOffset,

@@ -12,6 +12,7 @@
 #include "ui/text/format.hpp"
 #include "ui/tui/prompt_edit.hpp"
 #include "ui/tui/text_viewer.hpp"
+#include "ui/tui/fit_pane.hpp"
 #include "ui/tui/title_bar.hpp"
 
 namespace akview::tui {
@@ -291,6 +292,10 @@ void App::mouse(const InputEvent& ev) {
     if (p) p->wheel(ev.mouse == InputEvent::Mouse::wheel_up ? -3 : 3);
     return;
   }
+  if (ev.y == 0 && view_ && screen_ == Screen::model) {
+    if (ev.x >= title_size_.first && ev.x < title_size_.second) view_->show<FitPane>();   // the size: what it needs to run
+    return;
+  }
   if (ev.y == 1 && view_ && screen_ == Screen::model) {
     for (size_t i = 0; i < tab_spans_.size(); ++i)
       if (ev.x >= tab_spans_[i].first && ev.x < tab_spans_[i].second) view_->select_pane(i);
@@ -331,7 +336,9 @@ void App::draw_title(Canvas& c) {
     case Screen::model: {
       if (alert) text = " CHANGED ON DISK (R reloads) │";
       const std::string note = remote_note();
-      text += model_title(view_->session(), c.width() - display_width(text) - display_width(note));
+      const int before = display_width(text);
+      text += model_title(view_->session(), c.width() - before - display_width(note), &title_size_);
+      title_size_ = {title_size_.first + before, title_size_.second + before};
       text += note;
       break;
     }

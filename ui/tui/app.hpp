@@ -99,6 +99,7 @@ class App : public PaneHost {
   bool quit_ = false;
   uint64_t generation_ = 0;    // bumped when a model is opened or left: stale open results are dropped
   std::vector<std::pair<int, int>> tab_spans_;   // x ranges of the tabs drawn last
+  std::pair<int, int> title_size_{0, 0};        // x range of the model's size in the title drawn last
 };
 
 }  // namespace akview::tui

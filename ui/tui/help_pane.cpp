@@ -59,10 +59,36 @@ void HelpPane::draw(Canvas& c, const Rect& area) {
     }
     c.text(area.x + 3, y, l.keys, Role::status_key, keys_w);
     c.text(area.x + 4 + keys_w, y, l.text, Role::normal, area.w - keys_w - 4);
+    if (search_.active()) {
+      highlight_match(c, area.x + 3, y, keys_w, l.keys, search_.pattern());
+      highlight_match(c, area.x + 4 + keys_w, y, area.w - keys_w - 4, l.text, search_.pattern());
+    }
   }
 }
 
-bool HelpPane::act(Action action, PaneHost&) { return view_.act(action, static_cast<int64_t>(shown_.size())); }
+Search::Target HelpPane::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(shown_.size()); };
+  t.current = [this] { return view_.top(); };
+  t.matches = [this](int64_t i, const Pattern& p) {
+    const Line& l = shown_[static_cast<size_t>(i)];
+    return p.matches(l.keys) || p.matches(l.text);
+  };
+  t.go = [this](int64_t i) { view_.cursor.top = i; };   // the match becomes the first line shown
+  t.version = [this] { return static_cast<uint64_t>(shown_width_); };   // the lines are wrapped anew at a new width
+  return t;
+}
+
+bool HelpPane::act(Action action, PaneHost& host) {
+  switch (action) {
+    case Action::search: search_.open(host); return true;
+    case Action::search_next:
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
+    default: return view_.act(action, static_cast<int64_t>(shown_.size()));
+  }
+}
+
+std::string HelpPane::state() const { return search_.status(); }
 
 void HelpPane::wheel(int rows) { view_.wheel(rows, static_cast<int64_t>(shown_.size())); }
 

@@ -34,7 +34,7 @@ enum Key : int32_t {
 // Where a binding applies. Dispatch tries the innermost context first: a prompt, then the open
 // detail, then the pane or list in front, then `nav` (any scrolling view), then `global`. The help
 // lists them in this order (`prompt` last); a pane's context is named by its title (pane_table.hpp).
-enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, diff, prompt };
+enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, diff, fit, help, prompt };
 
 enum class Action : uint8_t {
   quit, help, next_pane, prev_pane,
@@ -45,6 +45,7 @@ enum class Action : uint8_t {
   prompt_accept, prompt_cancel, prompt_erase, prompt_clear,
   goto_offset, next_file,
   run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear, run_pair,
+  context_up, context_down, set_context, kv_type_next, gpu_memory,
   open_address,
 };
 

@@ -111,6 +111,15 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   if (e.types.size() > kMaxTypeLines) add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
   if (std::string config = config_summary(e.config); !config.empty()) add("config", config);
   if (!e.config.quantization.empty()) add("quantization", e.config.quantization);
+  if (!e.fit.empty()) {   // will it fit: the total at each context (the Fit pane, 9, has the rest)
+    std::string totals;
+    for (const auto& [context, bytes] : e.fit)
+      totals += fmt::format("{}{} {}", totals.empty() ? "" : " · ",
+                            context % 1024 ? fmt::format("{}", context) : fmt::format("{}k", context / 1024),
+                            format_bytes(bytes));
+    add("fit", totals, Role::number);
+    add("", fmt::format("{}, f16 KV cache", e.fit_runtime), Role::muted);
+  }
   // The files, one row each, except that a role held by kGroupAt files or more (an Ollama model's
   // tensor blobs: one per tensor) is one row: their count, total size and common folder. As many
   // rows as fit; the last row says how many files did not.

@@ -3,6 +3,7 @@
 
 #include "ui/tui/compute_pane.hpp"
 #include "ui/tui/diff_pane.hpp"
+#include "ui/tui/fit_pane.hpp"
 #include "ui/tui/groups_pane.hpp"
 #include "ui/tui/header_pane.hpp"
 #include "ui/tui/help_pane.hpp"
@@ -33,6 +34,7 @@ std::unique_ptr<Pane> make_mapping(ModelView& v) { return std::make_unique<Mappi
 std::unique_ptr<Pane> make_compute(ModelView& v) {
   return std::make_unique<ComputePane>(v.shared_session(), selected_tensor(v), v.ref());
 }
+std::unique_ptr<Pane> make_fit(ModelView& v) { return std::make_unique<FitPane>(v.shared_session()); }
 std::unique_ptr<Pane> make_help(ModelView&) { return std::make_unique<HelpPane>(); }
 // `x` on a pair: the Tensors pane's cursor goes to A's tensor (Compute's "tensor …" line, Layout and
 // Groups follow the pair), Compute runs it against B's and comes to the front.
@@ -51,8 +53,10 @@ constexpr PaneRow kPanes[] = {
     {"Groups", '4', "Groups pane", Context::groups, false, make_groups},
     {"Mapping", '5', "Mapping pane", Context::mapping, false, make_mapping},
     {"Compute", '6', "Compute pane", Context::compute, false, make_compute},
-    {"Help", '7', "Help pane", Context::nav, false, make_help},
+    {"Help", '7', "Help pane", Context::help, false, make_help},
     {"Diff", '8', "Diff pane (with a second model: akview A --ref B)", Context::diff, true, make_diff},
+    {"Fit", '9', "Fit pane: the memory to run the model at a context (also: click the title's size)", Context::fit,
+     false, make_fit},
 };
 
 }  // namespace

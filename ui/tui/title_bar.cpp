@@ -82,7 +82,7 @@ std::string type_mix(const InfoReport& info) {
   return out;
 }
 
-std::string model_title(const ModelSession& s, int width) {
+std::string model_title(const ModelSession& s, int width, std::pair<int, int>* size_columns) {
   const InfoReport& info = s.info;
   uint64_t size = 0;
   for (const FileRow& f : info.files) size += f.size;
@@ -90,7 +90,10 @@ std::string model_title(const ModelSession& s, int width) {
   std::string text = fmt::format(" {} │ {} tensor{} │ {} params", identity, info.tensors, info.tensors == 1 ? "" : "s",
                                  format_count(info.parameters));
   if (const std::string mix = type_mix(info); !mix.empty()) text += " │ " + mix;
-  text += fmt::format(" │ {} │ {}", info.format, format_bytes(size));
+  text += fmt::format(" │ {} │ ", info.format);
+  const int size_at = display_width(text);
+  text += format_bytes(size);
+  if (size_columns) *size_columns = {size_at, display_width(text)};
   if (info.files.size() != 1) text += fmt::format(" in {} files", info.files.size());
   // The path last, in the room left (cut in the middle: its start and its file name both tell).
   const std::string path = home_short(info.path);
