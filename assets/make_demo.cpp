@@ -65,18 +65,26 @@ std::vector<DemoTensor> make_model() {
   std::mt19937 rng(20261121);
   std::vector<DemoTensor> ts;
   const int64_t kv_dim = kDim / kHeads * kKvHeads;
-  ts.push_back({"token_embd.weight", "model.embed_tokens.weight", kVocab, kDim, TypeId::q8_0, make_matrix(kVocab, kDim, rng)});
+  ts.push_back(
+      {"token_embd.weight", "model.embed_tokens.weight", kVocab, kDim, TypeId::q8_0, make_matrix(kVocab, kDim, rng)});
   for (int l = 0; l < kLayers; ++l) {
     const std::string g = "blk." + std::to_string(l) + ".", h = "model.layers." + std::to_string(l) + ".";
     const TypeId wide = (l == 0 || l == kLayers - 1) ? TypeId::q6_k : TypeId::q4_k;   // Q4_K_M keeps ends wider
     ts.push_back({g + "attn_norm.weight", h + "input_layernorm.weight", 1, kDim, TypeId::f32, make_norm(kDim, rng)});
-    ts.push_back({g + "attn_q.weight", h + "self_attn.q_proj.weight", kDim, kDim, TypeId::q4_k, make_matrix(kDim, kDim, rng)});
-    ts.push_back({g + "attn_k.weight", h + "self_attn.k_proj.weight", kv_dim, kDim, TypeId::q4_k, make_matrix(kv_dim, kDim, rng)});
-    ts.push_back({g + "attn_v.weight", h + "self_attn.v_proj.weight", kv_dim, kDim, wide, make_matrix(kv_dim, kDim, rng)});
-    ts.push_back({g + "attn_output.weight", h + "self_attn.o_proj.weight", kDim, kDim, TypeId::q4_k, make_matrix(kDim, kDim, rng)});
-    ts.push_back({g + "ffn_norm.weight", h + "post_attention_layernorm.weight", 1, kDim, TypeId::f32, make_norm(kDim, rng)});
-    ts.push_back({g + "ffn_gate.weight", h + "mlp.gate_proj.weight", kFfn, kDim, TypeId::q4_k, make_matrix(kFfn, kDim, rng)});
-    ts.push_back({g + "ffn_up.weight", h + "mlp.up_proj.weight", kFfn, kDim, TypeId::q4_k, make_matrix(kFfn, kDim, rng)});
+    ts.push_back(
+        {g + "attn_q.weight", h + "self_attn.q_proj.weight", kDim, kDim, TypeId::q4_k, make_matrix(kDim, kDim, rng)});
+    ts.push_back({g + "attn_k.weight", h + "self_attn.k_proj.weight", kv_dim, kDim, TypeId::q4_k,
+                  make_matrix(kv_dim, kDim, rng)});
+    ts.push_back(
+        {g + "attn_v.weight", h + "self_attn.v_proj.weight", kv_dim, kDim, wide, make_matrix(kv_dim, kDim, rng)});
+    ts.push_back({g + "attn_output.weight", h + "self_attn.o_proj.weight", kDim, kDim, TypeId::q4_k,
+                  make_matrix(kDim, kDim, rng)});
+    ts.push_back(
+        {g + "ffn_norm.weight", h + "post_attention_layernorm.weight", 1, kDim, TypeId::f32, make_norm(kDim, rng)});
+    ts.push_back(
+        {g + "ffn_gate.weight", h + "mlp.gate_proj.weight", kFfn, kDim, TypeId::q4_k, make_matrix(kFfn, kDim, rng)});
+    ts.push_back(
+        {g + "ffn_up.weight", h + "mlp.up_proj.weight", kFfn, kDim, TypeId::q4_k, make_matrix(kFfn, kDim, rng)});
     ts.push_back({g + "ffn_down.weight", h + "mlp.down_proj.weight", kDim, kFfn, wide, make_matrix(kDim, kFfn, rng)});
   }
   ts.push_back({"output_norm.weight", "model.norm.weight", 1, kDim, TypeId::f32, make_norm(kDim, rng)});
@@ -112,7 +120,8 @@ void add_tokenizer(t::GgufWriter& w) {
   w.set("tokenizer.ggml.bos_token_id", t::gguf_u32(1));
   w.set("tokenizer.ggml.eos_token_id", t::gguf_u32(2));
   w.set("tokenizer.ggml.unknown_token_id", t::gguf_u32(0));
-  w.set("tokenizer.chat_template", t::gguf_string("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}</s>\n{% endfor %}"));
+  w.set("tokenizer.chat_template",
+        t::gguf_string("{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}</s>\n{% endfor %}"));
 }
 
 bool write_gguf(const std::string& path, const std::vector<DemoTensor>& ts) {
@@ -171,7 +180,6 @@ bool write_hf(const std::string& dir, const std::vector<DemoTensor>& ts) {
   return t::write_text(dir + "/config.json", std::string(kHfConfig) + "\n}\n");
 }
 
-
 // The tensor of `d` as SafeTensors tensors: BF16, or (quantized) MLX / Ollama affine 4-bit g64 with
 // bf16 companions named `<base><scales>` and `<base><biases>`.
 std::vector<t::StTensor> affine_tensors(const DemoTensor& d, const std::string& base, const std::string& scales,
@@ -199,9 +207,10 @@ bool write_mlx(const std::string& dir, const std::vector<DemoTensor>& ts) {
   t::StWriteOptions options;
   options.metadata = {{"format", "mlx"}};
   if (!t::write_safetensors(dir + "/model.safetensors", tensors, options)) return false;
-  return t::write_text(dir + "/config.json", std::string(kHfConfig) +
-                                                 ",\n  \"quantization\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"},"
-                                                 "\n  \"quantization_config\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"}\n}\n");
+  return t::write_text(dir + "/config.json",
+                       std::string(kHfConfig) +
+                           ",\n  \"quantization\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"},"
+                           "\n  \"quantization_config\": {\"group_size\": 64, \"bits\": 4, \"mode\": \"affine\"}\n}\n");
 }
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
@@ -227,24 +236,30 @@ bool write_ollama(const std::string& root, const std::string& gguf_path, const s
       store.put_text("application/vnd.ollama.image.template",
                      "{{- range .Messages }}<|{{ .Role }}|>\n{{ .Content }}</s>\n{{ end }}<|assistant|>\n"),
       store.put_text("application/vnd.ollama.image.params", R"({"stop":["</s>"],"temperature":0.7})"),
-      store.put_text("application/vnd.ollama.image.license", "MIT License: synthetic weights made by akview's demo writer.\n"),
+      store.put_text("application/vnd.ollama.image.license",
+                     "MIT License: synthetic weights made by akview's demo writer.\n"),
   };
-  const nlohmann::ordered_json common = {{"model_family", "llama"}, {"model_families", {"llama"}}, {"model_type", parameter_size(ts)},
-                                 {"architecture", "amd64"}, {"os", "linux"}};
+  const nlohmann::ordered_json common = {{"model_family", "llama"},
+                                         {"model_families", {"llama"}},
+                                         {"model_type", parameter_size(ts)},
+                                         {"architecture", "amd64"},
+                                         {"os", "linux"}};
   nlohmann::ordered_json gguf_config = common;
   gguf_config["model_format"] = "gguf";
   gguf_config["file_type"] = "Q4_K_M";
   if (!store.write_manifest("llama-demo", "q4_k_m", gguf_config, gguf_layers)) return false;
 
   nlohmann::ordered_json st_layers = nlohmann::ordered_json::array();
-  st_layers.push_back(store.put_text("application/vnd.ollama.image.json", std::string(kHfConfig) + "\n}\n", "config.json"));
+  st_layers.push_back(
+      store.put_text("application/vnd.ollama.image.json", std::string(kHfConfig) + "\n}\n", "config.json"));
   for (const auto& d : ts) {
     const bool quantize = d.hf_name.find("embed_tokens") == std::string::npos && d.hf_name != "lm_head.weight";
     auto tensors = affine_tensors(d, d.hf_name, ".scale", ".bias", quantize);
     if (tensors.empty()) return false;
     t::StWriteOptions options;
     if (tensors.size() > 1) options.metadata = {{"quant_type", "int4"}, {"group_size", "64"}};
-    st_layers.push_back(store.put("application/vnd.ollama.image.tensor", t::safetensors_bytes(tensors, options), d.hf_name));
+    st_layers.push_back(
+        store.put("application/vnd.ollama.image.tensor", t::safetensors_bytes(tensors, options), d.hf_name));
   }
   nlohmann::ordered_json st_config = common;
   st_config["model_format"] = "safetensors";
@@ -252,7 +267,7 @@ bool write_ollama(const std::string& root, const std::string& gguf_path, const s
   return store.write_manifest("llama-demo", "int4", st_config, st_layers);
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -262,9 +277,10 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   const std::string out = argv[1], demo = out + "/demo";
   std::error_code ec;
-  fs::remove_all(demo, ec);              // no stale model from an older layout may stay in the list
-  fs::remove_all(out + "/demo-hf", ec);  // the BF16 checkpoint's former place
-  for (const char* sub : {"/llama-demo-bf16", "/llama-demo-mlx-4bit", "/ollama"}) fs::create_directories(demo + sub, ec);
+  fs::remove_all(demo, ec);               // no stale model from an older layout may stay in the list
+  fs::remove_all(out + "/demo-hf", ec);   // the BF16 checkpoint's former place
+  for (const char* sub : {"/llama-demo-bf16", "/llama-demo-mlx-4bit", "/ollama"})
+    fs::create_directories(demo + sub, ec);
   const auto model = make_model();
   const std::string gguf = demo + "/llama-demo-q4km.gguf";
   if (!write_gguf(gguf, model) || !write_hf(demo + "/llama-demo-bf16", model) ||

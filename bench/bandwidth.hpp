@@ -1,6 +1,6 @@
 // Memory-bandwidth probe shared by the benchmarks: sums a large, already-touched float buffer with
-// N threads (each reading 4 prefetched streams) and reports GB/s of bytes read, so kernels are compared against the machine's limit
-// measured in the same run (STACK.md §3: first touch of fresh memory is slow here, so the buffer is
+// N threads (each reading 4 prefetched streams) and reports GB/s of bytes read, so kernels are compared against the
+// machine's limit measured in the same run (STACK.md §3: first touch of fresh memory is slow here, so the buffer is
 // touched before timing).
 #pragma once
 
@@ -23,7 +23,7 @@ struct BandwidthResult {
 // stream per step, with a software prefetch ~2 KiB ahead in each: the kernels prefetch, so a probe
 // that relied on the hardware prefetcher alone would read ~25% below what they reach.
 inline float sum_range(const float* p, size_t n) {
-  typedef float V16 __attribute__((vector_size(64)));   // one cache line; GCC/Clang lower it to SIMD
+  typedef float V16 __attribute__((vector_size(64)));        // one cache line; GCC/Clang lower it to SIMD
   constexpr size_t kStreams = 4, kStep = 16, kAhead = 512;   // floats
   const size_t per = n / kStreams / kStep * kStep;
   V16 acc[kStreams] = {};
@@ -65,7 +65,8 @@ class BandwidthProbe {
       for (auto& th : pool) th.join();
       auto t1 = std::chrono::steady_clock::now();
       for (float p : partial) sink_ = sink_ + p;
-      gbps.push_back(static_cast<double>(buf_.size() * sizeof(float)) / std::chrono::duration<double>(t1 - t0).count() / 1e9);
+      gbps.push_back(static_cast<double>(buf_.size() * sizeof(float)) / std::chrono::duration<double>(t1 - t0).count() /
+                     1e9);
     }
     std::sort(gbps.begin(), gbps.end());
     return {gbps.back(), gbps[gbps.size() / 2]};
@@ -76,4 +77,4 @@ class BandwidthProbe {
   volatile float sink_ = 0;
 };
 
-}  // namespace akview::bench
+}   // namespace akview::bench

@@ -47,7 +47,7 @@ struct Case {
   std::string label;
   TypeId type;
   std::vector<int> f16_fields;   // byte offsets of f16 fields inside a block (kept finite)
-  uint8_t bits = 0;               // composite (MLX affine) only
+  uint8_t bits = 0;              // composite (MLX affine) only
   uint32_t group = 0;
 };
 
@@ -125,7 +125,8 @@ std::pair<double, double> cache_resident(const Case& c, std::mt19937_64& rng, in
   const double bytes_per_elem = info.kind == akview::TypeKind::composite
                                     ? c.bits / 8.0 + 4.0 / c.group
                                     : static_cast<double>(info.block_bytes) / info.block_elems;
-  const int64_t rows = std::max<int64_t>(kChunkRows, static_cast<int64_t>((1 << 20) / (bytes_per_elem * kCols)) / kChunkRows * kChunkRows);
+  const int64_t rows = std::max<int64_t>(
+      kChunkRows, static_cast<int64_t>((1 << 20) / (bytes_per_elem * kCols)) / kChunkRows * kChunkRows);
   Tensor t = make_tensor(c, rng, rows);
   const double bytes = static_cast<double>(t.data.size() + t.scales.size() + t.biases.size());
   std::vector<float> buf(static_cast<size_t>(kChunkRows * kCols));
@@ -147,7 +148,7 @@ double store_ceiling_gelem(int reps) {
   return static_cast<double>(buf.size()) / best_seconds(pass, reps) / 1e9;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   const int reps = argc > 1 ? std::max(1, std::atoi(argv[1])) : 5;
@@ -176,7 +177,8 @@ int main(int argc, char** argv) {
     cases = chosen;
   }
   const auto bw = akview::bench::BandwidthProbe().measure(kThreads);
-  std::printf("read bandwidth (%d threads): best %.1f GB/s, median %.1f GB/s\n", kThreads, bw.best_gbps, bw.median_gbps);
+  std::printf("read bandwidth (%d threads): best %.1f GB/s, median %.1f GB/s\n", kThreads, bw.best_gbps,
+              bw.median_gbps);
   std::printf("tensor %lld x %lld, %d threads, %d reps\n", (long long)kRows, (long long)kCols, kThreads, reps);
   std::printf("%-20s %10s %12s %12s %10s %9s\n", "type", "stored MB", "best GB/s", "median GB/s", "Gelem/s", "best/bw");
   std::mt19937_64 rng(42);
@@ -189,13 +191,15 @@ int main(int argc, char** argv) {
     std::sort(secs.begin(), secs.end());
     const double best = secs.front(), median = secs[secs.size() / 2];
     std::printf("%-20s %10.1f %12.1f %12.1f %10.2f %8.0f%%\n", c.label.c_str(), bytes / 1e6, bytes / best / 1e9,
-                bytes / median / 1e9, static_cast<double>(kRows * kCols) / best / 1e9, 100.0 * (bytes / best / 1e9) / bw.best_gbps);
+                bytes / median / 1e9, static_cast<double>(kRows * kCols) / best / 1e9,
+                100.0 * (bytes / best / 1e9) / bw.best_gbps);
   }
   const int cache_reps = 50;
   std::printf("\ncache-resident, 1 thread (~1 MB stored, 8-row chunks, best of %d x ~2 ms)\n", cache_reps);
   std::printf("%-20s %12s %10s\n", "type", "GB/s", "Gelem/s");
   const double fill = store_ceiling_gelem(cache_reps);
-  std::printf("%-20s %12.1f %10.2f   (float32 writes into the 8-row chunk: the output-side ceiling)\n", "[fill only]", fill * 4, fill);
+  std::printf("%-20s %12.1f %10.2f   (float32 writes into the 8-row chunk: the output-side ceiling)\n", "[fill only]",
+              fill * 4, fill);
   for (const auto& c : cases) {
     const auto [gbps, gelem] = cache_resident(c, rng, cache_reps);
     std::printf("%-20s %12.1f %10.2f\n", c.label.c_str(), gbps, gelem);

@@ -73,8 +73,8 @@ inline bool write_100k_gguf(const std::string& path) {
     }
     w.set("tokenizer.ggml.tokens", gguf_array(kGgufString, tokens));
     w.set("tokenizer.ggml.scores", gguf_array(kGgufF32, scores));
-    static const char* kRoles[] = {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down",
-                                   "attn_norm", "ffn_norm", "ffn_gate_inp"};
+    static const char* kRoles[] = {"attn_q", "attn_k",   "attn_v",    "attn_output", "ffn_gate",
+                                   "ffn_up", "ffn_down", "attn_norm", "ffn_norm",    "ffn_gate_inp"};
     for (int i = 0; i < kGgufTensors; ++i) {
       const bool norm = i % 10 == 7 || i % 10 == 8;
       std::string name = "blk." + std::to_string(i / 10) + "." + kRoles[i % 10] + ".weight";
@@ -87,4 +87,4 @@ inline bool write_100k_gguf(const std::string& path) {
   });
 }
 
-}  // namespace akview::bench
+}   // namespace akview::bench

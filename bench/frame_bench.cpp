@@ -22,8 +22,8 @@
 
 #include "bench/fixtures.hpp"
 #include "ui/tui/app.hpp"
-#include "ui/tui/tensors_pane.hpp"
 #include "ui/tui/keys.hpp"
+#include "ui/tui/tensors_pane.hpp"
 
 namespace {
 
@@ -43,8 +43,8 @@ double status_mb(const char* field) {
   return kb / 1024.0;
 }
 std::string rss_now() {
-  return fmt::format("{:.1f} MB (heap {:.1f}, mapped file {:.1f}; peak so far {:.1f})", status_mb("VmRSS"), status_mb("RssAnon"),
-                     status_mb("RssFile"), status_mb("VmHWM"));
+  return fmt::format("{:.1f} MB (heap {:.1f}, mapped file {:.1f}; peak so far {:.1f})", status_mb("VmRSS"),
+                     status_mb("RssAnon"), status_mb("RssFile"), status_mb("VmHWM"));
 }
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
@@ -177,10 +177,11 @@ int run(const std::string& path, int width, int height) {
   return 0;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
-  const std::string root = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "akview_frame_bench").string();
+  const std::string root =
+      argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "akview_frame_bench").string();
   std::filesystem::create_directories(root);
   const std::string path = root + "/million.safetensors";
   if (!std::filesystem::exists(path) && !akview::bench::write_million_safetensors(path)) return 1;

@@ -2,15 +2,15 @@
 // RSS. The file is sparse (header written, data extended with ftruncate), so it costs no disk;
 // each open runs in a forked child so ru_maxrss measures that open alone.
 // Targets: >= 300 MB/s of header, peak RSS <= 2 x header + 64 MB.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <vector>
 
 #include "bench/fixtures.hpp"
@@ -64,11 +64,12 @@ Run open_in_child(const std::string& path) {
     std::exit(1);
   }
   r.max_rss_kb = usage.ru_maxrss;
-  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  r.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   return r;
 }
 
-}  // namespace
+}   // namespace
 
 int main() {
   namespace fs = std::filesystem;

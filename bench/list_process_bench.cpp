@@ -35,7 +35,7 @@ struct Fixture {
 struct Command {
   std::vector<std::string> args;   // PATH stands for the fixture
   std::string label;
-  int sides = 1;                   // models read (diff: 2)
+  int sides = 1;   // models read (diff: 2)
 };
 
 // Opens `path` in a child: seconds and header bytes through a pipe (0 header bytes: failed).
@@ -89,7 +89,8 @@ ProcessRun run_process(const std::string& binary, const std::vector<std::string>
   ProcessRun r;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   r.max_rss_kb = usage.ru_maxrss;
-  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  r.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return r;
 }
@@ -99,7 +100,7 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
@@ -115,7 +116,8 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc) only = argv[++i];
     else if (a == "--keep") keep = true;
     else {
-      std::fprintf(stderr, "usage: list_process_bench [--akview PATH] [--runs N] [--dir DIR] [--keep] [--only SUBSTRING]\n");
+      std::fprintf(stderr,
+                   "usage: list_process_bench [--akview PATH] [--runs N] [--dir DIR] [--keep] [--only SUBSTRING]\n");
       return 2;
     }
   }
@@ -169,9 +171,10 @@ int main(int argc, char** argv) {
       }
       const double header_mb = f.header_bytes / 1e6, wall = median(times), rss_mb = rss_kb / 1024.0;
       const double budget_mb = 2 * header_mb * c.sides + 64;
-      std::printf("%-18s %-13s %6.1f MB %9.1f %10.1f %10.1f %10.1f %9.1f %6.0f %s%s\n", f.label.c_str(), c.label.c_str(),
-                  header_mb, f.open_seconds * 1e3, wall * 1e3, median(cpu) * 1e3, header_mb * c.sides / wall, rss_mb, budget_mb,
-                  rss_mb <= budget_mb ? "ok" : "OVER", ok ? "" : "  (FAILED: nonzero exit)");
+      std::printf("%-18s %-13s %6.1f MB %9.1f %10.1f %10.1f %10.1f %9.1f %6.0f %s%s\n", f.label.c_str(),
+                  c.label.c_str(), header_mb, f.open_seconds * 1e3, wall * 1e3, median(cpu) * 1e3,
+                  header_mb * c.sides / wall, rss_mb, budget_mb, rss_mb <= budget_mb ? "ok" : "OVER",
+                  ok ? "" : "  (FAILED: nonzero exit)");
       std::fflush(stdout);
     }
   }

@@ -31,9 +31,10 @@ inline std::string ggml_type_name(const std::string& label) {
 }
 
 // Seconds per MUL_MAT run as test-backend-ops reports it, or nullopt (not run, unsupported, no line).
-inline std::optional<double> llama_mul_mat_seconds(const std::string& binary, const std::string& ggml_type, long rows, long cols) {
-  const std::string cmd = "'" + binary + "' perf -o MUL_MAT -b CPU -p 'type_a=" + ggml_type + ",type_b=f32,m=" + std::to_string(rows) +
-                          ",n=1,k=" + std::to_string(cols) + ",' 2>&1";
+inline std::optional<double> llama_mul_mat_seconds(const std::string& binary, const std::string& ggml_type, long rows,
+                                                   long cols) {
+  const std::string cmd = "'" + binary + "' perf -o MUL_MAT -b CPU -p 'type_a=" + ggml_type +
+                          ",type_b=f32,m=" + std::to_string(rows) + ",n=1,k=" + std::to_string(cols) + ",' 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   if (!pipe) return std::nullopt;
   std::optional<double> us;
@@ -51,4 +52,4 @@ inline std::optional<double> llama_mul_mat_seconds(const std::string& binary, co
   return *us * 1e-6;
 }
 
-}  // namespace akview::bench
+}   // namespace akview::bench

@@ -16,8 +16,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -47,13 +47,32 @@ struct BenchType {
 };
 
 const std::vector<BenchType> kTypes = {
-    {"f32", TypeId::f32},       {"f16", TypeId::f16},       {"bf16", TypeId::bf16},     {"q8_0", TypeId::q8_0},
-    {"q4_0", TypeId::q4_0},     {"q4_1", TypeId::q4_1},     {"q5_0", TypeId::q5_0},     {"q5_1", TypeId::q5_1},
-    {"q2_k", TypeId::q2_k},     {"q3_k", TypeId::q3_k},     {"q4_k", TypeId::q4_k},     {"q5_k", TypeId::q5_k},
-    {"q6_k", TypeId::q6_k},     {"iq4_nl", TypeId::iq4_nl}, {"iq4_xs", TypeId::iq4_xs},
-    {"iq2_xxs", TypeId::iq2_xxs}, {"iq2_xs", TypeId::iq2_xs}, {"iq2_s", TypeId::iq2_s}, {"iq3_xxs", TypeId::iq3_xxs},
-    {"iq3_s", TypeId::iq3_s},   {"iq1_s", TypeId::iq1_s},   {"iq1_m", TypeId::iq1_m},   {"tq1_0", TypeId::tq1_0},
-    {"tq2_0", TypeId::tq2_0},   {"mxfp4", TypeId::mxfp4},   {"f8_e4m3", TypeId::f8_e4m3},
+    {"f32", TypeId::f32},
+    {"f16", TypeId::f16},
+    {"bf16", TypeId::bf16},
+    {"q8_0", TypeId::q8_0},
+    {"q4_0", TypeId::q4_0},
+    {"q4_1", TypeId::q4_1},
+    {"q5_0", TypeId::q5_0},
+    {"q5_1", TypeId::q5_1},
+    {"q2_k", TypeId::q2_k},
+    {"q3_k", TypeId::q3_k},
+    {"q4_k", TypeId::q4_k},
+    {"q5_k", TypeId::q5_k},
+    {"q6_k", TypeId::q6_k},
+    {"iq4_nl", TypeId::iq4_nl},
+    {"iq4_xs", TypeId::iq4_xs},
+    {"iq2_xxs", TypeId::iq2_xxs},
+    {"iq2_xs", TypeId::iq2_xs},
+    {"iq2_s", TypeId::iq2_s},
+    {"iq3_xxs", TypeId::iq3_xxs},
+    {"iq3_s", TypeId::iq3_s},
+    {"iq1_s", TypeId::iq1_s},
+    {"iq1_m", TypeId::iq1_m},
+    {"tq1_0", TypeId::tq1_0},
+    {"tq2_0", TypeId::tq2_0},
+    {"mxfp4", TypeId::mxfp4},
+    {"f8_e4m3", TypeId::f8_e4m3},
     {"mlx4 g64 f16", TypeId::mlx_affine, 4, 64, TypeId::f16},
     {"mlx8 g64 bf16", TypeId::mlx_affine, 8, 64, TypeId::bf16},
     {"mlx3 g64 f16", TypeId::mlx_affine, 3, 64, TypeId::f16},
@@ -75,7 +94,8 @@ std::vector<Placed> write_file(const std::string& path, bool& reused) {
     Placed p;
     const TypeInfo& info = type_info(bt.type);
     const bool affine = bt.bits != 0;
-    p.data_bytes = affine ? uint64_t(kRows) * kCols * bt.bits / 8 : uint64_t(kRows) * (kCols / info.block_elems) * info.block_bytes;
+    p.data_bytes = affine ? uint64_t(kRows) * kCols * bt.bits / 8
+                          : uint64_t(kRows) * (kCols / info.block_elems) * info.block_bytes;
     p.data_at = at = align(at);
     at += p.data_bytes;
     if (affine) {
@@ -108,8 +128,9 @@ std::vector<Placed> write_file(const std::string& path, bool& reused) {
     for (int64_t r = 0; r < kRows; r += kChunk) {
       const uint64_t seed = i * 100000 + r;
       if (bt.bits) {
-        auto t = bt.type == TypeId::mlx_affine ? testing::make_affine_tensor(bt.type, bt.bits, bt.group, bt.scale_type, kChunk, kCols, seed)
-                                               : testing::make_mxfp4_tensor(bt.type, kChunk, kCols, seed);
+        auto t = bt.type == TypeId::mlx_affine
+                     ? testing::make_affine_tensor(bt.type, bt.bits, bt.group, bt.scale_type, kChunk, kCols, seed)
+                     : testing::make_mxfp4_tensor(bt.type, kChunk, kCols, seed);
         const uint64_t f = uint64_t(r) / kChunk;
         out.seekp(static_cast<std::streamoff>(p.data_at + f * t.data.size()));
         out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
@@ -198,17 +219,19 @@ double spread(std::vector<double> v) {   // (max - min) / median, in percent
 XqPath g_xq_path = XqPath::best;
 
 // The comparison with llama.cpp (see the header comment).
-void compare_with_llama(const MappedFile& file, const std::vector<Placed>& placed, const std::string& only, int repeat, int rounds,
-                        bench::BandwidthProbe& probe, int threads) {
+void compare_with_llama(const MappedFile& file, const std::vector<Placed>& placed, const std::string& only, int repeat,
+                        int rounds, bench::BandwidthProbe& probe, int threads) {
   const std::string llama = bench::llama_test_backend_ops();
-  std::printf("\nvs llama.cpp: n=1 %lldx%lld, %d threads, %d interleaved rounds, medians\n", static_cast<long long>(kRows),
-              static_cast<long long>(kCols), threads, rounds);
+  std::printf("\nvs llama.cpp: n=1 %lldx%lld, %d threads, %d interleaved rounds, medians\n",
+              static_cast<long long>(kRows), static_cast<long long>(kCols), threads, rounds);
   if (llama.empty())
-    std::printf("llama.cpp: not compared: set AKVIEW_LLAMA_TEST_BACKEND_OPS to a test-backend-ops binary (README.md: Benchmarks)\n");
-  else
-    std::printf("llama.cpp: %s perf -o MUL_MAT -b CPU (its own threads: hardware concurrency)\n", llama.c_str());
-  std::printf("x-quant kernels: %s path (--xq-path best|avx2|scalar)\n",
-              g_xq_path == XqPath::avx2 ? "avx2" : g_xq_path == XqPath::scalar ? "scalar" : "best");
+    std::printf(
+        "llama.cpp: not compared: set AKVIEW_LLAMA_TEST_BACKEND_OPS to a test-backend-ops binary (README.md: "
+        "Benchmarks)\n");
+  else std::printf("llama.cpp: %s perf -o MUL_MAT -b CPU (its own threads: hardware concurrency)\n", llama.c_str());
+  std::printf("x-quant kernels: %s path (--xq-path best|avx2|scalar)\n", g_xq_path == XqPath::avx2     ? "avx2"
+                                                                         : g_xq_path == XqPath::scalar ? "scalar"
+                                                                                                       : "best");
   const auto x = testing::normal_vector(kCols, 1);
   std::vector<float> y(kRows);
   struct Row {
@@ -249,22 +272,27 @@ void compare_with_llama(const MappedFile& file, const std::vector<Placed>& place
     if (cpu_backend().matvec(row.v, x.data(), y.data()).ok()) row.exact_rel = rel(y);
     if (xquant_supports(row.v) && xquant_matvec(row.v, x.data(), y.data(), g_xq_path).ok()) row.xq_rel = rel(y);
   }
-  std::printf("| type | MiB | bw GB/s | exact GB/s | x-quant GB/s | llama.cpp GB/s | exact / llama | x-quant / llama | x-quant / bw | spread exact/xq/llama %% | rel_rms exact | rel_rms x-quant |\n");
+  std::printf(
+      "| type | MiB | bw GB/s | exact GB/s | x-quant GB/s | llama.cpp GB/s | exact / llama | x-quant / llama | x-quant "
+      "/ bw | spread exact/xq/llama %% | rel_rms exact | rel_rms x-quant |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (const auto& row : rows) {
     const double bytes = static_cast<double>(weight_bytes(row.v));
     const double e = median(row.exact), q = median(row.xq), l = median(row.ll), bw = median(row.bw);
     auto gb = [&](double s) { return s > 0 ? fmt_num(bytes / s / 1e9, "%.1f") : std::string("-"); };
-    auto ratio = [&](double ours, double theirs) { return ours > 0 && theirs > 0 ? fmt_num(theirs / ours, "%.2f") : std::string("-"); };
-    std::printf("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %.0f/%.0f/%.0f | %s | %s |\n", row.label.c_str(), bytes / (1 << 20), bw,
-                gb(e).c_str(), gb(q).c_str(), gb(l).c_str(), ratio(e, l).c_str(), ratio(q, l).c_str(),
-                q > 0 ? fmt_num(bytes / q / 1e9 / bw, "%.2f").c_str() : "-", spread(row.exact), spread(row.xq), spread(row.ll),
-                row.exact_rel >= 0 ? fmt_num(row.exact_rel, "%.1e").c_str() : "-", row.xq_rel >= 0 ? fmt_num(row.xq_rel, "%.1e").c_str() : "-");
+    auto ratio = [&](double ours, double theirs) {
+      return ours > 0 && theirs > 0 ? fmt_num(theirs / ours, "%.2f") : std::string("-");
+    };
+    std::printf("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %s | %.0f/%.0f/%.0f | %s | %s |\n", row.label.c_str(),
+                bytes / (1 << 20), bw, gb(e).c_str(), gb(q).c_str(), gb(l).c_str(), ratio(e, l).c_str(),
+                ratio(q, l).c_str(), q > 0 ? fmt_num(bytes / q / 1e9 / bw, "%.2f").c_str() : "-", spread(row.exact),
+                spread(row.xq), spread(row.ll), row.exact_rel >= 0 ? fmt_num(row.exact_rel, "%.1e").c_str() : "-",
+                row.xq_rel >= 0 ? fmt_num(row.xq_rel, "%.1e").c_str() : "-");
   }
   std::fflush(stdout);
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   // The weights file (about 1 GB) goes to the temporary folder unless --data names one: never into
@@ -282,10 +310,13 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--compare-only")) compare_only = std::atoi(argv[i + 1]) != 0;
     if (!std::strcmp(argv[i], "--rounds")) rounds = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--xq-path"))
-      g_xq_path = !std::strcmp(argv[i + 1], "avx2") ? XqPath::avx2 : !std::strcmp(argv[i + 1], "scalar") ? XqPath::scalar : XqPath::best;
+      g_xq_path = !std::strcmp(argv[i + 1], "avx2")     ? XqPath::avx2
+                  : !std::strcmp(argv[i + 1], "scalar") ? XqPath::scalar
+                                                        : XqPath::best;
   }
   // --types names as the table prints them (q4_k); Q4_K and q4_K are taken too, an unknown name is an error.
-  std::transform(only.begin(), only.end(), only.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(only.begin(), only.end(), only.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (size_t at = 1; at < only.size();) {
     const size_t end = only.find(',', at);
     const std::string name = only.substr(at, end - at);
@@ -310,8 +341,10 @@ int main(int argc, char** argv) {
   bench::BandwidthProbe probe;
   const auto bw_before = probe.measure(threads);
   std::printf("matvec %lld x %lld, weights mmapped from %s (%s), %d threads, %d repeats, median GB/s of weight bytes\n",
-              static_cast<long long>(kRows), static_cast<long long>(kCols), data_path.c_str(), reused ? "reused" : "written", threads, repeat);
-  std::printf("read bandwidth (512 MiB, %d threads): median %.1f GB/s, best %.1f GB/s\n", threads, bw_before.median_gbps, bw_before.best_gbps);
+              static_cast<long long>(kRows), static_cast<long long>(kCols), data_path.c_str(),
+              reused ? "reused" : "written", threads, repeat);
+  std::printf("read bandwidth (512 MiB, %d threads): median %.1f GB/s, best %.1f GB/s\n", threads,
+              bw_before.median_gbps, bw_before.best_gbps);
   const Availability ocl = opencl_backend().availability();
   std::printf("opencl: %s\n\n", ocl.available ? ocl.reason.c_str() : ("unavailable: " + ocl.reason).c_str());
 
@@ -327,7 +360,9 @@ int main(int argc, char** argv) {
   std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
               static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
 
-  std::printf("| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | bw GB/s | cpu GB/s | cpu/bw | blas GB/s | blas/cpu | opencl GB/s | opencl/cpu | cpu x sgemv | max rel err |\n");
+  std::printf(
+      "| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | bw GB/s | cpu GB/s | cpu/bw | blas GB/s | "
+      "blas/cpu | opencl GB/s | opencl/cpu | cpu x sgemv | max rel err |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   for (size_t i = 0; i < kTypes.size(); ++i) {
     const auto& bt = kTypes[i];
@@ -350,13 +385,17 @@ int main(int argc, char** argv) {
     std::vector<double> ref(kRows), abs_wx(kRows);
     double worst = 0;
     if (!cpu_only && reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok())
-      for (int64_t r = 0; r < kRows; ++r) worst = std::max(worst, std::fabs(y[r] - ref[r]) / std::max(abs_wx[r], 1e-30));
+      for (int64_t r = 0; r < kRows; ++r)
+        worst = std::max(worst, std::fabs(y[r] - ref[r]) / std::max(abs_wx[r], 1e-30));
     const Timing blas = cpu_only ? Timing{} : time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
-    const Timing cl = ocl.available && !cpu_only ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
-    std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n", bt.label.c_str(), bytes / (1 << 20),
-                std::string(cpu_kernel_variant(v)).c_str(), cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), bw, gbps(cpu), 100 * gbps(cpu) / bw, gbps(blas),
-                gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",
-                cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
+    const Timing cl =
+        ocl.available && !cpu_only ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
+    std::printf(
+        "| %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n",
+        bt.label.c_str(), bytes / (1 << 20), std::string(cpu_kernel_variant(v)).c_str(),
+        cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), bw, gbps(cpu), 100 * gbps(cpu) / bw,
+        gbps(blas), gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",
+        cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
     std::fflush(stdout);
   }
   compare_with_llama(*file, placed, only, repeat, rounds, probe, threads);

@@ -80,12 +80,13 @@ ProcessResult run(const std::vector<std::string>& argv, const std::vector<std::s
                   bool keep_stdout) {
   const fs::path out = scratch / "stdout", err = scratch / "stderr";
   std::vector<std::string> vars;
-  static const char* kDropped[] = {"HF_TOKEN", "HF_HOME", "HF_ENDPOINT", "XDG_CACHE_HOME", "CURL_CA_BUNDLE",
-                                   "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "HUGGING_FACE_HUB_TOKEN"};
+  static const char* kDropped[] = {"HF_TOKEN",       "HF_HOME",       "HF_ENDPOINT",         "XDG_CACHE_HOME",
+                                   "CURL_CA_BUNDLE", "SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "HUGGING_FACE_HUB_TOKEN"};
   for (char** e = environ; *e; ++e) {
     const std::string kv = *e;
     const std::string name = kv.substr(0, kv.find('='));
-    if (std::none_of(std::begin(kDropped), std::end(kDropped), [&](const char* d) { return name == d; })) vars.push_back(kv);
+    if (std::none_of(std::begin(kDropped), std::end(kDropped), [&](const char* d) { return name == d; }))
+      vars.push_back(kv);
   }
   vars.insert(vars.end(), env.begin(), env.end());
   const auto t0 = std::chrono::steady_clock::now();
@@ -188,20 +189,20 @@ struct Tool {
   std::string label;
   std::vector<std::string> argv;   // ADDRESS, URL, HUB, REPO are replaced
   bool akview = false;
-  std::string skipped;             // why it does not run
+  std::string skipped;   // why it does not run
 };
 
 struct Row {
   std::vector<double> walls;
-  Traffic traffic;                 // of the last run
+  Traffic traffic;   // of the last run
   int exit_code = 0;
-  std::string failure;             // first line of stderr (or the peer's error)
-  std::string peer_result;         // tensors / files the peer reported
+  std::string failure;       // first line of stderr (or the peer's error)
+  std::string peer_result;   // tensors / files the peer reported
 };
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.2f}", bytes / 1048576.0); }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   std::string binary = AKVIEW_BINARY, only, node = "/usr/bin/node";
@@ -235,7 +236,8 @@ int main(int argc, char** argv) {
   if (!fs::exists(root + "/st-1m/model.safetensors") &&
       !akview::bench::write_million_safetensors(root + "/st-1m/model.safetensors"))
     return 1;
-  if (!fs::exists(root + "/st-163/model.safetensors.index.json") && !akview::bench::write_sharded_safetensors(root + "/st-163"))
+  if (!fs::exists(root + "/st-163/model.safetensors.index.json") &&
+      !akview::bench::write_sharded_safetensors(root + "/st-163"))
     return 1;
   const std::string demo = AKVIEW_DEMO_DIR;
   std::error_code ec;
@@ -246,7 +248,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<Model> models = {
-      {"demo bf16, sharded", "bench/llama-demo-bf16", demo + "/llama-demo-bf16", "hf://bench/llama-demo-bf16", "st", {}, 0},
+      {"demo bf16, sharded",
+       "bench/llama-demo-bf16",
+       demo + "/llama-demo-bf16",
+       "hf://bench/llama-demo-bf16",
+       "st",
+       {},
+       0},
       {"163 shards", "bench/st-163-shards", root + "/st-163", "hf://bench/st-163-shards", "st", {}, 0},
       {"1M tensors", "bench/st-1m-tensors", root + "/st-1m", "hf://bench/st-1m-tensors", "st", {}, 0},
       {"demo gguf", "bench/llama-demo-gguf", root + "/gguf", "", "gguf", {}, 0},
@@ -277,7 +285,8 @@ int main(int argc, char** argv) {
     std::printf("remote_open_bench: no test servers: %s\n", server.reason().c_str());
     return 1;
   }
-  models[3].address = server.url(Block::hub, server.resolve_path("bench", "llama-demo-gguf", "main", "llama-demo-q4km.gguf"));
+  models[3].address =
+      server.url(Block::hub, server.resolve_path("bench", "llama-demo-gguf", "main", "llama-demo-q4km.gguf"));
 
   const fs::path scratch = fs::path(root) / "scratch";
   fs::create_directories(scratch);
@@ -288,8 +297,8 @@ int main(int argc, char** argv) {
   {
     const uint64_t n = models[2].files["model.safetensors"].needed;
     const ProcessResult r =
-        run({"/usr/bin/curl", "-sS", "-o", "/dev/null", "--cacert", server.ca_file().string(), "-r", fmt::format("0-{}", n - 1),
-             "-w", "%{time_starttransfer} %{time_total} %{size_download}",
+        run({"/usr/bin/curl", "-sS", "-o", "/dev/null", "--cacert", server.ca_file().string(), "-r",
+             fmt::format("0-{}", n - 1), "-w", "%{time_starttransfer} %{time_total} %{size_download}",
              server.url(Block::cdn, server.cdn_path("bench", "st-1m-tensors", "main", "model.safetensors"))},
             {}, scratch, true);
     double start = 0, total = 0, size = 0;
@@ -304,11 +313,13 @@ int main(int argc, char** argv) {
       return fmt::format("skipped (not installed: cd bench/peers && npm install)");
     return {};
   };
-  std::printf("remote open: akview (%s) and peers through nginx test servers on 127.0.0.1, HTTPS + HTTP/2 where the\n"
-              "client has it, %d ms delay on every request of every block, median of %d runs (interleaved)\n",
-              binary.c_str(), delay_ms, runs);
+  std::printf(
+      "remote open: akview (%s) and peers through nginx test servers on 127.0.0.1, HTTPS + HTTP/2 where the\n"
+      "client has it, %d ms delay on every request of every block, median of %d runs (interleaved)\n",
+      binary.c_str(), delay_ms, runs);
   std::printf("link rate (one 94 MB range, after the first byte): %.0f MB/s\n", link_bytes_per_s / 1e6);
-  std::printf("peers: %s\n", peer_skip("hub").empty() ? (peers + " (node " + node + ")").c_str() : peer_skip("hub").c_str());
+  std::printf("peers: %s\n",
+              peer_skip("hub").empty() ? (peers + " (node " + node + ")").c_str() : peer_skip("hub").c_str());
 
   const std::vector<std::string> env0 = server.client_env();
   for (auto& m : models) {
@@ -319,9 +330,9 @@ int main(int argc, char** argv) {
         {"akview tensors --json", {binary, "tensors", "ADDRESS", "--json"}, true, {}},
     };
     if (m.peer == "st")
-      tools.push_back({"hub parseSafetensorsMetadata", {node, peers + "/st_metadata.mjs", "HUB", "REPO"}, false, peer_skip("hub")});
-    else
-      tools.push_back({"gguf gguf()", {node, peers + "/gguf_header.mjs", "ADDRESS"}, false, peer_skip("gguf")});
+      tools.push_back(
+          {"hub parseSafetensorsMetadata", {node, peers + "/st_metadata.mjs", "HUB", "REPO"}, false, peer_skip("hub")});
+    else tools.push_back({"gguf gguf()", {node, peers + "/gguf_header.mjs", "ADDRESS"}, false, peer_skip("gguf")});
     std::vector<Row> rows(tools.size());
     for (int run_i = 0; run_i < runs; ++run_i) {
       for (size_t t = 0; t < tools.size(); ++t) {
@@ -377,18 +388,17 @@ int main(int argc, char** argv) {
         over += o;
         max_over = std::max(max_over, o);
       }
-      std::printf("  %-30s %9.0f %9.0f %6d %8d %6d %6d %10s %11.1f %10s %9.1f", tools[t].label.c_str(), median(row.walls) * 1e3,
-                  *std::min_element(row.walls.begin(), row.walls.end()) * 1e3, row.traffic.requests(), max_requests,
-                  row.traffic.redirects(), row.traffic.api_requests, mib(body).c_str(), max_over / 1024.0, mib(over).c_str(),
-                  row.traffic.overhead_bytes / 1024.0);
+      std::printf("  %-30s %9.0f %9.0f %6d %8d %6d %6d %10s %11.1f %10s %9.1f", tools[t].label.c_str(),
+                  median(row.walls) * 1e3, *std::min_element(row.walls.begin(), row.walls.end()) * 1e3,
+                  row.traffic.requests(), max_requests, row.traffic.redirects(), row.traffic.api_requests,
+                  mib(body).c_str(), max_over / 1024.0, mib(over).c_str(), row.traffic.overhead_bytes / 1024.0);
       if (!row.failure.empty() || row.exit_code != 0)
         std::printf("  FAILED (exit %d): %s", row.exit_code, row.failure.c_str());
-      else if (!row.peer_result.empty())
-        std::printf("  %s", row.peer_result.c_str());
+      else if (!row.peer_result.empty()) std::printf("  %s", row.peer_result.c_str());
       std::printf("\n");
       if (tools[t].akview && row.exit_code == 0) {
-        std::string verdict = fmt::format("    targets: <= {} requests a file: {}; <= header + 256 KiB a file: {}", kMaxRequestsTarget,
-                                          max_requests <= kMaxRequestsTarget ? "met" : "NOT met",
+        std::string verdict = fmt::format("    targets: <= {} requests a file: {}; <= header + 256 KiB a file: {}",
+                                          kMaxRequestsTarget, max_requests <= kMaxRequestsTarget ? "met" : "NOT met",
                                           max_over <= kOverfetchTarget ? "met" : "NOT met");
         if (m.label == "163 shards" && link_bytes_per_s > 0) {
           const double budget = kDelaysTarget * delay_ms / 1e3 + m.needed_bytes / link_bytes_per_s;
@@ -407,16 +417,17 @@ int main(int argc, char** argv) {
         }
     }
     if (m.label == "163 shards" && link_bytes_per_s > 0)
-      std::printf("  target for the 163-shard open: %d x %d ms + %s MiB at %.0f MB/s = %.0f ms\n", kDelaysTarget, delay_ms,
-                  mib(m.needed_bytes).c_str(), link_bytes_per_s / 1e6,
+      std::printf("  target for the 163-shard open: %d x %d ms + %s MiB at %.0f MB/s = %.0f ms\n", kDelaysTarget,
+                  delay_ms, mib(m.needed_bytes).c_str(), link_bytes_per_s / 1e6,
                   (kDelaysTarget * delay_ms / 1e3 + m.needed_bytes / link_bytes_per_s) * 1e3);
     std::fflush(stdout);
   }
-  std::printf("\nreqs: requests answered with bytes or an error (redirects apart, in redir; api: tree / revision calls);\n"
-              "max/file: the most requests one file took; body: bytes of bodies (API answers too); over: body bytes past\n"
-              "each file's header "
-              "(a weights file's header up to its data; any other file counts whole); hdrs: HTTP request + response headers\n"
-              "of every request.\n");
+  std::printf(
+      "\nreqs: requests answered with bytes or an error (redirects apart, in redir; api: tree / revision calls);\n"
+      "max/file: the most requests one file took; body: bytes of bodies (API answers too); over: body bytes past\n"
+      "each file's header "
+      "(a weights file's header up to its data; any other file counts whole); hdrs: HTTP request + response headers\n"
+      "of every request.\n");
   fs::remove_all(scratch, ec);
   if (!keep) fs::remove_all(root, ec);
   return 0;

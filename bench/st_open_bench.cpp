@@ -81,10 +81,11 @@ void report(const char* label, const std::string& path) {
   for (const auto& r : runs) rss = std::max(rss, r.max_rss_kb);
   const double header_mb = m.header_bytes / 1e6;
   const double budget_mb = 2 * header_mb + 64;
-  std::printf("%-28s %9llu tensors  header %8.2f MB  open+list %8.2f ms (min %.2f)  %7.1f MB/s  "
-              "peak RSS %7.1f MB (budget %.0f MB) %s\n",
-              label, static_cast<unsigned long long>(m.tensors), header_mb, m.seconds * 1e3, runs[0].seconds * 1e3,
-              header_mb / m.seconds, rss / 1024.0, budget_mb, rss / 1024.0 <= budget_mb ? "ok" : "OVER");
+  std::printf(
+      "%-28s %9llu tensors  header %8.2f MB  open+list %8.2f ms (min %.2f)  %7.1f MB/s  "
+      "peak RSS %7.1f MB (budget %.0f MB) %s\n",
+      label, static_cast<unsigned long long>(m.tensors), header_mb, m.seconds * 1e3, runs[0].seconds * 1e3,
+      header_mb / m.seconds, rss / 1024.0, budget_mb, rss / 1024.0 <= budget_mb ? "ok" : "OVER");
 }
 
 std::vector<StTensor> small_model(uint64_t bytes_each) {
@@ -96,7 +97,7 @@ std::vector<StTensor> small_model(uint64_t bytes_each) {
   return out;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   std::string root = argc > 1 ? argv[1] : (std::filesystem::temp_directory_path() / "akview_st_bench").string();

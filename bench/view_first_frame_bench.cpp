@@ -109,7 +109,7 @@ ViewRun run_view(const std::string& binary, const std::string& path) {
   return r;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     info.push_back(ms);
     frame.push_back(v.first_frame_ms);
     quit.push_back(v.quit_ms);
-    std::printf("  run %d: info %8.1f ms   view first frame %8.1f ms   q to exit %7.1f ms\n", i + 1, ms, v.first_frame_ms, v.quit_ms);
+    std::printf("  run %d: info %8.1f ms   view first frame %8.1f ms   q to exit %7.1f ms\n", i + 1, ms,
+                v.first_frame_ms, v.quit_ms);
     std::fflush(stdout);
   }
   const double d = median(frame) - median(info);

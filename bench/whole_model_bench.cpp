@@ -62,7 +62,8 @@ ProcessRun run_process(const std::vector<std::string>& args) {
   ProcessRun r;
   r.seconds = seconds_since(t0);
   r.max_rss_kb = usage.ru_maxrss;
-  r.cpu_seconds = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  r.cpu_seconds =
+      usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
   r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return r;
 }
@@ -134,7 +135,7 @@ double tui_stats_seconds(const std::string& path, size_t* tensors_out) {
   return all_shown() ? seconds_since(t0) : -1;
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : AKVIEW_BENCH_FIXTURES;
@@ -156,7 +157,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  std::printf("whole-model passes: %s (%.2f GB), %u threads\n", path.c_str(), std::filesystem::file_size(path) / 1e9, threads);
+  std::printf("whole-model passes: %s (%.2f GB), %u threads\n", path.c_str(), std::filesystem::file_size(path) / 1e9,
+              threads);
 
   // The first matvec pass also brings the file into the page cache.
   MatvecPass mv = matvec_pass(*model);
@@ -191,8 +193,8 @@ int main(int argc, char** argv) {
               "akview stats FILE --json (median)", st, w / st / 1e9, 100 * (w / st) / mv_rate, median(stats_cpu),
               stats_rss / 1024.0, (w / st) >= 0.1 * mv_rate ? "ok" : "UNDER 10 %");
   std::printf("  %-44s %8.3f s  %7.2f G weights/s  %5.1f %% of the matvec  (cpu %.1f s, peak RSS %.0f MB) %s\n",
-              "akview diff FILE FILE --json (median)", df, 2 * w / df / 1e9, 100 * (2 * w / df) / mv_rate, median(diff_cpu),
-              diff_rss / 1024.0, (2 * w / df) >= 0.1 * mv_rate ? "ok" : "UNDER 10 %");
+              "akview diff FILE FILE --json (median)", df, 2 * w / df / 1e9, 100 * (2 * w / df) / mv_rate,
+              median(diff_cpu), diff_rss / 1024.0, (2 * w / df) >= 0.1 * mv_rate ? "ok" : "UNDER 10 %");
   std::string each;
   for (size_t i = 0; i < stats_s.size(); ++i) each += fmt::format(" {:.2f}/{:.2f}", stats_s[i], diff_s[i]);
   std::printf("  %-44s%s s\n", "each run, stats/diff", each.c_str());

@@ -129,4 +129,4 @@ inline bool write_llama8b_q4km(const std::string& path) {
   return ok;
 }
 
-}  // namespace akview::bench
+}   // namespace akview::bench

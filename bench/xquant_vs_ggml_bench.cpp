@@ -31,11 +31,11 @@ using VecDot = void (*)(int n, float* s, size_t bs, const void* vx, size_t bx, c
 using Quantize = void (*)(const float* x, void* y, int64_t k);
 
 struct Type {
-  const char* label;          // as matvec_bench prints it
+  const char* label;   // as matvec_bench prints it
   TypeId type;
-  const char* vec_dot;        // ggml's symbol
-  const char* quantize;       // ggml's x quantizer for it
-  int x_block, x_bytes;       // elements and bytes of one x block
+  const char* vec_dot;    // ggml's symbol
+  const char* quantize;   // ggml's x quantizer for it
+  int x_block, x_bytes;   // elements and bytes of one x block
 };
 constexpr Type kTypes[] = {
     {"q4_0", TypeId::q4_0, "ggml_vec_dot_q4_0_q8_0", "quantize_row_q8_0", 32, 34},
@@ -57,7 +57,7 @@ double quantile(std::vector<double> v, double q) {
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   std::string only;
@@ -66,10 +66,13 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--types")) only = std::string(",") + argv[i + 1] + ",";
     if (!std::strcmp(argv[i], "--reps")) reps = std::max(3, std::atoi(argv[i + 1]));
   }
-  std::transform(only.begin(), only.end(), only.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::transform(only.begin(), only.end(), only.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   const char* lib = std::getenv("AKVIEW_GGML_CPU_LIB");
   if (!lib || !*lib) {
-    std::printf("xquant_vs_ggml_bench: skipped: AKVIEW_GGML_CPU_LIB is not set (the path of ggml's libggml-cpu.so; README.md, Benchmarks)\n");
+    std::printf(
+        "xquant_vs_ggml_bench: skipped: AKVIEW_GGML_CPU_LIB is not set (the path of ggml's libggml-cpu.so; README.md, "
+        "Benchmarks)\n");
     return 0;
   }
   void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -81,20 +84,24 @@ int main(int argc, char** argv) {
   compute::set_cpu_threads(1);
   constexpr int64_t kCols = 4096;
   std::vector<float> x(kCols);
-  for (int64_t j = 0; j < kCols; ++j) x[j] = std::sin(0.37f * static_cast<float>(j)) * (1.0f + static_cast<float>(j % 7));
+  for (int64_t j = 0; j < kCols; ++j)
+    x[j] = std::sin(0.37f * static_cast<float>(j)) * (1.0f + static_cast<float>(j % 7));
   std::printf("x-quant kernels vs ggml's vec_dot (%s), 1 thread, interleaved; ns per weight, median (p10)\n", lib);
-  std::printf("| type | rows | akview ns | ggml ns | ggml / akview time | max |dy| / mean |y| |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| type | rows | akview ns | ggml ns | ggml / akview time | max |dy| / mean |y| |\n|---|---|---|---|---|---|\n");
   for (const Type& t : kTypes) {
     if (!only.empty() && only.find(std::string(",") + t.label + ",") == std::string::npos) continue;
     const auto vec_dot = reinterpret_cast<VecDot>(dlsym(h, t.vec_dot));
     const auto quantize = reinterpret_cast<Quantize>(dlsym(h, t.quantize));
     if (!vec_dot || !quantize) {
-      std::printf("| %s | – | – | – | skipped: %s not in the library | – |\n", t.label, !vec_dot ? t.vec_dot : t.quantize);
+      std::printf("| %s | – | – | – | skipped: %s not in the library | – |\n", t.label,
+                  !vec_dot ? t.vec_dot : t.quantize);
       continue;
     }
     const int64_t blocks = kCols / type_info(t.type).block_elems;
     const uint64_t row_bytes = static_cast<uint64_t>(blocks) * type_info(t.type).block_bytes;
-    for (const int64_t rows : {std::max<int64_t>(8, static_cast<int64_t>((uint64_t{1} << 18) / row_bytes)), int64_t{14336}}) {
+    for (const int64_t rows :
+         {std::max<int64_t>(8, static_cast<int64_t>((uint64_t{1} << 18) / row_bytes)), int64_t{14336}}) {
       const auto st = testing::make_block_tensor(t.type, rows, blocks, 7);
       std::vector<uint8_t> xq(static_cast<size_t>(kCols / t.x_block * t.x_bytes));
       std::vector<float> ya(static_cast<size_t>(rows)), yg(static_cast<size_t>(rows));
@@ -108,19 +115,22 @@ int main(int argc, char** argv) {
         }
         const auto t1 = std::chrono::steady_clock::now();
         quantize(x.data(), xq.data(), kCols);
-        for (int64_t i = 0; i < rows; ++i) vec_dot(static_cast<int>(kCols), &yg[i], 0, st.view.data.data() + i * row_bytes, 0, xq.data(), 0, 1);
+        for (int64_t i = 0; i < rows; ++i)
+          vec_dot(static_cast<int>(kCols), &yg[i], 0, st.view.data.data() + i * row_bytes, 0, xq.data(), 0, 1);
         const auto t2 = std::chrono::steady_clock::now();
         if (r == 0) continue;
         ta.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
         tg.push_back(std::chrono::duration<double, std::nano>(t2 - t1).count());
       }
       double worst = 0, mean = 0;
-      for (int64_t i = 0; i < rows; ++i) worst = std::max(worst, std::fabs(static_cast<double>(ya[i]) - yg[i])), mean += std::fabs(yg[i]);
+      for (int64_t i = 0; i < rows; ++i)
+        worst = std::max(worst, std::fabs(static_cast<double>(ya[i]) - yg[i])), mean += std::fabs(yg[i]);
       mean /= static_cast<double>(rows);
       const double e = static_cast<double>(rows) * kCols;
-      std::printf("| %s | %lld | %.4f (%.4f) | %.4f (%.4f) | %.2f (%.2f) | %.1e |\n", t.label, static_cast<long long>(rows), quantile(ta, 0.5) / e,
-                  quantile(ta, 0.1) / e, quantile(tg, 0.5) / e, quantile(tg, 0.1) / e, quantile(tg, 0.5) / quantile(ta, 0.5),
-                  quantile(tg, 0.1) / quantile(ta, 0.1), mean > 0 ? worst / mean : 0.0);
+      std::printf("| %s | %lld | %.4f (%.4f) | %.4f (%.4f) | %.2f (%.2f) | %.1e |\n", t.label,
+                  static_cast<long long>(rows), quantile(ta, 0.5) / e, quantile(ta, 0.1) / e, quantile(tg, 0.5) / e,
+                  quantile(tg, 0.1) / e, quantile(tg, 0.5) / quantile(ta, 0.5), quantile(tg, 0.1) / quantile(ta, 0.1),
+                  mean > 0 ? worst / mean : 0.0);
       std::fflush(stdout);
     }
   }

@@ -17,7 +17,7 @@ constexpr std::array kBackends = {
     BackendRow{"opencl", "OpenCL kernels per storage family (ICD loader, dlopen)", &opencl_backend},
 };
 
-}  // namespace
+}   // namespace
 
 std::span<const BackendRow> backend_table() { return kBackends; }
 
@@ -32,9 +32,12 @@ Result<Backend*> pick_backend(std::string_view name, const TensorView& view) {
     Backend* b = find_backend(name);
     if (!b) return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("unknown backend '{}'", name));
     auto a = b->availability();
-    if (!a.available) return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("backend '{}' is unavailable: {}", name, a.reason));
+    if (!a.available)
+      return make_error(ErrorCode::unsupported, "", kNoOffset,
+                        fmt::format("backend '{}' is unavailable: {}", name, a.reason));
     if (!b->can_run(view))
-      return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("backend '{}' cannot run type {}", name, type_info(view.type).name));
+      return make_error(ErrorCode::unsupported, "", kNoOffset,
+                        fmt::format("backend '{}' cannot run type {}", name, type_info(view.type).name));
     return b;
   }
   // An OpenCL GPU beats everything; on a CPU device PoCL measured slower than cpu and blas.
@@ -43,11 +46,12 @@ Result<Backend*> pick_backend(std::string_view name, const TensorView& view) {
     if (ocl.availability().available && ocl.supports(view)) return &ocl;
   }
   if (cpu_backend().supports(view)) return &cpu_backend();
-  return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("no backend can run type {}", type_info(view.type).name));
+  return make_error(ErrorCode::unsupported, "", kNoOffset,
+                    fmt::format("no backend can run type {}", type_info(view.type).name));
 }
 
 uint64_t weight_bytes(const TensorView& view) {
   return view.data.size() + view.scales.size() + view.biases.size() + view.global_scale.size();
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -58,4 +58,4 @@ Result<Backend*> pick_backend(std::string_view name, const TensorView& view);
 // Bytes of weight data a matvec reads (packed weight + scales + biases + global scale).
 uint64_t weight_bytes(const TensorView& view);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -18,7 +18,7 @@ bool opencl_has_gpu();   // true when the OpenCL backend runs on a GPU device
 uint64_t opencl_upload_count();
 uint64_t opencl_cached_bytes();
 
-}  // namespace akview::compute
+}   // namespace akview::compute
 
 namespace akview::compute {
 
@@ -28,11 +28,11 @@ void set_cpu_threads(int threads);
 int cpu_threads();
 std::string_view cpu_kernel_variant(const TensorView& view);
 
-}  // namespace akview::compute
+}   // namespace akview::compute
 
 namespace akview::compute {
 struct OpenClPlatform;
 // Lists OpenCL platforms/devices (through the ICD loader), the device the backend uses marked; an
 // unsupported Error when none can be listed (no loader, no ICD).
 Result<std::vector<OpenClPlatform>> opencl_enumerate();
-}  // namespace akview::compute
+}   // namespace akview::compute

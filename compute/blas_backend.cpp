@@ -69,7 +69,8 @@ class BlasBackend final : public Backend {
   Status matvec(const TensorView& view, const float* x, float* y) override {
     AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
     if (!supports(view))
-      return make_error(ErrorCode::unsupported, "", kNoOffset, std::string("blas: no decoder for type ") + std::string(type_info(view.type).name));
+      return make_error(ErrorCode::unsupported, "", kNoOffset,
+                        std::string("blas: no decoder for type ") + std::string(type_info(view.type).name));
     if (view.n_rows == 0) return {};
     if (view.n_cols == 0) {   // sgemv returns early on N = 0 without writing y
       std::fill_n(y, view.n_rows, 0.0f);
@@ -83,7 +84,8 @@ class BlasBackend final : public Backend {
     std::lock_guard lock(mutex_);
     api.set_num_threads(1);
     const int64_t cols = view.n_cols;
-    const int64_t tile_rows = std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
+    const int64_t tile_rows =
+        std::max<int64_t>(1, static_cast<int64_t>(kTileBytes / (sizeof(float) * std::max<int64_t>(cols, 1))));
     const int64_t n_tiles = (view.n_rows + tile_rows - 1) / tile_rows;
     std::vector<Status> status(static_cast<size_t>(n_tiles));
     const bool direct = view.type == TypeId::f32 && reinterpret_cast<uintptr_t>(view.data.data()) % alignof(float) == 0;
@@ -95,7 +97,7 @@ class BlasBackend final : public Backend {
         const float* w = reinterpret_cast<const float*>(view.data.data()) + r0 * cols;
         status[t] = guard_reads([&] {
           api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, w,
-                      static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
+                    static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
         });
         return;
       }
@@ -106,7 +108,7 @@ class BlasBackend final : public Backend {
         return;
       }
       api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(r1 - r0), static_cast<int>(cols), 1.0f, tile.data(),
-                  static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
+                static_cast<int>(cols), x, 1, 0.0f, y + r0, 1);
     });
     for (auto& s : status)
       if (!s.ok()) return std::move(s).error();
@@ -117,11 +119,11 @@ class BlasBackend final : public Backend {
   std::mutex mutex_;
 };
 
-}  // namespace
+}   // namespace
 
 Backend& blas_backend() {
   static BlasBackend b;
   return b;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -16,7 +16,8 @@ namespace akview::compute {
 namespace {
 
 const CpuKernelRow* find_kernel(const TensorView& view) {
-  for (auto table : {cpu_kernels_float(), cpu_kernels_legacy(), cpu_kernels_kquant(), cpu_kernels_affine(), cpu_kernels_fp4(), cpu_kernels_iquant(), cpu_kernels_ternary()})
+  for (auto table : {cpu_kernels_float(), cpu_kernels_legacy(), cpu_kernels_kquant(), cpu_kernels_affine(),
+                     cpu_kernels_fp4(), cpu_kernels_iquant(), cpu_kernels_ternary()})
     for (const auto& row : table)
       if (row.type == view.type && (!row.accepts || row.accepts(view))) return &row;
   return nullptr;
@@ -43,13 +44,16 @@ class CpuBackend final : public Backend {
  public:
   std::string_view name() const override { return "cpu"; }
   Availability availability() const override {
-    constexpr const char* kSimd = AKVIEW_CPU_VBMI ? "AVX-512 VBMI" : AKVIEW_CPU_AVX512 ? "AVX-512" : AKVIEW_CPU_AVX2 ? "AVX2" : "portable";
+    constexpr const char* kSimd = AKVIEW_CPU_VBMI     ? "AVX-512 VBMI"
+                                  : AKVIEW_CPU_AVX512 ? "AVX-512"
+                                  : AKVIEW_CPU_AVX2   ? "AVX2"
+                                                      : "portable";
     return {true, std::to_string(shared_pool().threads()) + " threads, " + kSimd};
   }
   bool supports(const TensorView& view) const override { return find_kernel(view) || can_decode(view.type); }
 
   Status matvec(const TensorView& view, const float* x, float* y) override {
-    AKV_TRY(validate_view(view));   // core: type decodable, spans cover rows / groups
+    AKV_TRY(validate_view(view));       // core: type decodable, spans cover rows / groups
     AKV_TRY(check_view_mapped(view));   // the file has not shrunk since it was opened
     const CpuKernelRow* kernel = find_kernel(view);
     if (view.n_rows == 0) return {};
@@ -75,7 +79,7 @@ class CpuBackend final : public Backend {
   }
 };
 
-}  // namespace
+}   // namespace
 
 Backend& cpu_backend() {
   static CpuBackend b;
@@ -90,4 +94,4 @@ std::string_view cpu_kernel_variant(const TensorView& view) {
   return can_decode(view.type) ? "decode_rows tile" : "";
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

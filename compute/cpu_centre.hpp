@@ -37,7 +37,8 @@ inline CentredGroup centre_group(float s, float b, int top) {
 // within one step above), and returns s*k + b. max() gives 0 for the NaN of s = 0.
 inline __m256 centre8(__m256 s, __m256 b, int top, __m256& k) {
   const __m256 zero = _mm256_setzero_ps();
-  const __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(zero, b), _mm256_rcp_ps(s)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 q = _mm256_round_ps(_mm256_mul_ps(_mm256_sub_ps(zero, b), _mm256_rcp_ps(s)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   k = _mm256_min_ps(_mm256_max_ps(q, zero), _mm256_set1_ps(static_cast<float>(top)));
   return _mm256_fmadd_ps(s, k, b);
 }
@@ -52,7 +53,8 @@ inline void centre_groups(const float* s, const float* b, int64_t n, int top, fl
   const __m512 zero = _mm512_setzero_ps(), topv = _mm512_set1_ps(static_cast<float>(top));
   for (; g + 16 <= n; g += 16) {
     const __m512 s16 = _mm512_loadu_ps(s + g), b16 = _mm512_loadu_ps(b + g);
-    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 kg = _mm512_min_ps(_mm512_max_ps(q, zero), topv);   // max() gives 0 for a NaN
     _mm512_storeu_ps(k + g, kg);
     _mm512_storeu_ps(bias + g, _mm512_fmadd_ps(s16, kg, b16));
@@ -85,4 +87,4 @@ inline CentredGroup centre_block(float s, float b, int top) {
 #endif
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -39,17 +39,23 @@ void load_scalars(TypeId type, const uint8_t* p, int64_t n, float* out) {
   int64_t k = 0;
 #if AKVIEW_CPU_AVX512
   if (type == TypeId::f16) {
-    for (; k + 16 <= n; k += 16) _mm512_storeu_ps(out + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))));
+    for (; k + 16 <= n; k += 16)
+      _mm512_storeu_ps(out + k, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))));
   } else if (type == TypeId::bf16) {
     for (; k + 16 <= n; k += 16)
-      _mm512_storeu_ps(out + k, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))), 16)));
+      _mm512_storeu_ps(
+          out + k, _mm512_castsi512_ps(_mm512_slli_epi32(
+                       _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2 * k))), 16)));
   }
 #elif AKVIEW_CPU_AVX2
   if (type == TypeId::f16) {
-    for (; k + 8 <= n; k += 8) _mm256_storeu_ps(out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))));
+    for (; k + 8 <= n; k += 8)
+      _mm256_storeu_ps(out + k, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))));
   } else if (type == TypeId::bf16) {
     for (; k + 8 <= n; k += 8)
-      _mm256_storeu_ps(out + k, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))), 16)));
+      _mm256_storeu_ps(out + k,
+                       _mm256_castsi256_ps(_mm256_slli_epi32(
+                           _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 2 * k))), 16)));
   }
 #endif
   const ScalarLoadFn load = scalar_loader(type);
@@ -97,7 +103,8 @@ void decode_codes32(const uint8_t* __restrict row, uint64_t row_bytes, int64_t e
     } else {
       for (int i = 0; i < kBits; ++i) word |= static_cast<uint64_t>(row[at + i]) << (8 * i);
     }
-    for (int i = 0; i < 8; ++i) out[k + i] = static_cast<float>(static_cast<int>((word >> (i * kBits)) & ((1u << kBits) - 1)) - k_code);
+    for (int i = 0; i < 8; ++i)
+      out[k + i] = static_cast<float>(static_cast<int>((word >> (i * kBits)) & ((1u << kBits) - 1)) - k_code);
   }
 }
 
@@ -121,17 +128,19 @@ float tail_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t n, in
 }
 
 template <int kBits>
-auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, int k, const float* x, const float* xperm) {
+auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, int k, const float* x,
+               const float* xperm) {
 #if AKVIEW_CPU_VBMI
   if constexpr (kVbmiBits(kBits)) {
     // 16 codes are 2*kBits bytes: pshufb puts the first kBits of them in qword 0 and the next kBits
     // in qword 1, vpmultishiftqb takes code j of a qword from its bit j*kBits, the mask keeps kBits
     // bits; the 16 codes become floats (vpmovzxbd, vcvtdq2ps) less k. The last 16 codes of a row
     // (a 16-byte load would pass its end) go one at a time.
-    static const __m128i kSpread = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, kBits, kBits + 1, kBits + 2, kBits + 3, kBits + 4,
-                                                 kBits + 5, kBits + 6, kBits + 7);
-    static const __m128i kShifts = _mm_setr_epi8(0, kBits, 2 * kBits, 3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits,
-                                                 0, kBits, 2 * kBits, 3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits);
+    static const __m128i kSpread = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, kBits, kBits + 1, kBits + 2, kBits + 3,
+                                                 kBits + 4, kBits + 5, kBits + 6, kBits + 7);
+    static const __m128i kShifts =
+        _mm_setr_epi8(0, kBits, 2 * kBits, 3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits, 0, kBits, 2 * kBits,
+                      3 * kBits, 4 * kBits, 5 * kBits, 6 * kBits, 7 * kBits);
     const __m128i mask = _mm_set1_epi8((1 << kBits) - 1);
     const __m512i kv = _mm512_set1_epi32(k);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
@@ -147,33 +156,39 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, in
       acc1 = _mm512_fmadd_ps(sixteen(e + 16), _mm512_loadu_ps(x + e0 + e + 16), acc1);
     }
     __m512 acc = _mm512_add_ps(acc0, acc1);
-    if (e < g) acc = _mm512_add_ps(acc, _mm512_zextps128_ps512(_mm_set_ss(tail_dot<kBits>(row, row_bytes, e0 + e, g - e, k, x))));
+    if (e < g)
+      acc =
+          _mm512_add_ps(acc, _mm512_zextps128_ps512(_mm_set_ss(tail_dot<kBits>(row, row_bytes, e0 + e, g - e, k, x))));
     return acc;
   } else
 #endif
 #if AKVIEW_CPU_AVX512
-  if constexpr (kBits == 8 || kBits == 4) {
+      if constexpr (kBits == 8 || kBits == 4) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
     const uint8_t* p = row + e0 * kBits / 8;
     const __m512i kv = _mm512_set1_epi32(k);
     if constexpr (kBits == 8) {
       for (int64_t e = 0; e < g; e += 32) {
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e), kv)), _mm512_loadu_ps(x + e0 + e), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e + 16), kv)), _mm512_loadu_ps(x + e0 + e + 16), acc1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e), kv)),
+                               _mm512_loadu_ps(x + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(u8x16_to_i32(p + e + 16), kv)),
+                               _mm512_loadu_ps(x + e0 + e + 16), acc1);
       }
     } else {
       const __m512i mask = _mm512_set1_epi32(0x0F);
       for (int64_t e = 0; e < g; e += 32) {
         const __m512i w = u8x16_to_i32(p + e / 2);
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(w, mask), kv)), _mm512_loadu_ps(xperm + e0 + e), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(w, 4), kv)), _mm512_loadu_ps(xperm + e0 + e + 16), acc1);
+        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(w, mask), kv)),
+                               _mm512_loadu_ps(xperm + e0 + e), acc0);
+        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(w, 4), kv)),
+                               _mm512_loadu_ps(xperm + e0 + e + 16), acc1);
       }
     }
     return _mm512_add_ps(acc0, acc1);
   } else
 #endif
 #if AKVIEW_CPU_AVX2
-  if constexpr (kSimdBits(kBits)) {
+      if constexpr (kSimdBits(kBits)) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     const uint8_t* p = row + e0 * kBits / 8;
     const __m256i kv = _mm256_set1_epi32(k);
@@ -197,7 +212,8 @@ auto group_dot(const uint8_t* row, uint64_t row_bytes, int64_t e0, int64_t g, in
         const float* xp = xperm + e0 + e;
         acc0 = _mm256_fmadd_ps(centred(_mm256_and_si256(w, mask)), _mm256_loadu_ps(xp), acc0);
         acc1 = _mm256_fmadd_ps(centred(_mm256_and_si256(_mm256_srli_epi32(w, 2), mask)), _mm256_loadu_ps(xp + 8), acc1);
-        acc0 = _mm256_fmadd_ps(centred(_mm256_and_si256(_mm256_srli_epi32(w, 4), mask)), _mm256_loadu_ps(xp + 16), acc0);
+        acc0 =
+            _mm256_fmadd_ps(centred(_mm256_and_si256(_mm256_srli_epi32(w, 4), mask)), _mm256_loadu_ps(xp + 16), acc0);
         acc1 = _mm256_fmadd_ps(centred(_mm256_srli_epi32(w, 6)), _mm256_loadu_ps(xp + 24), acc1);
       }
     }
@@ -250,7 +266,8 @@ void affine_rows_bits(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
       float xs = 0;
       for (int64_t k = gi * g / 16; k < (gi + 1) * g / 16; ++k) xs += a.xsum16[k];
       bias_acc += bc[gi] * xs;
-      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, static_cast<int>(kc[gi]), a.x, a.xperm), sc[gi], vacc);
+      vacc = scale_add(group_dot<kBits>(row, v.row_bytes, gi * g, g, static_cast<int>(kc[gi]), a.x, a.xperm), sc[gi],
+                       vacc);
     }
     y[r] = reduce(vacc) + bias_acc;
   }
@@ -274,7 +291,8 @@ struct RowScales {
 // 0: plain codes, k). Returns the bias term
 // sum_g (scale_g k_g + b_g) xg_g. 16 groups per step: a serial scalar chain here would cost a third
 // of a row's time.
-float row_scales(const CpuArgs& a, int64_t r, float k_scale, float levels, int top, RowScales& rs, float* sc, float* kc) {
+float row_scales(const CpuArgs& a, int64_t r, float k_scale, float levels, int top, RowScales& rs, float* sc,
+                 float* kc) {
   const TensorView& v = *a.view;
   const int64_t groups = v.n_cols / v.group_size;
   const uint64_t sb = type_info(v.scales_type).block_bytes, bb = type_info(v.biases_type).block_bytes;
@@ -283,13 +301,16 @@ float row_scales(const CpuArgs& a, int64_t r, float k_scale, float levels, int t
   load_scalars(v.scales_type, v.scales.data() + g0 * sb, groups, sc);
   load_scalars(v.biases_type, v.biases.data() + g0 * bb, groups, rs.b.data());
   __m512 acc = _mm512_setzero_ps();
-  const __m512 scale = _mm512_set1_ps(k_scale), zero = _mm512_setzero_ps(), topv = _mm512_set1_ps(static_cast<float>(top));
-  const __m512 kmul = _mm512_set1_ps(levels > 0 ? 1.0f / levels : 1.0f), kadd = _mm512_set1_ps(levels > 0 ? 1.0f : 0.0f);
+  const __m512 scale = _mm512_set1_ps(k_scale), zero = _mm512_setzero_ps(),
+               topv = _mm512_set1_ps(static_cast<float>(top));
+  const __m512 kmul = _mm512_set1_ps(levels > 0 ? 1.0f / levels : 1.0f),
+               kadd = _mm512_set1_ps(levels > 0 ? 1.0f : 0.0f);
   int64_t g = 0;
   for (; g + 16 <= groups; g += 16) {
     const __m512 s16 = _mm512_loadu_ps(sc + g), b16 = _mm512_loadu_ps(rs.b.data() + g);
     // k = round(-b/s) clamped to [0, top] (rcp14: see centre_block); max() gives 0 for a NaN.
-    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, b16), _mm512_rcp14_ps(s16)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m512 k = _mm512_min_ps(_mm512_max_ps(q, zero), topv);
     acc = _mm512_fmadd_ps(_mm512_fmadd_ps(s16, k, b16), _mm512_loadu_ps(rs.xg.data() + g), acc);
     _mm512_storeu_ps(kc + g, _mm512_fmadd_ps(k, kmul, kadd));
@@ -343,7 +364,8 @@ struct OddBits {
 // the same with 2^kBits steps, four runs of 16 in element order (OddBits). 8-bit: 16 codes widened
 // per vector against x.
 template <int kBits>
-inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512 kv, __m512& t0, __m512& t1) {
+inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const MidIdx& ix, __m512 kv, __m512& t0,
+                        __m512& t1) {
   if constexpr (kBits == 2 || kBits == 3 || kBits == 5 || kBits == 6) {
     static const OddBits<kBits> odd;
     const uint8_t* p = row + e * kBits / 8;
@@ -370,9 +392,12 @@ inline void affine_step(const uint8_t* row, int64_t e, const CpuArgs& a, const M
     const uint8_t* p = row + e;
     prefetch_span(p + 1024, 64);
     t0 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p)), kv), _mm512_loadu_ps(a.x + e), t0);
-    t1 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), kv), _mm512_loadu_ps(a.x + e + 16), t1);
-    t0 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), kv), _mm512_loadu_ps(a.x + e + 32), t0);
-    t1 = _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), kv), _mm512_loadu_ps(a.x + e + 48), t1);
+    t1 =
+        _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 16)), kv), _mm512_loadu_ps(a.x + e + 16), t1);
+    t0 =
+        _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 32)), kv), _mm512_loadu_ps(a.x + e + 32), t0);
+    t1 =
+        _mm512_fmadd_ps(_mm512_sub_ps(_mm512_cvtepi32_ps(u8x16_to_i32(p + 48)), kv), _mm512_loadu_ps(a.x + e + 48), t1);
   }
 }
 
@@ -421,7 +446,7 @@ void affine_rows_vbmi(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   for (; r < r1; ++r) affine_n<kBits, 1>(a, r, y, rs, sc, kc);
 }
 
-}  // namespace vb
+}   // namespace vb
 #endif
 
 struct BitsRow {
@@ -436,8 +461,8 @@ constexpr std::array kByBits = {
 #if AKVIEW_CPU_VBMI
 // Groups of a multiple of 64: the multi-row kernels.
 constexpr std::array kVbmiByBits = {
-    BitsRow{2, &vb::affine_rows_vbmi<2>}, BitsRow{3, &vb::affine_rows_vbmi<3>}, BitsRow{4, &vb::affine_rows_vbmi<4>}, BitsRow{5, &vb::affine_rows_vbmi<5>},
-    BitsRow{6, &vb::affine_rows_vbmi<6>}, BitsRow{8, &vb::affine_rows_vbmi<8>},
+    BitsRow{2, &vb::affine_rows_vbmi<2>}, BitsRow{3, &vb::affine_rows_vbmi<3>}, BitsRow{4, &vb::affine_rows_vbmi<4>},
+    BitsRow{5, &vb::affine_rows_vbmi<5>}, BitsRow{6, &vb::affine_rows_vbmi<6>}, BitsRow{8, &vb::affine_rows_vbmi<8>},
 };
 #endif
 
@@ -451,15 +476,18 @@ void affine_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
     if (row.bits == a.view->bits) return row.rows(a, r0, r1, y);
 }
 
-constexpr const char* kVariant = AKVIEW_CPU_VBMI ? "avx512vbmi (groups of 64k)" : AKVIEW_CPU_AVX512 ? "avx512 (4/8), avx2 (2)" : AKVIEW_CPU_AVX2 ? "avx2 (2/4/8 bit)" : "block";
+constexpr const char* kVariant = AKVIEW_CPU_VBMI     ? "avx512vbmi (groups of 64k)"
+                                 : AKVIEW_CPU_AVX512 ? "avx512 (4/8), avx2 (2)"
+                                 : AKVIEW_CPU_AVX2   ? "avx2 (2/4/8 bit)"
+                                                     : "block";
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::mlx_affine, &affine_rows, &accepts_affine, &prepare_affine, kVariant},
     CpuKernelRow{TypeId::ollama_int4, &affine_rows, &accepts_affine, &prepare_affine, kVariant},
     CpuKernelRow{TypeId::ollama_int8, &affine_rows, &accepts_affine, &prepare_affine, kVariant},
 };
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_affine() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

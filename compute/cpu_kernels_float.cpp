@@ -22,7 +22,9 @@ struct LoadF32 {
 };
 struct LoadF16 {
   static constexpr int kBytes = 2;
-  static __m256 load8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static __m256 load8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static float load1(const uint8_t* p) { return load_f16(p); }
 };
 struct LoadBf16 {
@@ -36,17 +38,22 @@ struct LoadBf16 {
 
 struct LoadE5m2 {
   static constexpr int kBytes = 1;
-  static __m256 load8(const uint8_t* p) { return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), 8)); }
+  static __m256 load8(const uint8_t* p) {
+    return _mm256_cvtph_ps(_mm_slli_epi16(_mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), 8));
+  }
   static float load1(const uint8_t* p) { return fp::e5m2_to_f32(*p); }
 };
 struct LoadE4m3 {
   static constexpr int kBytes = 1;
   static __m256 load8(const uint8_t* p) {
     // Sign-extended, shifted by 7: bits 7..13 the code's exponent and mantissa, 15 its sign; 14 cleared.
-    const __m128i h = _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), 7), _mm_set1_epi16(static_cast<short>(0xBF80)));
+    const __m128i h =
+        _mm_and_si128(_mm_slli_epi16(_mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))), 7),
+                      _mm_set1_epi16(static_cast<short>(0xBF80)));
     const __m256 v = _mm256_mul_ps(_mm256_cvtph_ps(h), _mm256_set1_ps(256.0f));
     const __m128i nan = _mm_cmpeq_epi16(_mm_and_si128(h, _mm_set1_epi16(0x3F80)), _mm_set1_epi16(0x3F80));
-    return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan)));
+    return _mm256_blendv_ps(v, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()),
+                            _mm256_castsi256_ps(_mm256_cvtepi16_epi32(nan)));
   }
   static float load1(const uint8_t* p) { return fp::e4m3fn_to_f32(*p); }
 };
@@ -79,25 +86,32 @@ struct LoadF3216 {
   static __m512 load16(const uint8_t* p) { return _mm512_loadu_ps(p); }
 };
 struct LoadF1616 {
-  static __m512 load16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static __m512 load16(const uint8_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
 };
 struct LoadBf1616 {
   static __m512 load16(const uint8_t* p) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+    return _mm512_castsi512_ps(
+        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
   }
 };
 
 struct LoadE5m216 {
   static __m512 load16(const uint8_t* p) {
-    return _mm512_cvtph_ps(_mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 8));
+    return _mm512_cvtph_ps(
+        _mm256_slli_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 8));
   }
 };
 struct LoadE4m316 {
   static __m512 load16(const uint8_t* p) {
-    const __m256i h = _mm256_and_si256(_mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 7),
-                                       _mm256_set1_epi16(static_cast<short>(0xBF80)));
-    const __mmask16 nan = _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x3F80)), _mm256_set1_epi16(0x3F80));
-    return _mm512_mask_mov_ps(_mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f)), nan, _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+    const __m256i h = _mm256_and_si256(
+        _mm256_slli_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 7),
+        _mm256_set1_epi16(static_cast<short>(0xBF80)));
+    const __mmask16 nan =
+        _mm256_cmpeq_epi16_mask(_mm256_and_si256(h, _mm256_set1_epi16(0x3F80)), _mm256_set1_epi16(0x3F80));
+    return _mm512_mask_mov_ps(_mm512_mul_ps(_mm512_cvtph_ps(h), _mm512_set1_ps(256.0f)), nan,
+                              _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
   }
 };
 
@@ -144,11 +158,26 @@ constexpr const char* kVariant = "avx512 x2 rows";
 constexpr const char* kVariant = "avx2";
 #endif
 #else
-struct LoadF32 { static constexpr int kBytes = 4; static float load1(const uint8_t* p) { return load_f32(p); } };
-struct LoadF16 { static constexpr int kBytes = 2; static float load1(const uint8_t* p) { return load_f16(p); } };
-struct LoadBf16 { static constexpr int kBytes = 2; static float load1(const uint8_t* p) { return load_bf16(p); } };
-struct LoadE5m2 { static constexpr int kBytes = 1; static float load1(const uint8_t* p) { return fp::e5m2_to_f32(*p); } };
-struct LoadE4m3 { static constexpr int kBytes = 1; static float load1(const uint8_t* p) { return fp::e4m3fn_to_f32(*p); } };
+struct LoadF32 {
+  static constexpr int kBytes = 4;
+  static float load1(const uint8_t* p) { return load_f32(p); }
+};
+struct LoadF16 {
+  static constexpr int kBytes = 2;
+  static float load1(const uint8_t* p) { return load_f16(p); }
+};
+struct LoadBf16 {
+  static constexpr int kBytes = 2;
+  static float load1(const uint8_t* p) { return load_bf16(p); }
+};
+struct LoadE5m2 {
+  static constexpr int kBytes = 1;
+  static float load1(const uint8_t* p) { return fp::e5m2_to_f32(*p); }
+};
+struct LoadE4m3 {
+  static constexpr int kBytes = 1;
+  static float load1(const uint8_t* p) { return fp::e4m3fn_to_f32(*p); }
+};
 
 template <class L>
 void float_rows(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
@@ -177,8 +206,8 @@ constexpr std::array kRows = {
     CpuKernelRow{TypeId::f8_e4m3, AKV_FLOAT_ROWS(LoadE4m3), nullptr, nullptr, kVariant},
 };
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_float() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -38,8 +38,8 @@ const E8m0Table& e8m0() {
 // Groups of 32, 4-bit codes, one u8 scale per group, no second-level scale.
 bool accepts_mlx_mxfp4(const TensorView& v) {
   return v.bits == 4 && v.group_size == 32 && v.n_cols % 32 == 0 && v.scales_type == TypeId::u8 &&
-         v.scales.size() >= static_cast<uint64_t>(v.n_rows) * static_cast<uint64_t>(v.n_cols / 32) && v.biases.empty() &&
-         v.global_scale.empty();
+         v.scales.size() >= static_cast<uint64_t>(v.n_rows) * static_cast<uint64_t>(v.n_cols / 32) &&
+         v.biases.empty() && v.global_scale.empty();
 }
 // xperm[32g + k] = x[32g + 2k] and xperm[32g + 16 + k] = x[32g + 2k + 1]: lo nibbles first, as iq4_block32 reads them.
 void prepare_mlx_mxfp4(const TensorView& v, const float* x, std::vector<float>& xperm) {
@@ -60,7 +60,8 @@ struct Mxfp4 {
   static constexpr int kElems = 32, kBytes = 17;
   static constexpr bool kBias = false;
   static __m256 unpack(const uint8_t* p, const float*, int8_t* q, float* s) {
-    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6,
+                                            8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
     unpack::store256(q, _mm256_shuffle_epi8(values, unpack::nibbles32(p + 1)));
     s[0] = s[1] = fp::e8m0_half_to_f32(p[0]);
     return _mm256_setzero_ps();
@@ -71,27 +72,33 @@ struct Mxfp4 {
 struct MlxMxfp4 {
   static constexpr int kElems = 32, kBytes = 16;
   static constexpr bool kBias = false;
-  static const uint8_t* side(const TensorView& v, int64_t row) { return v.scales.data() + static_cast<uint64_t>(row) * static_cast<uint64_t>(v.n_cols / 32); }
+  static const uint8_t* side(const TensorView& v, int64_t row) {
+    return v.scales.data() + static_cast<uint64_t>(row) * static_cast<uint64_t>(v.n_cols / 32);
+  }
   static void unpack(const uint8_t* p, const float*, int8_t* q, float* s, uint8_t e) {
-    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
+    const __m256i values = _mm256_setr_epi8(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12, 0, 1, 2, 3, 4, 6,
+                                            8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
     unpack::store256(q, _mm256_shuffle_epi8(values, unpack::nibbles32(p)));
     s[0] = s[1] = fp::e8m0_to_f32(e) * 0.5f;
   }
 };
 constexpr int kR = 4;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &unpacked_n<Mxfp4, kR>, &unpacked_n<Mxfp4, 1>>, nullptr, nullptr, "avx2 x4 rows"},
-    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
-    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &unpacked_n<Mxfp4, kR>, &unpacked_n<Mxfp4, 1>>, nullptr, nullptr,
+                 "avx2 x4 rows"},
+    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>,
+                 &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &unpacked_n<MlxMxfp4, kR>, &unpacked_n<MlxMxfp4, 1>>,
+                 &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx2 x4 rows"},
 };
 #elif AKVIEW_CPU_AVX512
 // ggml's doubled E2M1 values (FORMATS.md §2.7) and MLX's plain ones.
-__m512 ggml_fp4_values() {
-  return _mm512_setr_ps(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12);
-}
+__m512 ggml_fp4_values() { return _mm512_setr_ps(0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12); }
 __m512 mlx_fp4_values() { return _mm512_loadu_ps(decode::composite::kFp4Lut); }
 
-inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) {
+  return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+}
 
 // R rows, a 32-element block of each at a time (x loaded once for all of them). GGUF mxfp4: the
 // blocks carry their E8M0 byte; MLX / Ollama (kMlx): 16 code bytes per group, the scales beside,
@@ -112,7 +119,8 @@ void mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
     for (int i = 0; i < R; ++i) {
       const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
       simd::prefetch_span(p + 1024, kBytes);
-      const uint8_t e = kMlx ? v.scales[static_cast<uint64_t>(r + i) * static_cast<uint64_t>(nb) + static_cast<uint64_t>(b)] : p[0];
+      const uint8_t e =
+          kMlx ? v.scales[static_cast<uint64_t>(r + i) * static_cast<uint64_t>(nb) + static_cast<uint64_t>(b)] : p[0];
       s[i] = iq4_block32(kMlx ? p : p + 1, x + b * 32, scale[e], table, s[i]);
     }
   }
@@ -122,16 +130,19 @@ void mxfp4_n(const CpuArgs& a, int64_t r, float* y) {
 
 constexpr int kR = 4;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &mxfp4_n<false, kR>, &mxfp4_n<false, 1>>, nullptr, nullptr, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4, &prepare_mlx_mxfp4, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::mxfp4, &rows_by<kR, &mxfp4_n<false, kR>, &mxfp4_n<false, 1>>, nullptr, nullptr,
+                 "avx512 x4 rows"},
+    CpuKernelRow{TypeId::mlx_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4,
+                 &prepare_mlx_mxfp4, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::ollama_mxfp4, &rows_by<kR, &mxfp4_n<true, kR>, &mxfp4_n<true, 1>>, &accepts_mlx_mxfp4,
+                 &prepare_mlx_mxfp4, "avx512 x4 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_fp4() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

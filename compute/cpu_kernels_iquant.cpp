@@ -44,7 +44,8 @@ inline Values32 signed_values(__m256i mags, uint32_t signs, float db0, float db1
 // iq1: grid values in {-1, 0, 1} (32 signed bytes) plus +-1/8, negative where `minus` has a bit.
 inline Values32 delta_values(__m256i grid, uint32_t minus, float db0, float db1) {
   const __m512 plus = _mm512_set1_ps(kIq1Delta), neg = _mm512_set1_ps(-kIq1Delta);
-  return {_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(grid))), _mm512_mask_blend_ps(static_cast<__mmask16>(minus), plus, neg)),
+  return {_mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(grid))),
+                        _mm512_mask_blend_ps(static_cast<__mmask16>(minus), plus, neg)),
           _mm512_add_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(grid, 1))),
                         _mm512_mask_blend_ps(static_cast<__mmask16>(minus >> 16), plus, neg)),
           db0, db1};
@@ -77,8 +78,10 @@ inline __m256i grid8(const uint64_t* g, uint32_t i0, uint32_t i1, uint32_t i2, u
                             static_cast<long long>(g[i3]));
 }
 inline __m256i grid4(const uint32_t* g, const uint32_t (&i)[8]) {
-  const __m128i lo = _mm_setr_epi32(static_cast<int>(g[i[0]]), static_cast<int>(g[i[1]]), static_cast<int>(g[i[2]]), static_cast<int>(g[i[3]]));
-  const __m128i hi = _mm_setr_epi32(static_cast<int>(g[i[4]]), static_cast<int>(g[i[5]]), static_cast<int>(g[i[6]]), static_cast<int>(g[i[7]]));
+  const __m128i lo = _mm_setr_epi32(static_cast<int>(g[i[0]]), static_cast<int>(g[i[1]]), static_cast<int>(g[i[2]]),
+                                    static_cast<int>(g[i[3]]));
+  const __m128i hi = _mm_setr_epi32(static_cast<int>(g[i[4]]), static_cast<int>(g[i[5]]), static_cast<int>(g[i[6]]),
+                                    static_cast<int>(g[i[7]]));
   return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
 }
 // Four 7-bit sign indices (bits 0..27 of aux) as one mask: byte l = kSignsIq2xs[index l].
@@ -118,7 +121,8 @@ struct Iq2s : F16d {
     const uint8_t* qs = p + 2 + 4 * ib;
     const uint32_t h = p[66 + ib];
     const uint8_t sc = p[74 + ib];
-    return signed_values(grid8(iq::kIq2sGrid, qs[0] | ((h << 8) & 0x300), qs[1] | ((h << 6) & 0x300), qs[2] | ((h << 4) & 0x300), qs[3] | ((h << 2) & 0x300)),
+    return signed_values(grid8(iq::kIq2sGrid, qs[0] | ((h << 8) & 0x300), qs[1] | ((h << 6) & 0x300),
+                               qs[2] | ((h << 4) & 0x300), qs[3] | ((h << 2) & 0x300)),
                          load_u32(p + 34 + 4 * ib), half_quarter(d, sc & 0xF), half_quarter(d, sc >> 4));
   }
 };
@@ -158,7 +162,8 @@ struct Iq1s : F16d {
     const uint8_t* qs = p + 2 + 4 * ib;
     const uint32_t qh = load_u16(p + 34 + 2 * ib);
     const float dl = d * static_cast<float>(2 * ((qh >> 12) & 7) + 1);
-    return delta_values(grid8(iq::kIq1sGrid, qs[0] | ((qh & 7) << 8), qs[1] | (((qh >> 3) & 7) << 8), qs[2] | (((qh >> 6) & 7) << 8), qs[3] | (((qh >> 9) & 7) << 8)),
+    return delta_values(grid8(iq::kIq1sGrid, qs[0] | ((qh & 7) << 8), qs[1] | (((qh >> 3) & 7) << 8),
+                              qs[2] | (((qh >> 6) & 7) << 8), qs[3] | (((qh >> 9) & 7) << 8)),
                         qh & 0x8000 ? 0xFFFFFFFFu : 0u, dl, dl);
   }
 };
@@ -168,20 +173,25 @@ struct Iq1m {
   // d's f16 bits are spread over the top nibbles of the four scale words.
   static float d(const uint8_t* p) {
     const uint16_t s0 = load_u16(p + 48), s1 = load_u16(p + 50), s2 = load_u16(p + 52), s3 = load_u16(p + 54);
-    return simd::f16_to_f32(static_cast<uint16_t>((s0 >> 12) | ((s1 >> 8) & 0x00F0) | ((s2 >> 4) & 0x0F00) | (s3 & 0xF000)));
+    return simd::f16_to_f32(
+        static_cast<uint16_t>((s0 >> 12) | ((s1 >> 8) & 0x00F0) | ((s2 >> 4) & 0x0F00) | (s3 & 0xF000)));
   }
   static Values32 sub(const uint8_t* p, float d, int ib) {
     const uint8_t* qs = p + 4 * ib;
     const uint32_t h0 = p[32 + 2 * ib], h1 = p[33 + 2 * ib];
     const uint32_t sc = load_u16(p + 48 + 2 * (ib / 2)) >> (6 * (ib % 2));
     const uint32_t minus = ((h0 >> 3) & 1) | ((h0 >> 6) & 2) | ((h1 >> 1) & 4) | ((h1 >> 4) & 8);
-    return delta_values(grid8(iq::kIq1sGrid, qs[0] | ((h0 << 8) & 0x700), qs[1] | ((h0 << 4) & 0x700), qs[2] | ((h1 << 8) & 0x700), qs[3] | ((h1 << 4) & 0x700)),
-                        eights(minus), d * static_cast<float>(2 * (sc & 7) + 1), d * static_cast<float>(2 * ((sc >> 3) & 7) + 1));
+    return delta_values(grid8(iq::kIq1sGrid, qs[0] | ((h0 << 8) & 0x700), qs[1] | ((h0 << 4) & 0x700),
+                              qs[2] | ((h1 << 8) & 0x700), qs[3] | ((h1 << 4) & 0x700)),
+                        eights(minus), d * static_cast<float>(2 * (sc & 7) + 1),
+                        d * static_cast<float>(2 * ((sc >> 3) & 7) + 1));
   }
 };
 
 #if AKVIEW_CPU_AVX512
-inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) {
+  return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+}
 // R rows: per sub-block its values against x, each half times its scale.
 template <class F, int R>
 void sub_blocks_n(const CpuArgs& a, int64_t r, float* y) {
@@ -239,19 +249,21 @@ struct Unpacked {
 constexpr int kR = 4;
 template <class F>
 constexpr CpuKernelRow row_of(TypeId t) {
-  return CpuKernelRow{t, &rows_by<kR, &unpacked_n<Unpacked<F>, kR>, &unpacked_n<Unpacked<F>, 1>>, nullptr, nullptr, "avx2 x4 rows"};
+  return CpuKernelRow{t, &rows_by<kR, &unpacked_n<Unpacked<F>, kR>, &unpacked_n<Unpacked<F>, 1>>, nullptr, nullptr,
+                      "avx2 x4 rows"};
 }
 #endif
 constexpr std::array kRows = {
-    row_of<Iq2xxs>(TypeId::iq2_xxs), row_of<Iq2xs>(TypeId::iq2_xs), row_of<Iq2s>(TypeId::iq2_s), row_of<Iq3xxs>(TypeId::iq3_xxs),
-    row_of<Iq3s>(TypeId::iq3_s),     row_of<Iq1s>(TypeId::iq1_s),   row_of<Iq1m>(TypeId::iq1_m),
+    row_of<Iq2xxs>(TypeId::iq2_xxs), row_of<Iq2xs>(TypeId::iq2_xs), row_of<Iq2s>(TypeId::iq2_s),
+    row_of<Iq3xxs>(TypeId::iq3_xxs), row_of<Iq3s>(TypeId::iq3_s),   row_of<Iq1s>(TypeId::iq1_s),
+    row_of<Iq1m>(TypeId::iq1_m),
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_iquant() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -17,7 +17,6 @@ namespace akview::compute {
 namespace {
 using namespace simd;
 
-
 #if AKVIEW_CPU_AVX2 && !AKVIEW_CPU_VBMI
 // The AVX2 formats of unpacked_n (cpu_unpacked_rows.hpp): one 256-element super-block into 256
 // codes and 16 run scales.
@@ -48,7 +47,8 @@ struct Q2K {
   static constexpr bool kBias = true;
   static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
     const __m128i sm = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0F)), mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
+    const __m128i sc = _mm_and_si128(sm, _mm_set1_epi8(0x0F)),
+                  mn = _mm_and_si128(_mm_srli_epi16(sm, 4), _mm_set1_epi8(0x0F));
     const __m256 d = _mm256_set1_ps(load_f16(p + 80)), dmin = _mm256_set1_ps(-load_f16(p + 82));
     __m256 bias[2];
     __m128i k[2];
@@ -57,14 +57,16 @@ struct Q2K {
     _mm256_store_ps(s, s0);
     _mm256_store_ps(s + 8, s1);
     k[0] = centre8_bytes(s0, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(mn)), dmin), 3, bias[0]);
-    k[1] = centre8_bytes(s1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), dmin), 3, bias[1]);
+    k[1] = centre8_bytes(s1, _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(mn, 8))), dmin), 3,
+                         bias[1]);
     const __m256i kall = _mm256_broadcastsi128_si256(_mm_unpacklo_epi64(k[0], k[1]));
     const __m256i m3 = _mm256_set1_epi8(3), lanes = _mm256_setr_m128i(_mm_setzero_si128(), _mm_set1_epi8(1));
     for (int n = 0; n < 2; ++n) {
       const __m256i v = load256(p + 16 + 32 * n);
       for (int j = 0; j < 4; ++j) {
         const int m = 4 * n + j;   // runs 2m (low lane) and 2m + 1 (high lane)
-        const __m256i kv = _mm256_shuffle_epi8(kall, _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 * m))));
+        const __m256i kv =
+            _mm256_shuffle_epi8(kall, _mm256_add_epi8(lanes, _mm256_set1_epi8(static_cast<char>(2 * m))));
         store256(q + 32 * m, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), kv));
       }
     }
@@ -86,8 +88,10 @@ struct Q3K {
     for (int n = 0; n < 2; ++n) {
       const __m256i v = load256(p + 32 + 32 * n);
       for (int j = 0; j < 4; ++j) {
-        const __m256i clear = _mm256_cmpeq_epi8(_mm256_and_si256(hm, _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)))), zero);
-        store256(q + 32 * (4 * n + j), _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), _mm256_and_si256(clear, four)));
+        const __m256i clear =
+            _mm256_cmpeq_epi8(_mm256_and_si256(hm, _mm256_set1_epi8(static_cast<char>(1 << (4 * n + j)))), zero);
+        store256(q + 32 * (4 * n + j),
+                 _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * j), m3), _mm256_and_si256(clear, four)));
       }
     }
     return _mm256_setzero_ps();
@@ -104,7 +108,8 @@ struct Q4K {
   static __m256 unpack(const uint8_t* p, const float* xs, int8_t* q, float* s) {
     const __m128i sm = kq::k4_scales_mins(p + 4);   // 8 scales, 8 mins
     const __m256 sc = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)), _mm256_set1_ps(load_f16(p)));
-    const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))), _mm256_set1_ps(-load_f16(p + 2)));
+    const __m256 mn = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm, 8))),
+                                    _mm256_set1_ps(-load_f16(p + 2)));
     pair_scales(sc, s);
     __m256 bias;
     const __m256i k = _mm256_broadcastsi128_si256(centre8_bytes(sc, mn, kQ5 ? 31 : 15, bias));   // k_g in byte g
@@ -118,7 +123,8 @@ struct Q4K {
         hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * c + 1), one), 4));
       }
       store256(q + 64 * c, _mm256_sub_epi8(lo, _mm256_shuffle_epi8(k, _mm256_set1_epi8(static_cast<char>(2 * c)))));
-      store256(q + 64 * c + 32, _mm256_sub_epi8(hi, _mm256_shuffle_epi8(k, _mm256_set1_epi8(static_cast<char>(2 * c + 1)))));
+      store256(q + 64 * c + 32,
+               _mm256_sub_epi8(hi, _mm256_shuffle_epi8(k, _mm256_set1_epi8(static_cast<char>(2 * c + 1)))));
     }
     return _mm256_mul_ps(bias, group_xsums(xs));
   }
@@ -137,10 +143,17 @@ struct Q6K {
     for (int n = 0; n < 2; ++n) {
       const __m256i A = load256(p + 64 * n), B = load256(p + 64 * n + 32), H = load256(p + 128 + 32 * n);
       int8_t* o = q + 128 * n;
-      store256(o, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(A, m4), _mm256_and_si256(_mm256_slli_epi16(H, 4), m30)), k32));
-      store256(o + 32, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(B, m4), _mm256_and_si256(_mm256_slli_epi16(H, 2), m30)), k32));
-      store256(o + 64, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), m4), _mm256_and_si256(H, m30)), k32));
-      store256(o + 96, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), m4), _mm256_and_si256(_mm256_srli_epi16(H, 2), m30)), k32));
+      store256(o, _mm256_sub_epi8(
+                      _mm256_or_si256(_mm256_and_si256(A, m4), _mm256_and_si256(_mm256_slli_epi16(H, 4), m30)), k32));
+      store256(o + 32,
+               _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(B, m4), _mm256_and_si256(_mm256_slli_epi16(H, 2), m30)),
+                               k32));
+      store256(o + 64,
+               _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(A, 4), m4), _mm256_and_si256(H, m30)),
+                               k32));
+      store256(o + 96, _mm256_sub_epi8(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(B, 4), m4),
+                                                       _mm256_and_si256(_mm256_srli_epi16(H, 2), m30)),
+                                       k32));
     }
     return _mm256_setzero_ps();
   }
@@ -155,15 +168,16 @@ struct Iq4Xs {
     const uint32_t sh = load_u16(p + 2), sl = load_u32(p + 4);
     alignas(32) int32_t ls[8];
     for (int g = 0; g < 8; ++g) ls[g] = static_cast<int>(((sl >> (4 * g)) & 0xF) | (((sh >> (2 * g)) & 3) << 4)) - 32;
-    pair_scales(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls))), _mm256_set1_ps(load_f16(p))), s);
+    pair_scales(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(ls))),
+                              _mm256_set1_ps(load_f16(p))),
+                s);
     const __m256i table = iq4_bytes();
     for (int g = 0; g < 8; ++g) store256(q + 32 * g, _mm256_shuffle_epi8(table, nibbles32(p + 8 + 16 * g)));
     return _mm256_setzero_ps();
   }
 };
-}  // namespace av
+}   // namespace av
 #endif
-
 
 #if AKVIEW_CPU_VBMI
 // AVX-512 VBMI kernels over R rows at a time: per super-block the scales (and mins) of a row are
@@ -189,19 +203,23 @@ inline __m512 k4_xsums(__m512 xs) {
 // dmin*m_j): scf[j] = levels*d1, kc[j] = 1 + k_j/levels (one_plus of k_j, subtracted from the code
 // floats); returns the sub-block terms (m1 - d1 k_j) * xs_j, subtracted once summed.
 inline __m256 k4_prep_centred(const uint8_t* p, __m256 xs8, float levels, float* scf, float* kc) {
-  const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));   // [d, dmin]
-  const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(kq::k4_scales_mins(p + 4)));          // 8 scales, 8 mins
+  const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(p))));        // [d, dmin]
+  const __m512 sm = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(kq::k4_scales_mins(p + 4)));   // 8 scales, 8 mins
   const __m256 d1 = _mm256_mul_ps(_mm512_castps512_ps256(sm), _mm256_broadcastss_ps(dd));
-  const __m256 m1 = _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sm), 1)), _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
+  const __m256 m1 = _mm256_mul_ps(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(sm), 1)),
+                                  _mm256_broadcastss_ps(_mm_movehdup_ps(dd)));
   // k = round(m1 / d1) in [0, levels - 1], by rcp14 (cpu_centre.hpp, centre_block); max() gives 0 for 0 * inf.
-  const __m256 q = _mm256_round_ps(_mm256_mul_ps(m1, _mm256_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 q =
+      _mm256_round_ps(_mm256_mul_ps(m1, _mm256_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 k = _mm256_min_ps(_mm256_max_ps(q, _mm256_setzero_ps()), _mm256_set1_ps(levels - 1));
   _mm256_storeu_ps(scf, _mm256_mul_ps(d1, _mm256_set1_ps(levels)));
   _mm256_storeu_ps(kc, _mm256_fmadd_ps(k, _mm256_set1_ps(1.0f / levels), _mm256_set1_ps(1.0f)));
   return _mm256_mul_ps(_mm256_fnmadd_ps(d1, k, m1), xs8);
 }
 
-inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) {
+  return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+}
 
 // Two runs of 16 one_plus codes, less the sub-block's one_plus k (kc), times x, times one scale, into acc.
 inline __m512 two_runs_one(__m512i v, const MidIdx& ix, int k, const float* x, float sc, float kc, __m512 acc) {
@@ -241,39 +259,42 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
     for (int i = 0; i < R; ++i)
       for (int64_t b = b0; b < b1; ++b) {
         const __m256 xs8 = _mm512_castps512_ps256(k4_xsums(_mm512_loadu_ps(a.xsum16 + b * 16)));
-        mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f, pre[i][b - b0], pre[i][b - b0] + 8));
+        mn[i] = _mm256_add_ps(mn[i], k4_prep_centred(row_ptr(v, r + i) + b * kBytes, xs8, kQ5 ? 32.0f : 16.0f,
+                                                     pre[i][b - b0], pre[i][b - b0] + 8));
       }
-  for (int64_t b = b0; b < b1; ++b) {
-    const float* xb = a.x + b * 256;
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
-      prefetch_span(p + kAhead * kBytes, kBytes);
-      const float* scf = pre[i][b - b0];
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* xb = a.x + b * 256;
       AKV_UNROLL
-      for (int h = 0; h < 2; ++h) {
-        const __m512i q = load512(p + kQs + 64 * h);
-        __m512i lo, hi;
-        if constexpr (kQ5) {
-          const __m512i qh = bcast256(p + 16);
-          const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
-          const __m512i hh = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][1]), 4), m10);
-          lo = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(q, hl, m4, 0xEC), 2), m7c, m80);   // ((q & m4) | hl) << 2
-          hi = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), hh, m4, 0xEC), 2), m7c, m80);
-        } else {
-          lo = and_or(_mm512_slli_epi16(q, 3), m78, m80);
-          hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* p = row_ptr(v, r + i) + b * kBytes;
+        prefetch_span(p + kAhead * kBytes, kBytes);
+        const float* scf = pre[i][b - b0];
+        AKV_UNROLL
+        for (int h = 0; h < 2; ++h) {
+          const __m512i q = load512(p + kQs + 64 * h);
+          __m512i lo, hi;
+          if constexpr (kQ5) {
+            const __m512i qh = bcast256(p + 16);
+            const __m512i hl = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][0]), 4), m10);
+            const __m512i hh = _mm512_and_si512(_mm512_slli_epi16(_mm512_srlv_epi16(qh, cnt[h][1]), 4), m10);
+            lo = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(q, hl, m4, 0xEC), 2), m7c,
+                        m80);   // ((q & m4) | hl) << 2
+            hi = and_or(_mm512_slli_epi16(_mm512_ternarylogic_epi32(_mm512_srli_epi16(q, 4), hh, m4, 0xEC), 2), m7c,
+                        m80);
+          } else {
+            lo = and_or(_mm512_slli_epi16(q, 3), m78, m80);
+            hi = and_or(_mm512_srli_epi16(q, 1), m78, m80);
+          }
+          const float* x = xb + 128 * h;
+          const float* sc = scf + 4 * h;
+          const float* kh = scf + 8 + 4 * h;
+          s0[i] = two_runs_one(lo, ix, 0, x, sc[0], kh[0], s0[i]);
+          s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], kh[1], s1[i]);
+          s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], kh[2], s0[i]);
+          s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], kh[3], s1[i]);
         }
-        const float* x = xb + 128 * h;
-        const float* sc = scf + 4 * h;
-        const float* kh = scf + 8 + 4 * h;
-        s0[i] = two_runs_one(lo, ix, 0, x, sc[0], kh[0], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 0, x + 32, sc[1], kh[1], s1[i]);
-        s0[i] = two_runs_one(lo, ix, 2, x + 64, sc[2], kh[2], s0[i]);
-        s1[i] = two_runs_one(hi, ix, 2, x + 96, sc[3], kh[3], s1[i]);
       }
     }
-  }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s0[i], s1[i])) - hsum(mn[i]);
@@ -285,7 +306,9 @@ void k4_n(const CpuArgs& a, int64_t r, float* y) {
 // mostly zero).
 // The two code-to-float forms, chosen by the index set: one_plus codes less 1.5 (MidIdx: q6_k) and
 // signed codes in the top byte (TopIdx: q2_k, q3_k). Run k is bytes 16k..16k+15 of v.
-inline __m512 run_floats(__m512i v, const MidIdx& ix, int k) { return _mm512_sub_ps(one_plus(v, ix.k[k], ix.one), _mm512_set1_ps(1.5f)); }
+inline __m512 run_floats(__m512i v, const MidIdx& ix, int k) {
+  return _mm512_sub_ps(one_plus(v, ix.k[k], ix.one), _mm512_set1_ps(1.5f));
+}
 inline __m512 run_floats(__m512i v, const TopIdx& ix, int k) { return top_f32(v, ix.k[k]); }
 inline __m512 one_run(__m512i v, const auto& ix, int k, const float* x, float sc, __m512 acc) {
   return _mm512_fmadd_ps(_mm512_mul_ps(run_floats(v, ix, k), _mm512_loadu_ps(x)), _mm512_set1_ps(sc), acc);
@@ -328,7 +351,8 @@ void q6_k_n(const CpuArgs& a, int64_t r, float* y) {
       for (int n = 0; n < 2; ++n) {
         const __m512i l = load512(p + 64 * n), hh = bcast256(p + 128 + 32 * n);
         const __m512i A6 = _mm512_ternarylogic_epi32(l, _mm512_and_si512(_mm512_sllv_epi16(hh, cA), m30), m4, 0xEC);
-        const __m512i B6 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4), _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC);
+        const __m512i B6 = _mm512_ternarylogic_epi32(_mm512_srli_epi16(l, 4),
+                                                     _mm512_and_si512(_mm512_srlv_epi16(hh, cB), m30), m4, 0xEC);
         const __m512i A = and_or(_mm512_slli_epi16(A6, 1), m7e, m80), B = and_or(_mm512_slli_epi16(B6, 1), m7e, m80);
         eight_runs(A, B, ix, xb + 128 * n, scf[i] + 8 * n, s0[i], s1[i]);
       }
@@ -370,32 +394,37 @@ void q2_k_n(const CpuArgs& a, int64_t r, float* y) {
         const uint8_t* p = row_ptr(v, r + i) + b * 84;
         const float d = load_f16(p + 80), dmin = load_f16(p + 82);
         const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-        const __m512 d1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
-        const __m512 m1 = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
+        const __m512 d1 =
+            _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(sc, m4x))), _mm512_set1_ps(d));
+        const __m512 m1 = _mm512_mul_ps(
+            _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_and_si128(_mm_srli_epi16(sc, 4), m4x))), _mm512_set1_ps(dmin));
         // k = round(m1 / d1) in [0, 3], by rcp14 (centre_block); max() gives 0 for 0 * inf.
-        const __m512 kq = _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+        const __m512 kq =
+            _mm512_roundscale_ps(_mm512_mul_ps(m1, _mm512_rcp14_ps(d1)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
         const __m512 k = _mm512_min_ps(_mm512_max_ps(kq, _mm512_setzero_ps()), _mm512_set1_ps(3.0f));
         _mm_store_si128(reinterpret_cast<__m128i*>(k_pre[i][b - b0]), _mm512_cvtepi32_epi8(_mm512_cvttps_epi32(k)));
         _mm512_store_ps(scf_pre[i][b - b0], _mm512_mul_ps(d1, _mm512_set1_ps(kTop)));
         mn[i] = _mm512_fmadd_ps(_mm512_fnmadd_ps(d1, k, m1), _mm512_loadu_ps(a.xsum16 + b * 16), mn[i]);
       }
-  for (int64_t b = b0; b < b1; ++b) {
-    const float* xb = a.x + b * 256;
-    AKV_UNROLL
-    for (int i = 0; i < R; ++i) {
-      const uint8_t* p = row_ptr(v, r + i) + b * 84;
-      prefetch_span(p + kAhead * 84, 84);
-      const __m512i kb = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(k_pre[i][b - b0])));
-      const float* scf = scf_pre[i][b - b0];
+    for (int64_t b = b0; b < b1; ++b) {
+      const float* xb = a.x + b * 256;
       AKV_UNROLL
-      for (int n = 0; n < 2; ++n) {
-        const __m512i q = bcast256(p + 16 + 32 * n);
-        const __m512i A = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cA), m3), _mm512_permutexvar_epi8(spread[n][0], kb));
-        const __m512i B = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cB), m3), _mm512_permutexvar_epi8(spread[n][1], kb));
-        eight_runs(A, B, ix, xb + 128 * n, scf + 8 * n, s0[i], s1[i]);
+      for (int i = 0; i < R; ++i) {
+        const uint8_t* p = row_ptr(v, r + i) + b * 84;
+        prefetch_span(p + kAhead * 84, 84);
+        const __m512i kb = _mm512_castsi128_si512(_mm_load_si128(reinterpret_cast<const __m128i*>(k_pre[i][b - b0])));
+        const float* scf = scf_pre[i][b - b0];
+        AKV_UNROLL
+        for (int n = 0; n < 2; ++n) {
+          const __m512i q = bcast256(p + 16 + 32 * n);
+          const __m512i A = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cA), m3),
+                                            _mm512_permutexvar_epi8(spread[n][0], kb));
+          const __m512i B = _mm512_sub_epi8(_mm512_and_si512(_mm512_srlv_epi16(q, cB), m3),
+                                            _mm512_permutexvar_epi8(spread[n][1], kb));
+          eight_runs(A, B, ix, xb + 128 * n, scf + 8 * n, s0[i], s1[i]);
+        }
       }
     }
-  }
   }
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_sub_ps(_mm512_add_ps(s0[i], s1[i]), mn[i]));
@@ -478,7 +507,7 @@ void iq4_xs_n(const CpuArgs& a, int64_t r, float* y) {
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(s[i]);
 }
 
-}  // namespace vb
+}   // namespace vb
 #endif
 
 #if AKVIEW_CPU_VBMI
@@ -486,8 +515,10 @@ constexpr int kR = 2;   // rows per pass
 constexpr std::array kRows = {
     CpuKernelRow{TypeId::q2_k, &rows_by<kR, &vb::q2_k_n<kR>, &vb::q2_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q3_k, &rows_by<kR, &vb::q3_k_n<kR>, &vb::q3_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
-    CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::k4_n<false, kR>, &vb::k4_n<false, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
-    CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::k4_n<true, kR>, &vb::k4_n<true, 1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q4_k, &rows_by<kR, &vb::k4_n<false, kR>, &vb::k4_n<false, 1>>, nullptr, nullptr,
+                 "avx512vbmi x2 rows"},
+    CpuKernelRow{TypeId::q5_k, &rows_by<kR, &vb::k4_n<true, kR>, &vb::k4_n<true, 1>>, nullptr, nullptr,
+                 "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::q6_k, &rows_by<kR, &vb::q6_k_n<kR>, &vb::q6_k_n<1>>, nullptr, nullptr, "avx512vbmi x2 rows"},
     CpuKernelRow{TypeId::iq4_xs, &rows_by<kR, &vb::iq4_xs_n<kR>, &vb::iq4_xs_n<1>>, nullptr, nullptr, "avx512 x2 rows"},
 };
@@ -507,8 +538,8 @@ constexpr std::array kRows = {
 constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_kquant() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

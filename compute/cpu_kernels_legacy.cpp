@@ -54,14 +54,15 @@ struct WithBits {
     }
   }
 };
-}  // namespace av
+}   // namespace av
 constexpr int kR = 4;
 #endif
 
-
 #if AKVIEW_CPU_VBMI
 namespace vb {
-inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes; }
+inline const uint8_t* row_ptr(const TensorView& v, int64_t r) {
+  return v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
+}
 
 // Blocks with a min (q4_1, q5_1: [d f16][m f16] at the front of each kBytes block) are centred
 // (cpu_centre.hpp) kChunk blocks of a row at once, before their dot loop: done per block, the scalar
@@ -69,33 +70,41 @@ inline const uint8_t* row_ptr(const TensorView& v, int64_t r) { return v.data.da
 constexpr int kChunk = 16;
 // Sums of x over blocks b0..b0+15 (`live` of them) from the 16-element sums.
 inline __m512 block_x_sums(const float* xsum16, int64_t b0, __mmask16 live) {
-  const __m512 a = _mm512_maskz_loadu_ps(static_cast<__mmask16>(_pdep_u32(live, 0x5555) | _pdep_u32(live, 0xAAAA)), xsum16 + 2 * b0);
-  const __m512 b = _mm512_maskz_loadu_ps(static_cast<__mmask16>((_pdep_u32(live >> 8, 0x5555) | _pdep_u32(live >> 8, 0xAAAA))), xsum16 + 2 * b0 + 16);
+  const __m512 a =
+      _mm512_maskz_loadu_ps(static_cast<__mmask16>(_pdep_u32(live, 0x5555) | _pdep_u32(live, 0xAAAA)), xsum16 + 2 * b0);
+  const __m512 b = _mm512_maskz_loadu_ps(
+      static_cast<__mmask16>((_pdep_u32(live >> 8, 0x5555) | _pdep_u32(live >> 8, 0xAAAA))), xsum16 + 2 * b0 + 16);
   const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-  return _mm512_add_ps(_mm512_permutex2var_ps(a, even, b), _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b));
+  return _mm512_add_ps(_mm512_permutex2var_ps(a, even, b),
+                       _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b));
 }
 // For the `live` blocks of 16 from p: dc = d, kc = k (the code nearest the block's zero, in [0, top],
 // by rcp14 as centre_block); returns (d*k + m) * xs per block (0 in the dead lanes).
 template <int kBytes>
 inline __m512 centre_blocks(const uint8_t* p, __m512 xs, __mmask16 live, int top, float* dc, float* kc) {
-  const __m512i at = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi32(kBytes));
+  const __m512i at = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                        _mm512_set1_epi32(kBytes));
   const __m512i dm = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, at, p, 1);
-  const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm)), m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
+  const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dm)),
+               m = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dm, 16)));
   const __m512 zero = _mm512_setzero_ps();
-  const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, m), _mm512_rcp14_ps(d)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  const __m512 k = _mm512_min_ps(_mm512_max_ps(q, zero), _mm512_set1_ps(static_cast<float>(top)));   // max() gives 0 for a NaN
+  const __m512 q = _mm512_roundscale_ps(_mm512_mul_ps(_mm512_sub_ps(zero, m), _mm512_rcp14_ps(d)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 k =
+      _mm512_min_ps(_mm512_max_ps(q, zero), _mm512_set1_ps(static_cast<float>(top)));   // max() gives 0 for a NaN
   _mm512_storeu_ps(dc, d);
   _mm512_storeu_ps(kc, k);
   return _mm512_mul_ps(_mm512_fmadd_ps(d, k, m), xs);
 }
 // Centres blocks b0.. (up to kChunk) of R rows into dc / kc, adding their bias terms to acc.
 template <int kBytes, int R>
-inline void centre_chunk(const CpuArgs& a, const uint8_t* const (&rows)[R], int64_t nb, int64_t b0, int top, float (&dc)[R][kChunk],
-                         float (&kc)[R][kChunk], __m512 (&acc)[R]) {
+inline void centre_chunk(const CpuArgs& a, const uint8_t* const (&rows)[R], int64_t nb, int64_t b0, int top,
+                         float (&dc)[R][kChunk], float (&kc)[R][kChunk], __m512 (&acc)[R]) {
   const __mmask16 live = static_cast<__mmask16>(nb - b0 >= kChunk ? 0xFFFF : (1u << (nb - b0)) - 1);
   const __m512 xs = block_x_sums(a.xsum16, b0, live);
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) acc[i] = _mm512_add_ps(acc[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, top, dc[i], kc[i]));
+  for (int i = 0; i < R; ++i)
+    acc[i] = _mm512_add_ps(acc[i], centre_blocks<kBytes>(rows[i] + b0 * kBytes, xs, live, top, dc[i], kc[i]));
 }
 
 // q8_0 over R rows: each block's two x vectors are loaded once for all R rows.
@@ -172,7 +181,8 @@ void q5_n(const CpuArgs& a, int64_t r, float* y) {
 // iq4_nl (its value table), q4_0 (codes - 8) and q4_1 (codes - k, a centred block (centre_blocks),
 // plus (m + d*k) * sum(x) per block, kept in a second accumulator).
 inline __m512 codes_minus(int offset) {
-  return _mm512_sub_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_ps(static_cast<float>(offset)));
+  return _mm512_sub_ps(_mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                       _mm512_set1_ps(static_cast<float>(offset)));
 }
 template <int R, TypeId kType>
 void lut4_n(const CpuArgs& a, int64_t r, float* y) {
@@ -198,7 +208,8 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
       for (int i = 0; i < R; ++i) {
         const uint8_t* p = rows[i] + b * kBytes;
         prefetch_span(p + 1024, kBytes);
-        if constexpr (kMin) s[i] = iq4_block32(p + kQs, xb, dc[i][b - b0], _mm512_sub_ps(table, _mm512_set1_ps(kc[i][b - b0])), s[i]);
+        if constexpr (kMin)
+          s[i] = iq4_block32(p + kQs, xb, dc[i][b - b0], _mm512_sub_ps(table, _mm512_set1_ps(kc[i][b - b0])), s[i]);
         else s[i] = iq4_block32(p + kQs, xb, load_f16(p), table, s[i]);
       }
     }
@@ -206,7 +217,7 @@ void lut4_n(const CpuArgs& a, int64_t r, float* y) {
   AKV_UNROLL
   for (int i = 0; i < R; ++i) y[r + i] = hsum512(_mm512_add_ps(s[i], c[i]));
 }
-}  // namespace vb
+}   // namespace vb
 constexpr int kR = 4;
 #endif
 
@@ -215,12 +226,17 @@ constexpr int kR = 4;
 // decode_rows tile path, i.e. core's decoders.
 #if AKVIEW_CPU_VBMI
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_0>, &vb::lut4_n<1, TypeId::q4_0>>, nullptr, nullptr, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_1>, &vb::lut4_n<1, TypeId::q4_1>>, nullptr, nullptr, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr, "avx512bw x4 rows"},
-    CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr, "avx512bw x4 rows"},
+    CpuKernelRow{TypeId::q4_0, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_0>, &vb::lut4_n<1, TypeId::q4_0>>, nullptr,
+                 nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::q4_1, &rows_by<kR, &vb::lut4_n<kR, TypeId::q4_1>, &vb::lut4_n<1, TypeId::q4_1>>, nullptr,
+                 nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::q5_0, &rows_by<kR, &vb::q5_n<kR, false>, &vb::q5_n<1, false>>, nullptr, nullptr,
+                 "avx512bw x4 rows"},
+    CpuKernelRow{TypeId::q5_1, &rows_by<kR, &vb::q5_n<kR, true>, &vb::q5_n<1, true>>, nullptr, nullptr,
+                 "avx512bw x4 rows"},
     CpuKernelRow{TypeId::q8_0, &rows_by<kR, &vb::q8_0_n<kR>, &vb::q8_0_n<1>>, nullptr, nullptr, "avx512 x4 rows"},
-    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr, nullptr, "avx512 x4 rows"},
+    CpuKernelRow{TypeId::iq4_nl, &rows_by<kR, &vb::lut4_n<kR, TypeId::iq4_nl>, &vb::lut4_n<1, TypeId::iq4_nl>>, nullptr,
+                 nullptr, "avx512 x4 rows"},
 };
 #elif AKVIEW_CPU_AVX2
 template <class F>
@@ -237,8 +253,8 @@ constexpr std::array kRows = {
 constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_legacy() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

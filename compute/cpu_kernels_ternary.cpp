@@ -57,7 +57,8 @@ struct Tq2 {
     const __m256i m3 = _mm256_set1_epi8(3), one = _mm256_set1_epi8(1);
     for (int h = 0; h < 2; ++h) {
       const __m256i v = load256(p + 32 * h);
-      for (int l = 0; l < 4; ++l) store256(q + 128 * h + 32 * l, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * l), m3), one));
+      for (int l = 0; l < 4; ++l)
+        store256(q + 128 * h + 32 * l, _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(v, 2 * l), m3), one));
     }
     const float d = simd::load_f16(p + 64);
     for (int j = 0; j < 16; ++j) s[j] = d;
@@ -67,15 +68,17 @@ struct Tq2 {
 
 constexpr int kR = 4;
 constexpr std::array kRows = {
-    CpuKernelRow{TypeId::tq1_0, &rows_by<kR, &unpacked_n<Tq1, kR>, &unpacked_n<Tq1, 1>>, nullptr, nullptr, "avx2 x4 rows"},
-    CpuKernelRow{TypeId::tq2_0, &rows_by<kR, &unpacked_n<Tq2, kR>, &unpacked_n<Tq2, 1>>, nullptr, nullptr, "avx2 x4 rows"},
+    CpuKernelRow{TypeId::tq1_0, &rows_by<kR, &unpacked_n<Tq1, kR>, &unpacked_n<Tq1, 1>>, nullptr, nullptr,
+                 "avx2 x4 rows"},
+    CpuKernelRow{TypeId::tq2_0, &rows_by<kR, &unpacked_n<Tq2, kR>, &unpacked_n<Tq2, 1>>, nullptr, nullptr,
+                 "avx2 x4 rows"},
 };
 #else
 constexpr std::array<CpuKernelRow, 0> kRows = {};
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const CpuKernelRow> cpu_kernels_ternary() { return kRows; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

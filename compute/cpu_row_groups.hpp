@@ -10,15 +10,20 @@ namespace akview::compute {
 
 #if AKVIEW_CPU_AVX2
 // The 16 iq4 values as bytes, in both 128-bit lanes (a vpshufb table).
-inline __m256i iq4_bytes() { return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues))); }
+inline __m256i iq4_bytes() {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
+}
 #endif
 #if AKVIEW_CPU_AVX512
 // The 16 iq4 values as floats, and 16 codes (bytes of `codes`, low 4 bits) -> their values: one
 // vpmovzxbd + one vpermps, exact.
 inline __m512 iq4_table() {
-  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues))));
+  return _mm512_cvtepi32_ps(
+      _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues))));
 }
-inline __m512 iq4_values16(__m128i codes, __m512 table) { return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(codes), table); }
+inline __m512 iq4_values16(__m128i codes, __m512 table) {
+  return _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(codes), table);
+}
 // One 32-element iq4 block (16 bytes at q) times x, into acc, scaled by dl.
 inline __m512 iq4_block32(const uint8_t* q, const float* x, float dl, __m512 table, __m512 acc) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q)), m4 = _mm_set1_epi8(0x0F);
@@ -38,4 +43,4 @@ void rows_by(const CpuArgs& a, int64_t r0, int64_t r1, float* y) {
   for (; r < r1; ++r) K1(a, r, y);
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

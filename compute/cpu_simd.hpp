@@ -53,7 +53,10 @@ inline float f16_to_f32(uint16_t h) {
       bits = sign;
     } else {   // subnormal: renormalise
       exp = 127 - 15 + 1;
-      while (!(man & 0x400)) { man <<= 1; --exp; }
+      while (!(man & 0x400)) {
+        man <<= 1;
+        --exp;
+      }
       bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
     }
   } else if (exp == 31) {
@@ -88,17 +91,25 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 // 8 unsigned bytes -> 8 floats / 8 signed bytes -> 8 floats / 8 unsigned bytes -> 8 int32
-inline __m256i u8x8_to_i32(const uint8_t* p) { return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
-inline __m256i i8x8_to_i32(const uint8_t* p) { return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline __m256i u8x8_to_i32(const uint8_t* p) {
+  return _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256i i8x8_to_i32(const uint8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
 #endif
 #if AKVIEW_CPU_AVX512
 // 16 unsigned / signed bytes -> 16 int32 lanes
-inline __m512i u8x16_to_i32(const uint8_t* p) { return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m512i u8x16_to_i32(const uint8_t* p) {
+  return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 inline float hsum512(__m512 v) {
   const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
   return hsum(_mm256_add_ps(_mm512_castps512_ps256(v), hi));
 }
-inline __m512i i8x16_to_i32(const uint8_t* p) { return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+inline __m512i i8x16_to_i32(const uint8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
 #endif
 
 // Software prefetch of the bytes [p, p + n) some distance ahead of a row stream: one thread reading
@@ -136,7 +147,7 @@ inline float dot_f32(const float* a, const float* b, int64_t n) {
   return tail;
 }
 
-}  // namespace akview::compute::simd
+}   // namespace akview::compute::simd
 
 // AVX-512 with byte ops (BW) and byte permutes (VBMI): codes are unpacked 64 at a time with byte
 // ops, then each run of 16 is placed into the top byte of 16 dword lanes by one vpermb, so one
@@ -164,7 +175,9 @@ inline __m512 top_f32(__m512i v, __m512i idx) {
   return _mm512_cvtepi32_ps(_mm512_maskz_permutexvar_epi8(0x8888888888888888ull, idx, v));
 }
 // 16-bit word shift counts: `lo` for the low 256 bits, `hi` for the high 256 bits.
-inline __m512i counts2(int lo, int hi) { return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1); }
+inline __m512i counts2(int lo, int hi) {
+  return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1);
+}
 // "One-plus" floats: a code c of up to 4 (5, 6) bits stored as the byte (c << 3) | 0x80 ((c << 2),
 // (c << 1) | 0x80) and placed into byte 2 of a dword whose other bytes are those of 1.0f
 // (0x3F800000) is exactly the float 1 + c/16 (1 + c/32, 1 + c/64): one masked vpermb turns 16 codes
@@ -186,8 +199,10 @@ inline __m512 one_plus(__m512i v, __m512i idx, __m512i one) {
 }
 // (a & b) | c, one vpternlogd.
 inline __m512i and_or(__m512i a, __m512i b, __m512i c) { return _mm512_ternarylogic_epi32(a, b, c, 0xEA); }
-inline __m512i bcast256(const uint8_t* p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline __m512i bcast256(const uint8_t* p) {
+  return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 inline __m512i load512(const uint8_t* p) { return _mm512_loadu_si512(p); }
 #endif
 
-}  // namespace akview::compute::simd
+}   // namespace akview::compute::simd

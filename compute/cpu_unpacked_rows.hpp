@@ -23,7 +23,9 @@ namespace akview::compute {
 //   static const uint8_t* side(const TensorView& v, int64_t row);
 // and their unpack takes the block's byte of that row array as a fifth argument.
 template <class F>
-concept WithSide = requires(const TensorView& v) { F::side(v, int64_t{0}); };
+concept WithSide = requires(const TensorView& v) {
+  F::side(v, int64_t{0});
+};
 
 template <class F, int R>
 void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
@@ -78,7 +80,8 @@ void unpacked_n(const CpuArgs& a, int64_t r, float* y) {
     }
   }
   AKV_UNROLL
-  for (int i = 0; i < R; ++i) y[r + i] = simd::hsum(_mm256_add_ps(acc0[i], acc1[i])) + (F::kBias ? simd::hsum(bias[i]) : 0.0f);
+  for (int i = 0; i < R; ++i)
+    y[r + i] = simd::hsum(_mm256_add_ps(acc0[i], acc1[i])) + (F::kBias ? simd::hsum(bias[i]) : 0.0f);
 }
 
 // Helpers of the formats' unpack functions.
@@ -92,8 +95,9 @@ inline __m256i nibbles32(const uint8_t* p) {
 }
 // 32 bits -> 32 bytes: `set` where bit j is set, 0 elsewhere.
 inline __m256i bits32(uint32_t bits, __m256i set) {
-  const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
-                                             _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i spread =
+      _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(bits)),
+                          _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
   const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
   return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), set);
 }
@@ -103,7 +107,7 @@ inline __m128i bytes8(__m256 k) {
   const __m128i k16 = _mm_packs_epi32(_mm256_castsi256_si128(k32), _mm256_extracti128_si256(k32, 1));
   return _mm_packs_epi16(k16, k16);
 }
-}  // namespace unpack
+}   // namespace unpack
 #endif
 
-}  // namespace akview::compute
+}   // namespace akview::compute

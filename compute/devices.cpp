@@ -12,12 +12,10 @@ DevicesReport list_devices() {
     Availability a = row.instance().availability();
     report.backends.push_back({std::string(row.name), std::string(row.description), a.available, a.reason});
   }
-  if (auto platforms = opencl_enumerate())
-    report.opencl_platforms = std::move(*platforms);
-  else
-    report.opencl_error = platforms.error().message;
+  if (auto platforms = opencl_enumerate()) report.opencl_platforms = std::move(*platforms);
+  else report.opencl_error = platforms.error().message;
   report.cpu_threads = shared_pool().threads();
   return report;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -14,7 +14,7 @@ struct BackendStatus {
   std::string name;
   std::string description;
   bool available = false;
-  std::string reason;     // why unavailable, or a detail when available (OpenCL: the device used)
+  std::string reason;   // why unavailable, or a detail when available (OpenCL: the device used)
 };
 
 struct OpenClDevice {
@@ -23,15 +23,15 @@ struct OpenClDevice {
   uint64_t global_mem_bytes = 0;
   uint64_t max_alloc_bytes = 0;
   uint64_t max_work_group_size = 0;
-  bool fp16 = false;      // cl_khr_fp16 (PoCL CPU: no; akview does not need it)
-  bool used = false;      // the device the opencl backend runs on
-  int index = -1;         // global index across all platforms (the `--device N` number)
+  bool fp16 = false;   // cl_khr_fp16 (PoCL CPU: no; akview does not need it)
+  bool used = false;   // the device the opencl backend runs on
+  int index = -1;      // global index across all platforms (the `--device N` number)
 };
 
 struct OpenClPlatform {
   std::string name, vendor, version;
   std::vector<OpenClDevice> devices;
-  std::string error;      // why its devices could not be listed
+  std::string error;   // why its devices could not be listed
 };
 
 struct DevicesReport {
@@ -52,4 +52,4 @@ Status select_opencl_device(int index);
 // The index the backend was asked for (-1: automatic).
 int selected_opencl_device();
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -22,4 +22,4 @@ Result<DlLibrary> open_library(const char* env, const char* default_name) {
   return lib;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -10,7 +10,7 @@ namespace akview::compute {
 
 struct DlLibrary {
   void* handle = nullptr;
-  std::string name;         // the file asked for
+  std::string name;   // the file asked for
 };
 
 // Opens the file named by the environment variable `env` when it is set (tests point it at a missing
@@ -18,4 +18,4 @@ struct DlLibrary {
 // When it does not load: an unsupported Error, "cannot load NAME: <dlerror>".
 Result<DlLibrary> open_library(const char* env, const char* default_name);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

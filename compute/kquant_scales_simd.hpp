@@ -18,7 +18,8 @@ inline __m128i k4_scales_mins(const uint8_t* q) {
   const __m128i A = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
   const __m128i B = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
   const __m128i lo = _mm_and_si128(A, _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0));
-  const __m128i hi = _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
+  const __m128i hi =
+      _mm_and_si128(_mm_srli_epi16(A, 4), _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15));
   return _mm_or_si128(_mm_or_si128(lo, hi), _mm_and_si128(_mm_srli_epi16(B, 2), _mm_set1_epi8(0x30)));
 }
 
@@ -37,5 +38,5 @@ inline __m128i q3k_scales(const uint8_t* sc) {
   return _mm_sub_epi8(_mm_or_si128(low, _mm_slli_epi16(_mm_and_si128(hs, _mm_set1_epi8(3)), 4)), _mm_set1_epi8(32));
 }
 
-}  // namespace akview::compute::kq
+}   // namespace akview::compute::kq
 #endif

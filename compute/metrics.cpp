@@ -31,16 +31,14 @@ ErrorStats compare(std::span<const float> y, std::span<const R> ref) {
   } else {
     s.nmse = s.rel_rms = se > 0 ? std::numeric_limits<double>::infinity() : 0.0;
   }
-  if (sy > 0 && sr > 0)
-    s.cosine = syr / std::sqrt(sy * sr);
-  else
-    s.cosine = (sy == 0 && sr == 0) ? 1.0 : 0.0;
+  if (sy > 0 && sr > 0) s.cosine = syr / std::sqrt(sy * sr);
+  else s.cosine = (sy == 0 && sr == 0) ? 1.0 : 0.0;
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 ErrorStats compare_outputs(std::span<const float> y, std::span<const double> ref) { return compare(y, ref); }
 ErrorStats compare_outputs(std::span<const float> y, std::span<const float> ref) { return compare(y, ref); }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

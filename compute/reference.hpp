@@ -16,4 +16,4 @@ Status reference_matvec(const TensorView& view, const float* x, double* y, doubl
 Status reference_matvec_rows(const TensorView& view, int64_t row_begin, int64_t row_end, const float* x, double* y,
                              double* abs_wx = nullptr);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

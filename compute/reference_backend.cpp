@@ -58,11 +58,11 @@ class ReferenceBackend final : public Backend {
   }
 };
 
-}  // namespace
+}   // namespace
 
 Backend& reference_backend() {
   static ReferenceBackend b;
   return b;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -37,7 +37,7 @@ Result<Timed> time_repeats(int repeats, Step&& next_step, Fn&& fn) {
   return Timed{seconds.front(), seconds[seconds.size() / 2]};
 }
 
-}  // namespace
+}   // namespace
 
 Result<InputSpec> parse_input_spec(std::string_view text) {
   InputSpec spec;
@@ -50,7 +50,8 @@ Result<InputSpec> parse_input_spec(std::string_view text) {
     uint64_t seed = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seed);
     if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
-      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("--x {}: expected seed:N with N an unsigned integer", text));
+      return make_error(ErrorCode::usage, "", kNoOffset,
+                        fmt::format("--x {}: expected seed:N with N an unsigned integer", text));
     spec.kind = InputKind::seeded_normal;
     spec.seed = seed;
     return spec;
@@ -64,9 +65,7 @@ Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols) {
   if (n_cols < 0) return make_error(ErrorCode::bad_shape, "", kNoOffset, "negative input length");
   std::vector<float> x(static_cast<size_t>(n_cols));
   switch (spec.kind) {
-    case InputKind::ones:
-      std::fill(x.begin(), x.end(), 1.0f);
-      return x;
+    case InputKind::ones: std::fill(x.begin(), x.end(), 1.0f); return x;
     case InputKind::seeded_normal: {
       // Box-Muller on 53-bit uniforms: the standard library's normal_distribution differs
       // between implementations, this does not.
@@ -85,7 +84,8 @@ Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols) {
       const auto size = static_cast<uint64_t>(in.tellg());
       if (size != static_cast<uint64_t>(n_cols) * sizeof(float))
         return make_error(ErrorCode::size_mismatch, spec.path, kNoOffset,
-                          fmt::format("input vector holds {} bytes, the tensor needs {} f32 values ({} bytes)", size, n_cols, n_cols * 4));
+                          fmt::format("input vector holds {} bytes, the tensor needs {} f32 values ({} bytes)", size,
+                                      n_cols, n_cols * 4));
       in.seekg(0);
       in.read(reinterpret_cast<char*>(x.data()), static_cast<std::streamsize>(size));
       if (!in) return make_error(ErrorCode::io, spec.path, kNoOffset, "cannot read the input vector file");
@@ -95,7 +95,8 @@ Result<std::vector<float>> make_input(const InputSpec& spec, int64_t n_cols) {
   return make_error(ErrorCode::usage, "", kNoOffset, "unknown input kind");
 }
 
-Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options, const RunCallbacks& callbacks, size_t index, size_t count) {
+Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options, const RunCallbacks& callbacks,
+                             size_t index, size_t count) {
   const TensorView& view = tensor.view;
   if (options.opencl_device != selected_opencl_device()) AKV_TRY(select_opencl_device(options.opencl_device));
   auto picked = pick_backend(options.backend, view);
@@ -134,7 +135,8 @@ Result<TensorRun> run_tensor(const NamedView& tensor, const RunOptions& options,
   const auto t_upload = std::chrono::steady_clock::now();
   auto uploaded = backend.upload(view);
   if (!uploaded) return std::move(uploaded).error();
-  if (*uploaded) run.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_upload).count();
+  if (*uploaded)
+    run.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_upload).count();
   AKV_TRY(backend.matvec(view, run.x.data(), run.y.data()));
   auto timed = time_repeats(repeats, next_step, [&] { return backend.matvec(view, run.x.data(), run.y.data()); });
   if (!timed) return std::move(timed).error();
@@ -210,18 +212,21 @@ Result<ErrorStats> compare_with_second(TensorRun& run, std::span<const SecondPar
   int64_t rows = 0;
   bool fits = true;
   for (const SecondPart& p : parts) {
-    fits = fits && p.view.n_cols == run.n_cols && 0 <= p.row_begin && p.row_begin <= p.row_end && p.row_end <= p.view.n_rows;
+    fits = fits && p.view.n_cols == run.n_cols && 0 <= p.row_begin && p.row_begin <= p.row_end &&
+           p.row_end <= p.view.n_rows;
     rows += p.row_end - p.row_begin;
   }
   if (!fits || rows != run.n_rows) {
     const TensorView& other = parts.empty() ? TensorView{} : parts.front().view;
     return make_error(ErrorCode::bad_shape, "", kNoOffset,
-                      parts.size() == 1 ? fmt::format("tensor '{}': shape [{}, {}] in the second model, [{}, {}] here", run.name,
-                                                      other.n_rows, other.n_cols, run.n_rows, run.n_cols)
-                                        : fmt::format("tensor '{}': {} rows of {} in {} parts of the second model, [{}, {}] here",
-                                                      run.name, rows, other.n_cols, parts.size(), run.n_rows, run.n_cols));
+                      parts.size() == 1
+                          ? fmt::format("tensor '{}': shape [{}, {}] in the second model, [{}, {}] here", run.name,
+                                        other.n_rows, other.n_cols, run.n_rows, run.n_cols)
+                          : fmt::format("tensor '{}': {} rows of {} in {} parts of the second model, [{}, {}] here",
+                                        run.name, rows, other.n_cols, parts.size(), run.n_rows, run.n_cols));
   }
-  if (run.x.size() != static_cast<size_t>(run.n_cols)) return make_error(ErrorCode::bad_shape, "", kNoOffset, "run holds no input vector");
+  if (run.x.size() != static_cast<size_t>(run.n_cols))
+    return make_error(ErrorCode::bad_shape, "", kNoOffset, "run holds no input vector");
   std::vector<double> ref(static_cast<size_t>(run.n_rows));
   int64_t at = 0;
   for (const SecondPart& p : parts) {
@@ -232,4 +237,4 @@ Result<ErrorStats> compare_with_second(TensorRun& run, std::span<const SecondPar
   return *run.vs_second;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -36,9 +36,9 @@ struct RunOptions {
   std::string backend = "auto";   // auto | reference | cpu | blas | opencl
   int repeat = 3;                 // timed runs (after one untimed warm-up run)
   InputSpec input;
-  bool compare_reference = true;  // also run the f64 reference and fill vs_reference
-  int opencl_device = -1;         // `--device N`: global OpenCL device index (devices.hpp); -1: automatic
-  bool x_quant = false;           // `--x-quant`: also run the ggml-equivalent path (xquant.hpp) and report it beside
+  bool compare_reference = true;   // also run the f64 reference and fill vs_reference
+  int opencl_device = -1;          // `--device N`: global OpenCL device index (devices.hpp); -1: automatic
+  bool x_quant = false;            // `--x-quant`: also run the ggml-equivalent path (xquant.hpp) and report it beside
 };
 
 struct NamedView {
@@ -48,9 +48,9 @@ struct NamedView {
 
 // The x-quant path's figures for one tensor (RunOptions::x_quant), beside the exact path's.
 struct XQuantRun {
-  std::string act;                // x's block type ("q8_K"); empty when the type has no x-quant path
-  std::string variant;            // kernel variant ("avx512-vnni", "scalar")
-  std::string note;               // why it did not run
+  std::string act;       // x's block type ("q8_K"); empty when the type has no x-quant path
+  std::string variant;   // kernel variant ("avx512-vnni", "scalar")
+  std::string note;      // why it did not run
   double min_seconds = 0, median_seconds = 0;
   double gbps_best = 0, gbps_median = 0;
   std::optional<ErrorStats> vs_reference;   // its y against the f64 reference with the f32 x
@@ -59,10 +59,10 @@ struct XQuantRun {
 
 struct TensorRun {
   std::string name;
-  std::string type;               // type name ("q4_k", "mlx.affine")
-  std::string backend;            // the backend that ran
-  std::string device;             // what it ran on (the backend's availability detail: OpenCL device, threads)
-  std::string note;               // e.g. "q1_0: no OpenCL kernel, ran on cpu"
+  std::string type;      // type name ("q4_k", "mlx.affine")
+  std::string backend;   // the backend that ran
+  std::string device;    // what it ran on (the backend's availability detail: OpenCL device, threads)
+  std::string note;      // e.g. "q1_0: no OpenCL kernel, ran on cpu"
   int64_t n_rows = 0, n_cols = 0;
   uint64_t weight_bytes = 0;
   int repeats = 0;
@@ -72,15 +72,15 @@ struct TensorRun {
   // repeats and runs of the same tensor): nullopt when nothing was copied this run.
   std::optional<double> upload_seconds;
   std::optional<ErrorStats> vs_reference;
-  std::string reference_error;             // why vs_reference is absent (reference failed)
-  std::optional<ErrorStats> vs_second;     // filled by compare_with_second
-  std::optional<XQuantRun> xquant;         // filled when RunOptions::x_quant
+  std::string reference_error;           // why vs_reference is absent (reference failed)
+  std::optional<ErrorStats> vs_second;   // filled by compare_with_second
+  std::optional<XQuantRun> xquant;       // filled when RunOptions::x_quant
   std::vector<float> x, y;
 };
 
 struct RunProgress {
   size_t tensor_index = 0, tensor_count = 1;
-  int step = 0, steps = 1;        // warm-up + repeats + reference
+  int step = 0, steps = 1;   // warm-up + repeats + reference
   std::string_view name;
 };
 
@@ -107,7 +107,8 @@ struct RunReport {
 };
 // Runs every view in order; a failing tensor is recorded and the rest go on; stops on cancel, and
 // after a failure with ErrorCode::truncated (the file changed while open).
-RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& options, const RunCallbacks& callbacks = {});
+RunReport run_tensors(std::span<const NamedView> tensors, const RunOptions& options,
+                      const RunCallbacks& callbacks = {});
 
 // `--ref PATH`: the error of run.y against another model's tensor (same canonical name, same
 // logical shape) decoded by the reference with the same x. Fills run.vs_second and returns it.
@@ -120,4 +121,4 @@ struct SecondPart {
 };
 Result<ErrorStats> compare_with_second(TensorRun& run, std::span<const SecondPart> parts);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -38,7 +38,7 @@ bool spin_until(Ready&& ready) {
 #endif
   }
 }
-}  // namespace
+}   // namespace
 
 void ThreadPool::drain() {
   for (;;) {
@@ -51,7 +51,9 @@ void ThreadPool::drain() {
 void ThreadPool::worker_loop() {
   uint64_t seen = 0;
   for (;;) {
-    auto ready = [&] { return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen; };
+    auto ready = [&] {
+      return stop_.load(std::memory_order_acquire) || generation_.load(std::memory_order_acquire) != seen;
+    };
     if (!spin_until(ready)) {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, ready);
@@ -97,11 +99,12 @@ namespace {
 std::mutex g_shared_mutex;
 std::unique_ptr<ThreadPool> g_shared;
 int g_shared_threads = 0;
-}  // namespace
+}   // namespace
 
 ThreadPool& shared_pool() {
   std::lock_guard lock(g_shared_mutex);
-  if (!g_shared) g_shared = std::make_unique<ThreadPool>(g_shared_threads > 0 ? g_shared_threads : default_thread_count());
+  if (!g_shared)
+    g_shared = std::make_unique<ThreadPool>(g_shared_threads > 0 ? g_shared_threads : default_thread_count());
   return *g_shared;
 }
 
@@ -122,7 +125,8 @@ int default_thread_count() {
 
 Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Status(int64_t, int64_t)>& task) {
   ThreadPool& p = shared_pool();
-  const int64_t by_bytes = std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(row_bytes, 1)));
+  const int64_t by_bytes =
+      std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(row_bytes, 1)));
   const int64_t by_balance = std::max<int64_t>(1, n_rows / (4 * p.threads()));
   const int64_t rows_per_task = std::min(by_bytes, by_balance);
   const int64_t n_tasks = (n_rows + rows_per_task - 1) / rows_per_task;
@@ -136,4 +140,4 @@ Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Sta
   return {};
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -34,14 +34,14 @@ class ThreadPool {
   void drain();
 
   std::vector<std::thread> workers_;
-  std::mutex run_mutex_;                 // one parallel_for at a time
+  std::mutex run_mutex_;   // one parallel_for at a time
   std::mutex mutex_;
   std::condition_variable wake_, done_;
   const std::function<void(int64_t)>* fn_ = nullptr;
   int64_t n_tasks_ = 0;
   std::atomic<int64_t> next_{0};
-  std::atomic<size_t> finished_{0};      // workers done with the current generation
-  std::atomic<uint64_t> generation_{0};  // stored last (release) when a generation is set up
+  std::atomic<size_t> finished_{0};       // workers done with the current generation
+  std::atomic<uint64_t> generation_{0};   // stored last (release) when a generation is set up
   std::atomic<bool> stop_{false};
 };
 
@@ -57,4 +57,4 @@ Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Sta
 // Threads for compute: AKVIEW_THREADS if set, else the hardware concurrency.
 int default_thread_count();
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -29,15 +29,15 @@ enum class ActQuant : uint8_t { q8_0, q8_1, q8_k };
 
 // ggml's activation blocks, byte for byte (FORMATS.md §2.7: Q8_0 34 bytes, Q8_1 36, Q8_K 292).
 struct BlockQ8_0 {
-  uint16_t d;        // f16
+  uint16_t d;   // f16
   int8_t qs[32];
 };
 struct BlockQ8_1 {
-  uint16_t d, s;     // f16: d, and d * sum(qs)
+  uint16_t d, s;   // f16: d, and d * sum(qs)
   int8_t qs[32];
 };
 struct BlockQ8K {
-  float d;           // f32, negative when the largest-magnitude x is positive
+  float d;   // f32, negative when the largest-magnitude x is positive
   int8_t qs[256];
   int16_t bsums[16];
 };
@@ -67,4 +67,4 @@ Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath pa
 // Which kernel variant runs the view on `path` ("avx512-vnni", "avx2", "scalar"; "" when unsupported).
 std::string_view xquant_variant(const TensorView& view, XqPath path = XqPath::best);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

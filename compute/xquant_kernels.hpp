@@ -11,7 +11,8 @@
 #include "core/tensor_view.hpp"
 
 // Integer dot-product instructions: AVX-512 VNNI (vpdpbusd) with BW/VL, and BMI2's pdep.
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__BMI2__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
+    defined(__BMI2__)
 #define AKVIEW_XQ_VNNI512 1
 #else
 #define AKVIEW_XQ_VNNI512 0
@@ -55,12 +56,15 @@ struct XqKernelRow {
   int pair_zero = 0;     // the zero point its SIMD kernels read from XqInput::zpair (0: none)
 };
 
-
 // A table row's best kernel and its name: AVX-512 VNNI, else AVX2, else scalar (null: not built).
-constexpr XqRowsFn best_rows(XqRowsFn vnni, XqRowsFn avx2, XqRowsFn scalar) { return vnni ? vnni : avx2 ? avx2 : scalar; }
-constexpr const char* best_name(XqRowsFn vnni, XqRowsFn avx2) { return vnni ? "avx512-vnni" : avx2 ? "avx2" : "scalar"; }
+constexpr XqRowsFn best_rows(XqRowsFn vnni, XqRowsFn avx2, XqRowsFn scalar) {
+  return vnni ? vnni : avx2 ? avx2 : scalar;
+}
+constexpr const char* best_name(XqRowsFn vnni, XqRowsFn avx2) {
+  return vnni ? "avx512-vnni" : avx2 ? "avx2" : "scalar";
+}
 
 std::span<const XqKernelRow> xq_kernels_legacy();   // q4_0, q4_1, q5_0, q5_1, q8_0, iq4_nl
 std::span<const XqKernelRow> xq_kernels_kquant();   // q2_k .. q6_k, iq4_xs
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -49,7 +49,8 @@ void unpack_q3_k(const uint8_t* p, Unpacked& u) {   // c = q + 4 in 0..7, zero p
   for (int n = 0; n < 2; ++n)
     for (int j = 0; j < 4; ++j)
       for (int l = 0; l < 32; ++l)
-        u.c[128 * n + 32 * j + l] = static_cast<uint8_t>(((p[32 + 32 * n + l] >> (2 * j)) & 3) | (((p[l] >> (4 * n + j)) & 1) << 2));
+        u.c[128 * n + 32 * j + l] =
+            static_cast<uint8_t>(((p[32 + 32 * n + l] >> (2 * j)) & 3) | (((p[l] >> (4 * n + j)) & 1) << 2));
   u.d = load_f16(p + 108), u.dmin = 0, u.zero_point = true;
 }
 template <bool kQ5>
@@ -133,10 +134,13 @@ struct LaneAcc {
   __m256 p = _mm256_setzero_ps(), m = _mm256_setzero_ps();
   float sum() const { return simd::hsum(_mm256_sub_ps(p, m)); }
 };
-inline void step(LaneAcc& acc, __m256i P, float dp) { acc.p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(P), _mm256_set1_ps(dp), acc.p); }
+inline void step(LaneAcc& acc, __m256i P, float dp) {
+  acc.p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(P), _mm256_set1_ps(dp), acc.p);
+}
 // dd points at the block's f16 d, with dmin right after it.
 inline void step_min(LaneAcc& acc, __m256i P, __m256i M, float dx, const uint8_t* dd) {
-  const __m128 d = _mm_mul_ps(_mm_set1_ps(dx), _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(dd)))));   // [d_x d, d_x dmin]
+  const __m128 d = _mm_mul_ps(_mm_set1_ps(dx),
+                              _mm_cvtph_ps(_mm_cvtsi32_si128(static_cast<int>(load_u32(dd)))));   // [d_x d, d_x dmin]
   acc.p = _mm256_fmadd_ps(_mm256_cvtepi32_ps(P), _mm256_broadcastss_ps(d), acc.p);
   acc.m = _mm256_fmadd_ps(_mm256_cvtepi32_ps(M), _mm256_broadcastss_ps(_mm_movehdup_ps(d)), acc.m);
 }
@@ -150,7 +154,8 @@ inline __m256i pairs_less_zero(__m256i c, const int8_t* xc, const int16_t* zx2) 
 // Word shuffle picking scale words 2t (low 128 bits) and 2t + 1 (high 128 bits) of 8 scales held in
 // both lanes: the scales of two sub-blocks of 16 whose 32 codes share a vector.
 inline __m256i pair_idx(int t) {
-  return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 3) + 4 * t + 2)), _mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 1) + 4 * t)));
+  return _mm256_set_m128i(_mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 3) + 4 * t + 2)),
+                          _mm_set1_epi16(static_cast<short>(0x0100 * (4 * t + 1) + 4 * t)));
 }
 // 16 scales as words: the first 8 (lo) and the last 8 (hi), each in both lanes.
 struct Scales16 {
@@ -178,7 +183,8 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const __m256i qh = kQ5 ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16)) : _mm256_setzero_si256();
   const __m128i sm = kq::k4_scales_mins(p + 4);
   // the x sums of the 8 sub-blocks of 32 (int16: at most 32 * 128)
-  const __m128i xg = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bs)), _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs + 8)));
+  const __m128i xg = _mm_hadd_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bs)),
+                                    _mm_loadu_si128(reinterpret_cast<const __m128i*>(bs + 8)));
   const __m256i M = _mm256_zextsi128_si256(_mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), xg));
   const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));   // 8 scales as words, in both lanes
   __m256i P = _mm256_setzero_si256();
@@ -193,7 +199,8 @@ void q45_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
     }
     const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c));
     const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xc + 64 * c + 32));
-    P = _mm256_add_epi32(P, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0), s0), _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1), s1)));
+    P = _mm256_add_epi32(P, _mm256_add_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(lo, x0), s0),
+                                             _mm256_madd_epi16(_mm256_maddubs_epi16(hi, x1), s1)));
   }
   step_min(acc, P, M, x.d[b], p);
 }
@@ -233,7 +240,8 @@ void q2_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const __m256i sm = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
   const __m256i w15 = _mm256_set1_epi16(15);
   const Scales16 sc(_mm256_and_si256(sm, w15));
-  const __m256i M = _mm256_madd_epi16(_mm256_srli_epi16(sm, 4), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsum16.data() + 16 * b)));
+  const __m256i M = _mm256_madd_epi16(_mm256_srli_epi16(sm, 4),
+                                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.bsum16.data() + 16 * b)));
   __m256i P = _mm256_setzero_si256();
   for (int n = 0; n < 2; ++n) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16 + 32 * n));
@@ -273,14 +281,18 @@ void q3_k_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
 // scalar kernel's c = v + 128 less its zero point 128 gives the same P.
 void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
   const int8_t* xc = x.codes.data() + 256 * b;
-  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
+  const __m256i table =
+      _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)));
   const __m256i m4 = _mm256_set1_epi8(0x0F);
   // the 8 scales as words: the nibbles of scales_l in order, plus bits 2ib..2ib+1 of scales_h (by a
   // multiply that puts them at the top of each word) times 16, less 32
   const __m128i sl = _mm_cvtsi32_si128(static_cast<int>(load_u32(p + 4)));
-  const __m128i nib = _mm_cvtepu8_epi16(_mm_and_si128(_mm_unpacklo_epi8(sl, _mm_srli_epi16(sl, 4)), _mm_set1_epi8(0x0F)));
-  const __m128i hb = _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16(static_cast<short>(load_u16(p + 2))),
-                                                    _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)), 14);
+  const __m128i nib =
+      _mm_cvtepu8_epi16(_mm_and_si128(_mm_unpacklo_epi8(sl, _mm_srli_epi16(sl, 4)), _mm_set1_epi8(0x0F)));
+  const __m128i hb =
+      _mm_srli_epi16(_mm_mullo_epi16(_mm_set1_epi16(static_cast<short>(load_u16(p + 2))),
+                                     _mm_setr_epi16(1 << 14, 1 << 12, 1 << 10, 1 << 8, 1 << 6, 1 << 4, 1 << 2, 1)),
+                     14);
   const __m128i ls = _mm_sub_epi16(_mm_or_si128(nib, _mm_slli_epi16(hb, 4)), _mm_set1_epi16(32));
   const __m256i sc = _mm256_set_m128i(ls, ls);
   auto two_halves = [](const int8_t* a, const int8_t* b2) {
@@ -295,8 +307,10 @@ void iq4_xs_avx2(const uint8_t* p, const XqInput& x, int64_t b, LaneAcc& acc) {
     const __m256i s01 = _mm256_shuffle_epi8(sc, pair_idx(t));
     const int8_t* x0 = xc + 64 * t;   // ib 2t: elements 0-15 low nibbles, 16-31 high; ib 2t+1 at +32
     const __m256i xl = two_halves(x0, x0 + 32), xh = two_halves(x0 + 16, x0 + 48);
-    P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), s01));
-    P = _mm256_add_epi32(P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), s01));
+    P = _mm256_add_epi32(
+        P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(lo, lo), _mm256_sign_epi8(xl, lo)), s01));
+    P = _mm256_add_epi32(
+        P, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(hi, hi), _mm256_sign_epi8(xh, hi)), s01));
   }
   step(acc, P, x.d[b] * load_f16(p));
 }
@@ -322,12 +336,18 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #endif
 
 #if AKVIEW_XQ_VNNI512
-inline __m512i bcast256(const uint8_t* p) { return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+inline __m512i bcast256(const uint8_t* p) {
+  return _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
 inline __m512i load512(const void* p) { return _mm512_loadu_si512(p); }
 inline __m256i load256(const void* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 // 16-bit shift counts: `lo` in the low 256 bits, `hi` in the high 256 bits.
-inline __m512i counts2(int lo, int hi) { return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1); }
-inline __m512i bits_of(__m512i v, int lo, int hi, int mask) { return _mm512_and_si512(_mm512_srlv_epi16(v, counts2(lo, hi)), _mm512_set1_epi8(static_cast<char>(mask))); }
+inline __m512i counts2(int lo, int hi) {
+  return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<short>(lo)), _mm256_set1_epi16(static_cast<short>(hi)), 1);
+}
+inline __m512i bits_of(__m512i v, int lo, int hi, int mask) {
+  return _mm512_and_si512(_mm512_srlv_epi16(v, counts2(lo, hi)), _mm512_set1_epi8(static_cast<char>(mask)));
+}
 // Word-index vectors for vpermw: 64 codes = 32 pair sums; sub-blocks of 16 (4 per 64) or of 32 (2 per 64).
 inline __m512i idx_by(int first, int lanes_per) {
   alignas(64) int16_t v[32];
@@ -345,8 +365,9 @@ struct Idx {
   __m512i s32[4] = {idx_by(0, 16), idx_by(2, 16), idx_by(4, 16), idx_by(6, 16)};
   __m512i d32[4] = {dword_idx(0), dword_idx(1), dword_idx(2), dword_idx(3)};
   // iq4 values + 128 in every 128-bit lane (vpshufb table)
-  __m512i iq4 = _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)),
-                                                     _mm_set1_epi8(static_cast<char>(0x80))));
+  __m512i iq4 =
+      _mm512_broadcast_i32x4(_mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues)),
+                                           _mm_set1_epi8(static_cast<char>(0x80))));
   // word shifts 0 / 4 per 16 bytes: [q0-15 low nibbles, q0-15 high nibbles, q16-31 low, q16-31 high]
   __m512i nib = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0, 4 * 0x0001000100010001ll,
                                  4 * 0x0001000100010001ll, 0, 0);
@@ -359,7 +380,8 @@ inline __m512i scaled_dot(__m512i codes, const int8_t* x, __m512i scales16, __m5
 }
 // The same for codes with a zero point (q3_K, q6_K): z times the x pair sums (zx2, XqInput::zpair)
 // come off each pair of products before the scales, so each lane is exact over its own elements.
-inline __m512i scaled_dot_less_zero(__m512i codes, const int8_t* x, const int16_t* zx2, __m512i scales16, __m512i idx, __m512i acc) {
+inline __m512i scaled_dot_less_zero(__m512i codes, const int8_t* x, const int16_t* zx2, __m512i scales16, __m512i idx,
+                                    __m512i acc) {
   const __m512i p16 = _mm512_sub_epi16(_mm512_maddubs_epi16(codes, load512(x)), load512(zx2));
   return _mm512_dpwssd_epi32(acc, p16, _mm512_permutexvar_epi16(idx, scales16));
 }
@@ -409,10 +431,12 @@ void q2_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
 void q3_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
   const int8_t* xb = x.codes.data() + 256 * b;
   // 16 6-bit scales: low 4 bits from bytes 0-7 (low nibbles, then high), top 2 bits from bytes 8-11.
-  const uint32_t w0 = load_u32(p + 96), w1 = load_u32(p + 100), w2 = load_u32(p + 104), m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const uint32_t w0 = load_u32(p + 96), w1 = load_u32(p + 100), w2 = load_u32(p + 104), m4 = 0x0f0f0f0f,
+                 m2 = 0x03030303;
   const __m128i s8 = _mm_sub_epi8(_mm_set_epi32(static_cast<int>(((w1 >> 4) & m4) | (((w2 >> 6) & m2) << 4)),
                                                 static_cast<int>(((w0 >> 4) & m4) | (((w2 >> 4) & m2) << 4)),
-                                                static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)), static_cast<int>((w0 & m4) | ((w2 & m2) << 4))),
+                                                static_cast<int>((w1 & m4) | (((w2 >> 2) & m2) << 4)),
+                                                static_cast<int>((w0 & m4) | ((w2 & m2) << 4))),
                                   _mm_set1_epi8(32));
   const __m512i sc = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(s8));
   const int16_t* zx2 = x.zpair.data() + 128 * b;
@@ -435,12 +459,14 @@ void q45_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, 
   const int8_t* xb = x.codes.data() + 256 * b;
   // scales 0-3 / mins 0-3: low 6 bits of bytes 0-3 / 4-7; scales 4-7 / mins 4-7: nibbles of
   // bytes 8-11 plus the top 2 bits of bytes 0-3 / 4-7.
-  const uint32_t a0 = load_u32(p + 4), a1 = load_u32(p + 8), a2 = load_u32(p + 12), m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f, m2 = 0x03030303;
+  const uint32_t a0 = load_u32(p + 4), a1 = load_u32(p + 8), a2 = load_u32(p + 12), m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f,
+                 m2 = 0x03030303;
   const uint64_t scales = (a0 & m6) | (uint64_t{(a2 & m4) | (((a0 >> 6) & m2) << 4)} << 32);
   const uint64_t mins = (a1 & m6) | (uint64_t{((a2 >> 4) & m4) | (((a1 >> 6) & m2) << 4)} << 32);
   const __m512i sc = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(scales))));
   const __m128i mn = _mm_cvtsi64_si128(static_cast<long long>(mins));
-  const __m256i M = _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)), load256(x.bsum16.data() + 16 * b));
+  const __m256i M =
+      _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn, mn)), load256(x.bsum16.data() + 16 * b));
   __m512i P = _mm512_setzero_si512();
   [[maybe_unused]] const __m512i qh = kQ5 ? bcast256(p + 16) : _mm512_setzero_si512();
   for (int c = 0; c < 4; ++c) {
@@ -455,7 +481,8 @@ void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
   const __m512i m4 = _mm512_set1_epi8(0x0F);
   const int8_t* xb = x.codes.data() + 256 * b;
   const int16_t* zx2 = x.zpair.data() + 128 * b;
-  const __m512i sc = _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192))));
+  const __m512i sc =
+      _mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 192))));
   __m512i P = _mm512_setzero_si512();
   // The high 2 bits of a code go to bits 4-5: for the first 64 codes of a half (qh bits 0-1 / 2-3)
   // by shifting qh left 4 / 2, for the next 64 (bits 4-5 / 6-7) right 0 / 2; one vpternlogd then
@@ -463,8 +490,10 @@ void q6_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, A
   const __m512i m30 = _mm512_set1_epi8(0x30), up = counts2(4, 2), down = counts2(0, 2);
   for (int n = 0; n < 2; ++n) {
     const __m512i ql = load512(p + 64 * n), qh = bcast256(p + 128 + 32 * n);
-    const __m512i lo = _mm512_ternarylogic_epi32(ql, m4, _mm512_and_si512(_mm512_sllv_epi16(qh, up), m30), 0xEA);   // (ql & m4) | high
-    const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m4, _mm512_and_si512(_mm512_srlv_epi16(qh, down), m30), 0xEA);
+    const __m512i lo =
+        _mm512_ternarylogic_epi32(ql, m4, _mm512_and_si512(_mm512_sllv_epi16(qh, up), m30), 0xEA);   // (ql & m4) | high
+    const __m512i hi = _mm512_ternarylogic_epi32(_mm512_srli_epi16(ql, 4), m4,
+                                                 _mm512_and_si512(_mm512_srlv_epi16(qh, down), m30), 0xEA);
     P = scaled_dot_less_zero(lo, xb + 128 * n, zx2 + 64 * n, sc, idx.s16[2 * n], P);
     P = scaled_dot_less_zero(hi, xb + 128 * n + 64, zx2 + 64 * n + 32, sc, idx.s16[2 * n + 1], P);
   }
@@ -476,16 +505,19 @@ void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx,
   const int32_t* s4 = x.sum4.data() + 64 * b;
   // ls_ib - 32: low 4 bits from the nibbles of scales_l (even ib low, odd ib high), top 2 bits from scales_h.
   const uint32_t L = load_u32(p + 4);
-  const __m128i lo = _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(L & 0x0f0f0f0f)), _mm_cvtsi32_si128(static_cast<int>((L >> 4) & 0x0f0f0f0f)));
-  const __m128i ls = _mm_sub_epi8(_mm_or_si128(lo, _mm_cvtsi64_si128(static_cast<long long>(_pdep_u64(load_u16(p + 2), 0x3030303030303030ull)))),
-                                  _mm_set1_epi8(32));
+  const __m128i lo = _mm_unpacklo_epi8(_mm_cvtsi32_si128(static_cast<int>(L & 0x0f0f0f0f)),
+                                       _mm_cvtsi32_si128(static_cast<int>((L >> 4) & 0x0f0f0f0f)));
+  const __m128i ls = _mm_sub_epi8(
+      _mm_or_si128(lo, _mm_cvtsi64_si128(static_cast<long long>(_pdep_u64(load_u16(p + 2), 0x3030303030303030ull)))),
+      _mm_set1_epi8(32));
   const __m512i ls32 = _mm512_castsi256_si512(_mm256_cvtepi8_epi32(ls));
   __m512i P = _mm512_setzero_si512();
   for (int c = 0; c < 4; ++c) {
     const uint8_t* q = p + 8 + 32 * c;
     const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q)));
     const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(q + 16)));
-    const __m512i n4 = _mm512_and_si512(_mm512_srlv_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), idx.nib), _mm512_set1_epi8(0x0F));
+    const __m512i n4 = _mm512_and_si512(
+        _mm512_srlv_epi16(_mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1), idx.nib), _mm512_set1_epi8(0x0F));
     const __m512i codes = _mm512_shuffle_epi8(idx.iq4, n4);
     const __m512i init = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(load512(s4 + 16 * c), 7));
     const __m512i dot = _mm512_dpbusd_epi32(init, codes, load512(xb + 64 * c));
@@ -502,10 +534,10 @@ void iq4_xs_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx,
 #endif
 // One row per type: its best kernel and name, the scalar kernel, the AVX2 kernel, the zero point its
 // SIMD kernels take off pairs.
-#define XQ_ROW(type, bytes, vnni_block, unpack, avx2, pair_zero)                                                  \
-  XqKernelRow {                                                                                                  \
-    TypeId::type, ActQuant::q8_k, best_rows(XQ_VNNI(bytes, vnni_block), avx2, rows_scalar<bytes, unpack>),       \
-        best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2, pair_zero                 \
+#define XQ_ROW(type, bytes, vnni_block, unpack, avx2, pair_zero)                                           \
+  XqKernelRow {                                                                                            \
+    TypeId::type, ActQuant::q8_k, best_rows(XQ_VNNI(bytes, vnni_block), avx2, rows_scalar<bytes, unpack>), \
+        best_name(XQ_VNNI(bytes, vnni_block), avx2), rows_scalar<bytes, unpack>, avx2, pair_zero           \
   }
 constexpr std::array kTable = {
     XQ_ROW(q2_k, 84, q2_k_block, unpack_q2_k, XQ_AVX2(84, q2_k_avx2), 0),
@@ -519,8 +551,8 @@ constexpr std::array kTable = {
 #undef XQ_VNNI
 #undef XQ_AVX2
 
-}  // namespace
+}   // namespace
 
 std::span<const XqKernelRow> xq_kernels_kquant() { return kTable; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

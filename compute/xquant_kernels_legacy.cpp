@@ -98,11 +98,12 @@ __m256i codes_avx2(const uint8_t* p) {
     }
     if constexpr (L.qh >= 0) {
       // Bit j of qh is bit 4 of code j: byte j takes qh's byte j/8, tests bit j%8.
-      const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(static_cast<int>(load_u32(p + L.qh))),
-                                                 _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll,
-                                                                   0x0101010101010101ll, 0x0000000000000000ll));
+      const __m256i spread = _mm256_shuffle_epi8(
+          _mm256_set1_epi32(static_cast<int>(load_u32(p + L.qh))),
+          _mm256_set_epi64x(0x0303030303030303ll, 0x0202020202020202ll, 0x0101010101010101ll, 0x0000000000000000ll));
       const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ull));
-      c = _mm256_or_si256(c, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10)));
+      c = _mm256_or_si256(
+          c, _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10)));
     }
     return c;
   }
@@ -119,7 +120,8 @@ inline __m256i dot_avx2(__m256i c, const int8_t* xc, const int16_t* zx2) {
     p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(c, c), _mm256_sign_epi8(x, c));
   } else {
     p16 = _mm256_maddubs_epi16(c, x);
-    if constexpr (kPairZero<L> != 0) p16 = _mm256_sub_epi16(p16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
+    if constexpr (kPairZero<L> != 0)
+      p16 = _mm256_sub_epi16(p16, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(zx2)));
   }
   return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
 }
@@ -147,7 +149,7 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
     y[r] = simd::hsum(acc) + mins;
   }
 }
-#define XQ_AVX2(L, ...) rows_avx2<L __VA_OPT__(,) __VA_ARGS__>
+#define XQ_AVX2(L, ...) rows_avx2<L __VA_OPT__(, ) __VA_ARGS__>
 #else
 #define XQ_AVX2(L, ...) nullptr
 #endif
@@ -157,16 +159,18 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 template <const Legacy& L, bool kIq4>
 __m512i codes_pair(const uint8_t* p) {
   if constexpr (L.bytes == 34) {
-    const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.qs))),
-                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.bytes + L.qs)), 1);
+    const __m512i w =
+        _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.qs))),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + L.bytes + L.qs)), 1);
     return _mm512_xor_si512(w, _mm512_set1_epi8(static_cast<char>(0x80)));
   } else {
     // [qs_b qs_b qs_b1 qs_b1], the second copy of each shifted right by 4: low then high nibbles.
     const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.qs)));
-    const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.bytes + L.qs)));
+    const __m256i b1 =
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + L.bytes + L.qs)));
     const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(b0), b1, 1);
-    const __m512i counts = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0, 4 * 0x0001000100010001ll,
-                                            4 * 0x0001000100010001ll, 0, 0);
+    const __m512i counts = _mm512_set_epi64(4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0,
+                                            4 * 0x0001000100010001ll, 4 * 0x0001000100010001ll, 0, 0);
     __m512i c = _mm512_and_si512(_mm512_srlv_epi16(both, counts), _mm512_set1_epi8(0x0F));
     if constexpr (kIq4) {
       const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(decode::iq::kIq4nlValues));
@@ -202,10 +206,8 @@ void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
       const __m512i isum = _mm512_dpbusd_epi32(init, c, xc);
       const float s0 = load_f16(p) * x.d[2 * k], s1 = load_f16(p + L.bytes) * x.d[2 * k + 1];
       const __m512 sv = _mm512_insertf32x8(_mm512_set1_ps(s0), _mm256_set1_ps(s1), 1);
-      if (k & 1)
-        acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc1);
-      else
-        acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc0);
+      if (k & 1) acc1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc1);
+      else acc0 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), sv, acc0);
       if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[2 * k] + load_f16(p + L.bytes + L.m) * x.s[2 * k + 1];
     }
     float acc = simd::hsum512(_mm512_add_ps(acc0, acc1)) + mins;
@@ -216,11 +218,17 @@ void rows_vnni512(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
 #endif
 
 #if AKVIEW_XQ_VNNI512
-#define XQ_BEST(L, ...) rows_vnni512<L __VA_OPT__(,) __VA_ARGS__>, "avx512-vnni", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
+#define XQ_BEST(L, ...)                                                                                 \
+  rows_vnni512<L __VA_OPT__(, ) __VA_ARGS__>, "avx512-vnni", rows_scalar<L __VA_OPT__(, ) __VA_ARGS__>, \
+      XQ_AVX2(L __VA_OPT__(, ) __VA_ARGS__)
 #elif AKVIEW_XQ_AVX2
-#define XQ_BEST(L, ...) rows_avx2<L __VA_OPT__(,) __VA_ARGS__>, "avx2", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
+#define XQ_BEST(L, ...)                                                                       \
+  rows_avx2<L __VA_OPT__(, ) __VA_ARGS__>, "avx2", rows_scalar<L __VA_OPT__(, ) __VA_ARGS__>, \
+      XQ_AVX2(L __VA_OPT__(, ) __VA_ARGS__)
 #else
-#define XQ_BEST(L, ...) rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(,) __VA_ARGS__>, XQ_AVX2(L __VA_OPT__(,) __VA_ARGS__)
+#define XQ_BEST(L, ...)                                                                           \
+  rows_scalar<L __VA_OPT__(, ) __VA_ARGS__>, "scalar", rows_scalar<L __VA_OPT__(, ) __VA_ARGS__>, \
+      XQ_AVX2(L __VA_OPT__(, ) __VA_ARGS__)
 #endif
 constexpr std::array kTable = {
     XqKernelRow{TypeId::q4_0, ActQuant::q8_0, XQ_BEST(kQ4_0), kPairZero<kQ4_0>},
@@ -233,8 +241,8 @@ constexpr std::array kTable = {
 #undef XQ_BEST
 #undef XQ_AVX2
 
-}  // namespace
+}   // namespace
 
 std::span<const XqKernelRow> xq_kernels_legacy() { return kTable; }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -22,7 +22,7 @@ const XqKernelRow* find_xq_kernel(TypeId type) {
 
 int64_t block_of(ActQuant q) { return q == ActQuant::q8_k ? 256 : 32; }
 
-}  // namespace
+}   // namespace
 
 std::optional<ActQuant> act_quant_for(TypeId type) {
   if (const XqKernelRow* k = find_xq_kernel(type)) return k->act;
@@ -71,21 +71,26 @@ XqInput make_xq_input(ActQuant kind, const float* x, int64_t n, int pair_zero) {
   int64_t j = 0;
 #if AKVIEW_CPU_AVX2
   for (const __m256i one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1); j + 32 <= n; j += 32) {
-    const __m256i pairs = _mm256_maddubs_epi16(one8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.codes.data() + j)));
+    const __m256i pairs =
+        _mm256_maddubs_epi16(one8, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in.codes.data() + j)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(in.sum4.data() + j / 4), _mm256_madd_epi16(pairs, one16));
     if (pair_zero)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(in.zpair.data() + j / 2), _mm256_mullo_epi16(pairs, _mm256_set1_epi16(static_cast<short>(pair_zero))));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(in.zpair.data() + j / 2),
+                          _mm256_mullo_epi16(pairs, _mm256_set1_epi16(static_cast<short>(pair_zero))));
   }
 #endif
   for (; j < n; j += 4) {
     const int p0 = in.codes[j] + in.codes[j + 1], p1 = in.codes[j + 2] + in.codes[j + 3];
     in.sum4[j / 4] = p0 + p1;
-    if (pair_zero) in.zpair[j / 2] = static_cast<int16_t>(pair_zero * p0), in.zpair[j / 2 + 1] = static_cast<int16_t>(pair_zero * p1);
+    if (pair_zero)
+      in.zpair[j / 2] = static_cast<int16_t>(pair_zero * p0),
+                   in.zpair[j / 2 + 1] = static_cast<int16_t>(pair_zero * p1);
   }
   if (in.bsum16.empty()) {
     in.bsum16.resize(static_cast<size_t>(n / 16));
     for (size_t k = 0; k < in.bsum16.size(); ++k)
-      in.bsum16[k] = static_cast<int16_t>(in.sum4[4 * k] + in.sum4[4 * k + 1] + in.sum4[4 * k + 2] + in.sum4[4 * k + 3]);
+      in.bsum16[k] =
+          static_cast<int16_t>(in.sum4[4 * k] + in.sum4[4 * k + 1] + in.sum4[4 * k + 2] + in.sum4[4 * k + 3]);
   }
   return in;
 }
@@ -97,12 +102,14 @@ namespace {
 std::pair<XqRowsFn, std::string_view> pick(const XqKernelRow& k, XqPath path) {
   switch (path) {
     case XqPath::scalar: return {k.portable, "scalar"};
-    case XqPath::avx2: return k.avx2 ? std::pair<XqRowsFn, std::string_view>{k.avx2, "avx2"} : std::pair<XqRowsFn, std::string_view>{k.portable, "scalar"};
+    case XqPath::avx2:
+      return k.avx2 ? std::pair<XqRowsFn, std::string_view>{k.avx2, "avx2"}
+                    : std::pair<XqRowsFn, std::string_view>{k.portable, "scalar"};
     case XqPath::best: break;
   }
   return {k.rows, k.variant};
 }
-}  // namespace
+}   // namespace
 
 std::string_view xquant_variant(const TensorView& view, XqPath path) {
   const XqKernelRow* k = find_xq_kernel(view.type);
@@ -112,8 +119,9 @@ std::string_view xquant_variant(const TensorView& view, XqPath path) {
 Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath path) {
   const XqKernelRow* kernel = find_xq_kernel(view.type);
   if (!kernel)
-    return make_error(ErrorCode::unsupported, "", kNoOffset,
-                      std::string(type_info(view.type).name) + ": no x-quant kernel (ggml quantizes x only for block types)");
+    return make_error(
+        ErrorCode::unsupported, "", kNoOffset,
+        std::string(type_info(view.type).name) + ": no x-quant kernel (ggml quantizes x only for block types)");
   AKV_TRY(validate_view(view));
   AKV_TRY(check_view_mapped(view));
   if (view.n_rows == 0) return {};
@@ -121,7 +129,8 @@ Status xquant_matvec(const TensorView& view, const float* x, float* y, XqPath pa
   const XqArgs args{&view, &in};
   const XqRowsFn rows = pick(*kernel, path).first;
 
-  return parallel_rows(view.n_rows, view.row_bytes, [&](int64_t r0, int64_t r1) { return guard_reads([&] { rows(args, r0, r1, y); }); });
+  return parallel_rows(view.n_rows, view.row_bytes,
+                       [&](int64_t r0, int64_t r1) { return guard_reads([&] { rows(args, r0, r1, y); }); });
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

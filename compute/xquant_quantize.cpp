@@ -26,15 +26,13 @@ struct Q8Scale {
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
   Q8Scale s;
   s.d = amax / 127.f;
-  if constexpr (kAvxRule)
-    s.id = amax != 0.0f ? 127.f / amax : 0.0f;
-  else
-    s.id = s.d != 0.0f ? 1.0f / s.d : 0.0f;
+  if constexpr (kAvxRule) s.id = amax != 0.0f ? 127.f / amax : 0.0f;
+  else s.id = s.d != 0.0f ? 1.0f / s.d : 0.0f;
   return s;
 }
 [[maybe_unused]] int8_t q8_code(float v) {
   const float r = kAvxRule ? std::nearbyint(v) : std::round(v);   // nearbyint: ties to even (default mode)
-  return static_cast<int8_t>(std::clamp(r, -128.0f, 127.0f));      // the AVX path packs with saturation
+  return static_cast<int8_t>(std::clamp(r, -128.0f, 127.0f));     // the AVX path packs with saturation
 }
 
 // ggml's nearest_int: adding 1.5 * 2^23 leaves round-half-even(f) + 2^22 in the low 23 mantissa bits.
@@ -51,18 +49,22 @@ struct Q8Scale {
 inline float amax_of(const float* x, int n) {
   const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   __m256 m = _mm256_setzero_ps();
-  for (int j = 0; j < n; j += 8) m = _mm256_max_ps(_mm256_and_ps(abs, _mm256_loadu_ps(x + j)), m);   // a NaN x is passed over
+  for (int j = 0; j < n; j += 8)
+    m = _mm256_max_ps(_mm256_and_ps(abs, _mm256_loadu_ps(x + j)), m);   // a NaN x is passed over
   __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
   h = _mm_max_ps(h, _mm_movehl_ps(h, h));
   return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
 }
 inline __m256i codes8(const float* x, __m256 mult) {
-  return _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x), mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  return _mm256_cvtps_epi32(
+      _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x), mult), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 // 32 int32 lanes (4 vectors of x order) -> 32 bytes with signed saturation, in order.
 inline void store_codes32(int8_t* q, __m256i a, __m256i b, __m256i c, __m256i d) {
-  const __m256i packed = _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));   // lanes interleaved by 4
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q), _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  const __m256i packed =
+      _mm256_packs_epi16(_mm256_packs_epi32(a, b), _mm256_packs_epi32(c, d));   // lanes interleaved by 4
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(q),
+                      _mm256_permutevar8x32_epi32(packed, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 inline int hsum_i32(__m256i v) {
   __m128i h = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -76,11 +78,12 @@ inline int q8_32_avx2(const float* x, float& d, int8_t* qs) {
   const __m256 mult = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
   const __m256i a = codes8(x, mult), b = codes8(x + 8, mult), c = codes8(x + 16, mult), e = codes8(x + 24, mult);
   store_codes32(qs, a, b, c, e);
-  return hsum_i32(_mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, e)));   // |codes| <= 127: no clamp differs
+  return hsum_i32(
+      _mm256_add_epi32(_mm256_add_epi32(a, b), _mm256_add_epi32(c, e)));   // |codes| <= 127: no clamp differs
 }
 #endif
 
-}  // namespace
+}   // namespace
 
 uint16_t f32_to_f16_rne(float f) {
 #if AKVIEW_CPU_AVX2
@@ -94,7 +97,7 @@ uint16_t f32_to_f16_rne(float f) {
   if (abs < 0x38800000) {                                               // f16 subnormal or zero
     if (abs < 0x33000000) return static_cast<uint16_t>(sign);           // below half the smallest subnormal
     const uint32_t man = (abs & 0x7fffff) | 0x800000;
-    const int shift = 126 - static_cast<int>(abs >> 23);               // 14 + (113 - exp) ...
+    const int shift = 126 - static_cast<int>(abs >> 23);   // 14 + (113 - exp) ...
     const uint32_t q = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
     return static_cast<uint16_t>(sign | (q + (rem > half || (rem == half && (q & 1)))));
   }
@@ -164,7 +167,8 @@ void quantize_q8_k(const float* x, int64_t n, BlockQ8K* out) {
 #if AKVIEW_CPU_AVX2
     // nearest_int on 8 lanes, bit for bit (a NaN or infinite product too), then min(127, .)
     const __m256 mult = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.0f);
-    const __m256i low23 = _mm256_set1_epi32(0x007fffff), half = _mm256_set1_epi32(0x00400000), top = _mm256_set1_epi32(127);
+    const __m256i low23 = _mm256_set1_epi32(0x007fffff), half = _mm256_set1_epi32(0x00400000),
+                  top = _mm256_set1_epi32(127);
     for (int j = 0; j < 256; j += 32) {
       __m256i c[4];
       for (int k = 0; k < 4; ++k) {
@@ -187,4 +191,4 @@ void quantize_q8_k(const float* x, int64_t n, BlockQ8K* out) {
   }
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -3,8 +3,8 @@
 // parser checks ok() before it trusts a value to size an allocation or a loop.
 #pragma once
 
-#include <cstdint>
 #include <bit>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
@@ -20,8 +20,8 @@ class ByteReader {
   ByteReader(std::span<const uint8_t> bytes, std::string_view file, uint64_t base = 0)
       : bytes_(bytes), file_(file), base_(base) {}
 
-  uint64_t pos() const { return pos_; }                 // relative to bytes[0]
-  uint64_t file_offset() const { return base_ + pos_; } // absolute
+  uint64_t pos() const { return pos_; }                   // relative to bytes[0]
+  uint64_t file_offset() const { return base_ + pos_; }   // absolute
   uint64_t size() const { return bytes_.size(); }
   uint64_t remaining() const { return bytes_.size() - pos_; }
   bool ok() const { return !failed_; }
@@ -51,7 +51,7 @@ class ByteReader {
     static_assert(std::is_trivially_copyable_v<T>);
     if (!need(sizeof(T), what)) return T{};
     T v;
-    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));  // unaligned-safe; host is little-endian
+    std::memcpy(&v, bytes_.data() + pos_, sizeof(T));   // unaligned-safe; host is little-endian
     pos_ += sizeof(T);
     return v;
   }
@@ -93,4 +93,4 @@ class ByteReader {
 
 static_assert(std::endian::native == std::endian::little, "akview assumes a little-endian host");
 
-}  // namespace akview
+}   // namespace akview

@@ -2,6 +2,7 @@
 // entries and content sniffers alone; describing an entry opens its headers.
 #include "core/catalog.hpp"
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -9,7 +10,6 @@
 #include <map>
 #include <set>
 #include <string_view>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -206,7 +206,8 @@ Found find_models(const std::string& path, const std::string& source, int depth)
     }
     if (has_extension(name, {".bin", ".pt", ".pth", ".ckpt"})) {
       auto file = probe_path(full);
-      if (file && (sniff_pytorch_zip(*file) || sniff_pytorch_legacy(*file))) found.entries.push_back(file_entry(path, name, source));
+      if (file && (sniff_pytorch_zip(*file) || sniff_pytorch_legacy(*file)))
+        found.entries.push_back(file_entry(path, name, source));
     }
   }
   if (gguf_models.size() == 1 && found.entries.empty()) {
@@ -238,7 +239,7 @@ std::string type_label(const Model& model, const Tensor& t) {
   return label;
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path) {
   // A remote repository: listed as it is laid out in the cache (core/remote/mirror.hpp); an address
@@ -249,7 +250,8 @@ std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path) {
   }
   if (!is_directory(path)) return std::nullopt;
   const std::string source = ends_with(path.back() == '/' ? path.substr(0, path.size() - 1) : path, ".lmstudio/models")
-                                 ? "lmstudio" : "folder";
+                                 ? "lmstudio"
+                                 : "folder";
   Found found = find_models(path, source, 0);
   if (found.one_model || found.entries.empty()) return std::nullopt;
   sort_entries(found.entries);
@@ -259,7 +261,8 @@ std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path) {
 std::vector<CatalogStore> list_default_stores() {
   const std::string home = env_or_empty("HOME");
   std::string hf = env_or_empty("HF_HUB_CACHE");
-  if (hf.empty()) hf = env_or_empty("HF_HOME").empty() ? home + "/.cache/huggingface/hub" : env_or_empty("HF_HOME") + "/hub";
+  if (hf.empty())
+    hf = env_or_empty("HF_HOME").empty() ? home + "/.cache/huggingface/hub" : env_or_empty("HF_HOME") + "/hub";
   const std::pair<std::string, std::string> kStores[] = {
       {"ollama", ollama_models_dir()},
       {"huggingface", hf},
@@ -291,7 +294,7 @@ uint64_t bytes_on_disk(const std::string& path) {
   return total;
 }
 
-}  // namespace
+}   // namespace
 
 void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel) {
   entry.described = true;
@@ -300,7 +303,7 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   Result<Model> model = make_error(ErrorCode::io, entry.open_path, kNoOffset, "not opened");
   try {
     model = open_one_model(entry.open_path, options);   // an entry is one model by construction
-  } catch (const std::exception& e) {   // bad_alloc and the like: one line, the other entries go on
+  } catch (const std::exception& e) {                   // bad_alloc and the like: one line, the other entries go on
     entry.error = fmt::format("{}: {}", entry.open_path, e.what());
     entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
@@ -333,7 +336,8 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
     row.type = label;
     entry.types.push_back(std::move(row));
   }
-  std::stable_sort(entry.types.begin(), entry.types.end(), [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
+  std::stable_sort(entry.types.begin(), entry.types.end(),
+                   [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
   if (auto at_trained = fit::estimate_fit(*model, {})) {
     entry.fit_runtime = at_trained->runtime;
     const uint64_t trained = at_trained->trained_context ? at_trained->trained_context : at_trained->context;
@@ -350,4 +354,4 @@ const std::string& CatalogEntry::main_type() const {
   return types.empty() ? none : types.front().type;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -47,32 +47,32 @@ namespace akview {
 
 // One type's share of a model (non-companion tensors; composite types carry bits and group).
 struct CatalogType {
-  std::string type;        // "q4_k", "mlx.affine 4-bit g64"
+  std::string type;   // "q4_k", "mlx.affine 4-bit g64"
   uint64_t tensors = 0;
   uint64_t bytes = 0;
 };
 
 struct CatalogFile {
   std::string path;
-  std::string role;        // SourceFile::role: "model", "shard 1/4", "blob", "config", ...
+  std::string role;   // SourceFile::role: "model", "shard 1/4", "blob", "config", ...
   uint64_t size = 0;
 };
 
 struct CatalogEntry {
-  std::string name;        // "llama3.2:1b", "org/name", "org/name@1a2b3c4", "model.gguf", "folder", "ollama/llama3.2:1b"
+  std::string name;   // "llama3.2:1b", "org/name", "org/name@1a2b3c4", "model.gguf", "folder", "ollama/llama3.2:1b"
   std::string open_path;   // what open_model() / open_one_model() take to open this one model
   std::string source;      // "ollama", "huggingface", "lmstudio", "folder"
   // Filled in by describe_catalog_entry (opens the headers):
   bool described = false;
-  std::string format;      // Model::format
-  uint64_t size_bytes = 0; // sum of the sizes of the model's files
-  uint64_t parameters = 0; // Model::total_parameters()
-  std::string model_name;     // general.name, when the model carries one
-  uint64_t tensors = 0;       // non-companion tensors
+  std::string format;               // Model::format
+  uint64_t size_bytes = 0;          // sum of the sizes of the model's files
+  uint64_t parameters = 0;          // Model::total_parameters()
+  std::string model_name;           // general.name, when the model carries one
+  uint64_t tensors = 0;             // non-companion tensors
   std::vector<CatalogType> types;   // by bytes, most first
   std::vector<CatalogFile> files;   // each file once, in the model's order
-  ModelConfig config;         // empty (arch "") when the model carries none (or it does not parse)
-  std::string error;       // one line (Error::to_string) when the model does not open
+  ModelConfig config;               // empty (arch "") when the model carries none (or it does not parse)
+  std::string error;                // one line (Error::to_string) when the model does not open
   // Will it fit (core/fit): the total memory at each context of fit::table_contexts, with the default
   // query (f16 KV cache, CPU only), and the runtime those figures assume; empty when not estimated.
   std::vector<std::pair<uint64_t, uint64_t>> fit;   // (context, bytes)
@@ -87,7 +87,7 @@ std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path);
 
 // One local store that exists on this machine, with its models (possibly none).
 struct CatalogStore {
-  std::string source;      // "ollama", "huggingface", "lmstudio"
+  std::string source;   // "ollama", "huggingface", "lmstudio"
   std::string path;
   std::vector<CatalogEntry> entries;
 };
@@ -100,4 +100,4 @@ std::vector<CatalogStore> list_default_stores();
 // `cancel` is passed to the open.
 void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel = nullptr);
 
-}  // namespace akview
+}   // namespace akview

@@ -24,4 +24,4 @@ inline std::optional<uint64_t> checked_align_up(uint64_t value, uint64_t align) 
 }
 inline bool is_pow2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-}  // namespace akview
+}   // namespace akview

@@ -2,9 +2,9 @@
 // errors are computed on every thread (core/parallel_chunks.hpp).
 #include "core/diff.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <algorithm>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -32,13 +32,15 @@ RowShape row_shape(const Model& m, const Tensor& t) {
   return r;
 }
 
-}  // namespace
+}   // namespace
 
 Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin, int64_t row_end, float* out) {
-  if (index >= model.tensors.size()) return make_error(ErrorCode::not_found, model.path, kNoOffset, "tensor index out of range");
+  if (index >= model.tensors.size())
+    return make_error(ErrorCode::not_found, model.path, kNoOffset, "tensor index out of range");
   const Tensor& t = model.tensors[index];
   if (t.flags & kTensorUnsupported)
-    return make_error(ErrorCode::unsupported, model.path, t.offset, fmt::format("tensor '{}' is marked unsupported", t.name));
+    return make_error(ErrorCode::unsupported, model.path, t.offset,
+                      fmt::format("tensor '{}' is marked unsupported", t.name));
   if (!(t.flags & kTensorNonContiguous)) {
     auto view = make_tensor_view(model, t);
     if (!view) return std::move(view).error();
@@ -59,7 +61,7 @@ Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin,
 
 namespace {
 
-typedef float V8 __attribute__((vector_size(32)));     // GCC/Clang lower these to the target's SIMD
+typedef float V8 __attribute__((vector_size(32)));   // GCC/Clang lower these to the target's SIMD
 typedef double D8 __attribute__((vector_size(64)));
 
 // One chunk's sums; merged in chunk order, so the result does not depend on the thread count.
@@ -104,16 +106,18 @@ ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
 // The value error of rows [a_row0, a_row0 + rows) of `ia` against [b_row0, b_row0 + rows) of `ib`:
 // chunks of whole rows decoded once per side into each thread's buffers (core/parallel_chunks.hpp)
 // and compared in the same pass.
-Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, const Model& b, uint32_t ib, int64_t b_row0,
-                                int64_t rows, int64_t cols, const DiffOptions& options) {
+Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, const Model& b, uint32_t ib,
+                                int64_t b_row0, int64_t rows, int64_t cols, const DiffOptions& options) {
   const RowDecoder& decode = options.decode ? options.decode : RowDecoder(decode_tensor_rows);
   ValueError e;
   if (rows == 0 || cols == 0) return e;
   // A strided PyTorch view is gathered whole by every decode call: one chunk, not one gather a chunk.
   const bool gathered = ((a.tensors[ia].flags | b.tensors[ib].flags) & kTensorNonContiguous) != 0;
-  const int64_t rows_per_chunk = gathered ? rows : std::max<int64_t>(1, static_cast<int64_t>(options.chunk_elems) / cols);
+  const int64_t rows_per_chunk =
+      gathered ? rows : std::max<int64_t>(1, static_cast<int64_t>(options.chunk_elems) / cols);
   const size_t n_chunks = static_cast<size_t>((rows + rows_per_chunk - 1) / rows_per_chunk);
-  const int threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(options.threads > 0 ? options.threads : machine_threads()), n_chunks));
+  const int threads = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(options.threads > 0 ? options.threads : machine_threads()), n_chunks));
   struct Buffers {
     std::vector<float> va, vb;
   };
@@ -171,9 +175,10 @@ std::vector<int64_t> pair_shape(const Model& m, uint32_t index, int64_t expert) 
   return out;
 }
 
-}  // namespace
+}   // namespace
 
-Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options) {
+Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib,
+                                  const DiffOptions& options) {
   const RowShape sa = row_shape(a, a.tensors[ia]), sb = row_shape(b, b.tensors[ib]);
   if (sa.rows != sb.rows || sa.cols != sb.cols)
     return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the two tensors have different shapes");
@@ -184,7 +189,8 @@ Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDi
   if (d.a == kNone || d.b == kNone) return make_error(ErrorCode::not_found, a.path, kNoOffset, "one side is missing");
   if (d.a_expert < 0 && d.b_expert < 0) return compare_values(a, d.a, b, d.b, options);
   if (pair_shape(a, d.a, d.a_expert) != pair_shape(b, d.b, d.b_expert))
-    return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the expert's slice and the tensor have different shapes");
+    return make_error(ErrorCode::bad_shape, a.path, kNoOffset,
+                      "the expert's slice and the tensor have different shapes");
   const RowShape sa = row_shape(a, a.tensors[d.a]), sb = row_shape(b, b.tensors[d.b]);
   const int64_t rows = d.a_expert >= 0 ? sb.rows : sa.rows;
   const int64_t a0 = d.a_expert >= 0 ? d.a_expert * rows : 0, b0 = d.b_expert >= 0 ? d.b_expert * rows : 0;
@@ -229,7 +235,7 @@ DiffKey diff_key(const Tensor& t, std::string_view arch) {
 }
 uint64_t key_hash(const DiffKey& k) { return std::hash<std::string_view>{}(k.key) * 2 + k.mapped; }
 
-}  // namespace
+}   // namespace
 
 DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options, const DiffSink& sink) {
   DiffReport report;
@@ -354,4 +360,4 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
   return report;
 }
 
-}  // namespace akview
+}   // namespace akview

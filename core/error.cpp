@@ -1,8 +1,8 @@
 // The closed table of error codes and the one-line rendering of an Error.
 #include "core/error.hpp"
 
-#include <array>
 #include <fmt/format.h>
+#include <array>
 
 namespace akview {
 namespace {
@@ -50,7 +50,7 @@ constexpr bool table_in_order() {
 }
 static_assert(table_in_order(), "kErrorTable rows must follow the enum order");
 
-}  // namespace
+}   // namespace
 
 const ErrorInfo& error_info(ErrorCode code) { return kErrorTable[static_cast<size_t>(code)]; }
 
@@ -63,4 +63,4 @@ Error make_error(ErrorCode code, std::string_view file, uint64_t offset, std::st
   return Error{code, std::string(file), offset, std::move(message)};
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -43,13 +43,13 @@ enum class ErrorCode : uint8_t {
   not_found,          // a named tensor / key does not exist
   network,            // a server could not be reached, refused the request or answered against HTTP's rules
   changed,            // a remote file changed on the server since it was opened
-  count_               // sentinel: number of codes
+  count_              // sentinel: number of codes
 };
 
 struct ErrorInfo {
   ErrorCode code;
-  const char* slug;     // stable, used in JSON output: "bad_offset"
-  const char* summary;  // one line for `akview --help-errors` and docs
+  const char* slug;      // stable, used in JSON output: "bad_offset"
+  const char* summary;   // one line for `akview --help-errors` and docs
 };
 
 const ErrorInfo& error_info(ErrorCode code);
@@ -67,4 +67,4 @@ struct Error {
 
 Error make_error(ErrorCode code, std::string_view file, uint64_t offset, std::string message);
 
-}  // namespace akview
+}   // namespace akview

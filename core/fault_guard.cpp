@@ -15,7 +15,7 @@ namespace akview {
 namespace {
 
 // Constant-initialised thread-local PODs: safe to touch from the signal handler (no TLS init call).
-thread_local sigjmp_buf* t_jump = nullptr;          // innermost armed guard of this thread
+thread_local sigjmp_buf* t_jump = nullptr;   // innermost armed guard of this thread
 thread_local const void* t_fault_address = nullptr;
 
 struct sigaction g_previous {};
@@ -57,14 +57,17 @@ Error fault_error(const void* address) {
   auto where = locate_mapping(address);
   if (where && where->hooks) return where->hooks->fault_error(where->offset);
   if (!where)
-    return make_error(ErrorCode::truncated, "", kNoOffset,
-                      fmt::format("a read at address {} failed with SIGBUS (a mapped file changed while open)", address));
-  return make_error(ErrorCode::truncated, where->path, where->offset,
-                    fmt::format("the file changed while open: it is now {} bytes, it was {} when opened; this byte is gone (reopen it)",
-                                where->current_size, where->mapped_size));
+    return make_error(
+        ErrorCode::truncated, "", kNoOffset,
+        fmt::format("a read at address {} failed with SIGBUS (a mapped file changed while open)", address));
+  return make_error(
+      ErrorCode::truncated, where->path, where->offset,
+      fmt::format(
+          "the file changed while open: it is now {} bytes, it was {} when opened; this byte is gone (reopen it)",
+          where->current_size, where->mapped_size));
 }
 
-}  // namespace
+}   // namespace
 
 Status guard_reads_raw(void (*fn)(void*), void* context) {
   static const bool installed = (install_handler(), true);
@@ -90,7 +93,8 @@ Status check_mapped_range(std::span<const uint8_t> bytes) {
   if (end <= where->current_size) return {};
   const uint64_t first_gone = std::max(where->offset, where->current_size);
   return make_error(ErrorCode::truncated, where->path, first_gone,
-                    fmt::format("the file changed while open: it is now {} bytes, it was {} when opened; bytes {:#x}..{:#x} are gone (reopen it)",
+                    fmt::format("the file changed while open: it is now {} bytes, it was {} when opened; bytes "
+                                "{:#x}..{:#x} are gone (reopen it)",
                                 where->current_size, where->mapped_size, first_gone, end));
 }
 
@@ -110,4 +114,4 @@ Status copy_mapped(std::span<const uint8_t> from, uint8_t* to) {
   return guard_reads([&] { std::memcpy(to, from.data(), from.size()); });
 }
 
-}  // namespace akview
+}   // namespace akview

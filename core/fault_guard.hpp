@@ -62,4 +62,4 @@ void set_size_precheck_for_testing(bool enabled);
 // memcpy of mapped bytes into `to` (which holds from.size() bytes): pre-checked and guarded.
 Status copy_mapped(std::span<const uint8_t> from, uint8_t* to);
 
-}  // namespace akview
+}   // namespace akview

@@ -17,4 +17,4 @@ inline void advise_huge_pages(const void* p, size_t bytes) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
 }
 
-}  // namespace akview
+}   // namespace akview

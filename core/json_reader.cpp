@@ -74,10 +74,10 @@ std::string describe_byte(uint8_t c) {
   return fmt::format("byte 0x{:02x}", c);
 }
 
-constexpr std::array<std::string_view, 11> kKindNames = {
-    "nothing", "object", "'}'", "array", "']'", "key", "string", "number", "boolean", "null", "end of input"};
+constexpr std::array<std::string_view, 11> kKindNames = {"nothing", "object", "'}'",     "array", "']'",         "key",
+                                                         "string",  "number", "boolean", "null",  "end of input"};
 
-}  // namespace
+}   // namespace
 
 std::string_view json_kind_name(JsonKind kind) { return kKindNames[static_cast<size_t>(kind)]; }
 
@@ -87,7 +87,8 @@ size_t find_invalid_utf8(std::span<const uint8_t> bytes) {
   size_t i = 0;
   while (i < n) {
     // ASCII fast path: 32 bytes at a time (one test of four words), then 8.
-    while (i + 32 <= n && ((load8(p + i) | load8(p + i + 8) | load8(p + i + 16) | load8(p + i + 24)) & kHighs) == 0) i += 32;
+    while (i + 32 <= n && ((load8(p + i) | load8(p + i + 8) | load8(p + i + 16) | load8(p + i + 24)) & kHighs) == 0)
+      i += 32;
     while (i + 8 <= n && (load8(p + i) & kHighs) == 0) i += 8;
     if (i >= n) break;
     if (p[i] < 0x80) {
@@ -102,7 +103,10 @@ size_t find_invalid_utf8(std::span<const uint8_t> bytes) {
 }
 
 JsonReader::JsonReader(std::span<const uint8_t> bytes, std::string_view file, uint64_t base, int max_depth)
-    : data_(bytes.data()), size_(bytes.size()), file_(file), base_(base),
+    : data_(bytes.data()),
+      size_(bytes.size()),
+      file_(file),
+      base_(base),
       max_depth_(max_depth < 1 ? 1 : (max_depth > 64 ? 64 : max_depth)) {}
 
 bool JsonReader::fail(ErrorCode code, uint64_t file_offset, std::string message) {
@@ -131,8 +135,7 @@ bool JsonReader::next(JsonToken& tok) {
   if (failed_) return false;
   skip_ws();
   switch (state_) {
-    case State::value:
-      return read_value(tok);
+    case State::value: return read_value(tok);
     case State::first_member:
       if (pos_ < size_ && data_[pos_] == '}') {
         tok.kind = JsonKind::object_end;
@@ -184,8 +187,9 @@ bool JsonReader::read_key(JsonToken& tok) {
   tok.kind = JsonKind::key;
   skip_ws();
   if (pos_ >= size_ || data_[pos_] != ':')
-    return syntax_error(pos_ >= size_ ? "unterminated object" : fmt::format("expected ':' after the key but found {}",
-                                                                               describe_byte(data_[pos_])));
+    return syntax_error(pos_ >= size_
+                            ? "unterminated object"
+                            : fmt::format("expected ':' after the key but found {}", describe_byte(data_[pos_])));
   ++pos_;
   state_ = State::value;
   return true;
@@ -206,24 +210,17 @@ bool JsonReader::read_value(JsonToken& tok) {
       tok.offset = base_ + pos_++;
       state_ = c == '{' ? State::first_member : State::first_element;
       return true;
-    case '"':
-      ok = read_string(tok);
-      break;
-    case 't':
-      ok = read_literal(tok, "true", JsonKind::boolean, true);
-      break;
-    case 'f':
-      ok = read_literal(tok, "false", JsonKind::boolean, false);
-      break;
-    case 'n':
-      ok = read_literal(tok, "null", JsonKind::null, false);
-      break;
+    case '"': ok = read_string(tok); break;
+    case 't': ok = read_literal(tok, "true", JsonKind::boolean, true); break;
+    case 'f': ok = read_literal(tok, "false", JsonKind::boolean, false); break;
+    case 'n': ok = read_literal(tok, "null", JsonKind::null, false); break;
     default:
       if (c == '-' || (c >= '0' && c <= '9')) {
         ok = read_number(tok);
         break;
       }
-      if (c == '}' || c == ']') return syntax_error(fmt::format("expected a value but found '{}'", static_cast<char>(c)));
+      if (c == '}' || c == ']')
+        return syntax_error(fmt::format("expected a value but found '{}'", static_cast<char>(c)));
       return syntax_error(fmt::format("expected a value but found {}", describe_byte(c)));
   }
   if (!ok) return false;
@@ -385,7 +382,8 @@ bool JsonReader::read_number(JsonToken& tok) {
     integral = false;
     ++pos_;
     if (pos_ < size_ && (data_[pos_] == '+' || data_[pos_] == '-')) ++pos_;
-    if (pos_ >= size_ || data_[pos_] < '0' || data_[pos_] > '9') return syntax_error("a digit must follow the exponent");
+    if (pos_ >= size_ || data_[pos_] < '0' || data_[pos_] > '9')
+      return syntax_error("a digit must follow the exponent");
     while (pos_ < size_ && data_[pos_] >= '0' && data_[pos_] <= '9') ++pos_;
   }
   const char* first = reinterpret_cast<const char*>(data_ + start);
@@ -429,4 +427,4 @@ bool JsonReader::skip_value(const JsonToken& first) {
   return true;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -19,12 +19,12 @@ enum class JsonKind : uint8_t {
   object_end,
   array_begin,
   array_end,
-  key,       // an object member name; the next token is its value
+  key,   // an object member name; the next token is its value
   string,
   number,
   boolean,
   null,
-  end,       // the document is complete (only whitespace followed it)
+  end,   // the document is complete (only whitespace followed it)
 };
 
 enum class JsonNumber : uint8_t {
@@ -95,11 +95,11 @@ class JsonReader {
   State state_ = State::value;
   bool failed_ = false;
   Error error_;
-  std::string buffer_;         // unescaped strings
+  std::string buffer_;   // unescaped strings
 };
 
 // Checks that `bytes` are well-formed UTF-8 (no overlongs, surrogates or code points > U+10FFFF).
 // Returns the index of the first bad byte, or bytes.size() when all are valid.
 size_t find_invalid_utf8(std::span<const uint8_t> bytes);
 
-}  // namespace akview
+}   // namespace akview

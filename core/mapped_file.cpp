@@ -3,14 +3,14 @@
 
 #include <atomic>
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
-#include <mutex>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -51,7 +51,7 @@ void unregister_mapping(const uint8_t* begin) {
   std::erase_if(rows, [begin](const RegistryRow& r) { return r.begin == begin; });
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<MappedLocation> locate_mapping(const void* address) {
   const auto* p = static_cast<const uint8_t*>(address);
@@ -90,7 +90,11 @@ MappedFile::~MappedFile() { release(); }
 
 // A move keeps the mapping's address, so its registry row stays right as it is.
 MappedFile::MappedFile(MappedFile&& other) noexcept
-    : path_(std::move(other.path_)), data_(other.data_), size_(other.size_), id_(other.id_), fd_(other.fd_),
+    : path_(std::move(other.path_)),
+      data_(other.data_),
+      size_(other.size_),
+      id_(other.id_),
+      fd_(other.fd_),
       owner_(std::move(other.owner_)) {
   other.data_ = nullptr;
   other.size_ = 0;
@@ -176,4 +180,4 @@ void MappedFile::release_pages() const {
   if (data_ && size_ > 0) ::madvise(const_cast<uint8_t*>(data_), static_cast<size_t>(size_), MADV_DONTNEED);
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -93,4 +93,4 @@ struct MappedLocation {
 // Empty when `address` lies in no mapping made by MappedFile::open that is still alive.
 std::optional<MappedLocation> locate_mapping(const void* address);
 
-}  // namespace akview
+}   // namespace akview

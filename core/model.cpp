@@ -16,9 +16,9 @@ Model::Model(Model&&) noexcept = default;
 Model& Model::operator=(Model&&) noexcept = default;
 
 std::string_view meta_type_name(MetaType t) {
-  static constexpr std::array<std::string_view, 14> kNames = {
-      "UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "FLOAT32",
-      "BOOL", "STRING", "ARRAY", "UINT64", "INT64", "FLOAT64", "JSON"};
+  static constexpr std::array<std::string_view, 14> kNames = {"UINT8",  "INT8",    "UINT16",  "INT16",  "UINT32",
+                                                              "INT32",  "FLOAT32", "BOOL",    "STRING", "ARRAY",
+                                                              "UINT64", "INT64",   "FLOAT64", "JSON"};
   auto i = static_cast<size_t>(t);
   return i < kNames.size() ? kNames[i] : "?";
 }
@@ -71,7 +71,7 @@ uint32_t Model::build_index() {
   slots_.assign(cap, kEmptySlot);
   const size_t mask = cap - 1;
   constexpr uint32_t kAhead = 16;   // slots prefetched this many names ahead (NameSet::prefetch)
-  uint64_t ahead[kAhead];            // the hashes of names i .. i+kAhead-1, each computed once
+  uint64_t ahead[kAhead];           // the hashes of names i .. i+kAhead-1, each computed once
   const auto n = static_cast<uint32_t>(tensors.size());
   for (uint32_t i = 0; i < kAhead && i < n; ++i) ahead[i] = hash_name(tensors[i].name);
   for (uint32_t i = 0; i < n; ++i) {
@@ -141,4 +141,4 @@ uint64_t Model::total_parameters() const {
   return sum;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -21,7 +21,7 @@ namespace akview {
 inline constexpr uint32_t kNone = ~uint32_t{0};
 
 struct SourceFile {
-  std::string path;            // path as opened (relative to the user's argument where possible)
+  std::string path;   // path as opened (relative to the user's argument where possible)
   MappedFile map;
   std::string role;            // "model", "shard 1/4", "part 2/3", "blob", "index", "config"
   uint64_t header_bytes = 0;   // bytes of header (length prefix + JSON, or GGUF header + infos)
@@ -32,26 +32,26 @@ struct SourceFile {
 struct QuantInfo {
   uint8_t bits = 0;
   uint32_t group_size = 0;
-  uint32_t scales = kNone;        // tensor index of the scales
-  uint32_t biases = kNone;        // tensor index of the biases (affine only)
-  uint32_t global_scale = kNone;  // tensor index of a scalar/vector global scale (nvfp4)
+  uint32_t scales = kNone;         // tensor index of the scales
+  uint32_t biases = kNone;         // tensor index of the biases (affine only)
+  uint32_t global_scale = kNone;   // tensor index of a scalar/vector global scale (nvfp4)
 };
 
 enum TensorFlags : uint16_t {
-  kTensorCompanion = 1 << 0,   // scales/biases shown beneath their logical tensor
-  kTensorUnsupported = 1 << 1, // listed, but its values cannot be decoded
+  kTensorCompanion = 1 << 0,     // scales/biases shown beneath their logical tensor
+  kTensorUnsupported = 1 << 1,   // listed, but its values cannot be decoded
   kTensorNonContiguous = 1 << 2,
 };
 
 struct Tensor {
-  std::string_view name;       // native name
+  std::string_view name;   // native name
   TypeId type = TypeId::f32;
   uint8_t rank = 0;
   uint16_t flags = 0;
-  uint32_t file = 0;           // index into Model::files
-  uint32_t dims_at = 0;        // index of the first dim in Model::dims (numpy order, outermost first)
-  uint32_t quant = kNone;      // index into Model::quants for composite types
-  uint64_t offset = 0;         // absolute byte offset of the data in its file
+  uint32_t file = 0;        // index into Model::files
+  uint32_t dims_at = 0;     // index of the first dim in Model::dims (numpy order, outermost first)
+  uint32_t quant = kNone;   // index into Model::quants for composite types
+  uint64_t offset = 0;      // absolute byte offset of the data in its file
   uint64_t nbytes = 0;
 };
 
@@ -67,17 +67,28 @@ struct TorchTensorInfo {
 
 // One storage of a PyTorch checkpoint; several tensors may share it (views, tied weights).
 struct TorchStorage {
-  std::string_view key;          // zip: <prefix>/data/<key>; legacy: the key in the storage list
-  std::string_view location;     // "cpu", "cuda:0", ...
+  std::string_view key;        // zip: <prefix>/data/<key>; legacy: the key in the storage list
+  std::string_view location;   // "cpu", "cuda:0", ...
   uint32_t file = 0;
-  uint64_t offset = 0;           // absolute offset of the storage's first byte
+  uint64_t offset = 0;   // absolute offset of the storage's first byte
   uint64_t nbytes = 0;
 };
 
 // Metadata value types; 0..12 are GGUF's gguf_type codes, the rest are akview's.
 enum class MetaType : uint8_t {
-  u8 = 0, i8 = 1, u16 = 2, i16 = 3, u32 = 4, i32 = 5, f32 = 6, boolean = 7, string = 8, array = 9,
-  u64 = 10, i64 = 11, f64 = 12,
+  u8 = 0,
+  i8 = 1,
+  u16 = 2,
+  i16 = 3,
+  u32 = 4,
+  i32 = 5,
+  f32 = 6,
+  boolean = 7,
+  string = 8,
+  array = 9,
+  u64 = 10,
+  i64 = 11,
+  f64 = 12,
   json = 13,   // raw JSON text (config.json values, index metadata)
 };
 std::string_view meta_type_name(MetaType t);   // "UINT32", "STRING", ... (GGUF spelling)
@@ -89,7 +100,7 @@ struct MetaValue {
     int64_t i;
     double f;
   } num{0};
-  std::string_view str;        // string value, or JSON text for MetaType::json
+  std::string_view str;   // string value, or JSON text for MetaType::json
   // Arrays are kept as a byte range and decoded on demand (tokenizer arrays reach 250k strings).
   MetaType elem_type = MetaType::u8;
   uint8_t depth = 0;           // nesting depth of the element type (0: scalar elements)
@@ -102,8 +113,8 @@ struct MetaEntry {
   std::string_view key;
   MetaValue value;
   uint32_t file = 0;
-  uint64_t offset = 0;         // absolute offset of the key in its file
-  std::string_view source;     // "gguf", "safetensors", "index", "config.json", ...
+  uint64_t offset = 0;       // absolute offset of the key in its file
+  std::string_view source;   // "gguf", "safetensors", "index", "config.json", ...
 };
 
 // A problem that does not stop the model from opening (shown by `check`, and in the UI).
@@ -124,9 +135,9 @@ class Model {
   Model(Model&&) noexcept;
   Model& operator=(Model&&) noexcept;
 
-  std::string path;            // the user's argument
-  std::string disk_path;       // where it lies on disk: `path`, or the cache folder a remote model is laid out in
-  std::string format;          // "safetensors", "safetensors-sharded", "gguf", "gguf-split", ...
+  std::string path;        // the user's argument
+  std::string disk_path;   // where it lies on disk: `path`, or the cache folder a remote model is laid out in
+  std::string format;      // "safetensors", "safetensors-sharded", "gguf", "gguf-split", ...
   std::vector<SourceFile> files;
   std::vector<Tensor> tensors;
   std::vector<int64_t> dims;   // shapes of all tensors, see Tensor::dims_at
@@ -139,7 +150,7 @@ class Model {
   std::vector<int64_t> torch_strides;
 
   std::span<const int64_t> shape(const Tensor& t) const { return {dims.data() + t.dims_at, t.rank}; }
-  uint64_t n_elements(const Tensor& t) const;   // product of the shape (checked at open)
+  uint64_t n_elements(const Tensor& t) const;             // product of the shape (checked at open)
   std::span<const uint8_t> data(const Tensor& t) const;   // the tensor's bytes (empty if out of range)
 
   // Appends a tensor whose shape is `shape`; returns its index.
@@ -161,14 +172,14 @@ class Model {
   const Tensor* find(std::string_view name) const;
   const MetaEntry* find_meta(std::string_view key) const;
 
-  uint64_t total_bytes() const;          // sum of nbytes over non-companion tensors
-  uint64_t total_parameters() const;     // sum of elements over non-companion tensors
+  uint64_t total_bytes() const;        // sum of nbytes over non-companion tensors
+  uint64_t total_parameters() const;   // sum of elements over non-companion tensors
 
  private:
   std::deque<std::string> strings_;
-  std::unique_ptr<char[]> names_;        // pack_names(): every tensor name, end to end
-  std::vector<uint64_t> slots_;          // open-addressing hash: (hash tag << 32) | tensor index
-  size_t indexed_ = 0;                   // tensors.size() when the index was built
+  std::unique_ptr<char[]> names_;   // pack_names(): every tensor name, end to end
+  std::vector<uint64_t> slots_;     // open-addressing hash: (hash tag << 32) | tensor index
+  size_t indexed_ = 0;              // tensors.size() when the index was built
 };
 
-}  // namespace akview
+}   // namespace akview

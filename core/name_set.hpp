@@ -107,4 +107,4 @@ class NameSet {
   size_t count_ = 0;
 };
 
-}  // namespace akview
+}   // namespace akview

@@ -67,4 +67,4 @@ void append_natural_key(std::string& out, std::string_view name) {
   }
 }
 
-}  // namespace akview
+}   // namespace akview

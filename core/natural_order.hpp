@@ -19,4 +19,4 @@ void append_natural_key(std::string& out, std::string_view name);
 // The number of bytes append_natural_key appends for `name` (to size a buffer of many keys once).
 size_t natural_key_size(std::string_view name);
 
-}  // namespace akview
+}   // namespace akview

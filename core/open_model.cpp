@@ -27,7 +27,7 @@ Status refuse_several_models(const std::string& path) {
                                 catalog->size() > 6 ? ", ..." : "", catalog->front().open_path));
 }
 
-}  // namespace
+}   // namespace
 
 Result<Model> open_model(const std::string& path, const OpenOptions& options) {
   // A remote address: its files laid out in the cache (core/remote/mirror.hpp), opened from there.
@@ -42,4 +42,4 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
   return open_one_model(path, options);
 }
 
-}  // namespace akview
+}   // namespace akview

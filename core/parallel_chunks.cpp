@@ -37,4 +37,4 @@ bool parallel_chunks(size_t n_chunks, int threads, const std::function<bool(size
   return !stopped.load();
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -20,4 +20,4 @@ int machine_threads();
 bool parallel_chunks(size_t n_chunks, int threads, const std::function<bool(size_t chunk, int worker)>& work,
                      const std::function<void(size_t chunks_finished)>& on_caller_chunk = {});
 
-}  // namespace akview
+}   // namespace akview

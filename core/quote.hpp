@@ -26,4 +26,4 @@ inline std::string quote_name(std::string_view name, size_t max_bytes = 120) {
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -11,8 +11,8 @@ namespace akview {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Error error) : v_(std::move(error)) {}      // NOLINT
+  Result(T value) : v_(std::move(value)) {}       // NOLINT: implicit by design
+  Result(Error error) : v_(std::move(error)) {}   // NOLINT
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
   T& value() & { return std::get<0>(v_); }
@@ -33,7 +33,7 @@ class [[nodiscard]] Result {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Error error) : err_(std::move(error)), failed_(true) {}  // NOLINT
+  Status(Error error) : err_(std::move(error)), failed_(true) {}   // NOLINT
   static Status ok_status() { return Status(); }
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
@@ -45,11 +45,11 @@ class [[nodiscard]] Status {
   bool failed_ = false;
 };
 
-}  // namespace akview
+}   // namespace akview
 
 // Propagate an error from a Result/Status expression: AKV_TRY(status_expr);
-#define AKV_TRY(expr)                                  \
-  do {                                                 \
-    auto&& akv_try_r_ = (expr);                        \
-    if (!akv_try_r_.ok()) return akv_try_r_.error();   \
+#define AKV_TRY(expr)                                \
+  do {                                               \
+    auto&& akv_try_r_ = (expr);                      \
+    if (!akv_try_r_.ok()) return akv_try_r_.error(); \
   } while (0)

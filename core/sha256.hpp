@@ -27,4 +27,4 @@ class Sha256 {
 std::string sha256_hex(std::span<const uint8_t> bytes);
 std::string to_hex(std::span<const uint8_t> bytes);
 
-}  // namespace akview
+}   // namespace akview

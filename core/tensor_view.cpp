@@ -15,14 +15,15 @@ Error view_error(const Model& model, const Tensor& t, ErrorCode code, std::strin
 
 Result<std::span<const uint8_t>> companion_bytes(const Model& model, uint32_t index) {
   if (index == kNone) return std::span<const uint8_t>{};
-  if (index >= model.tensors.size()) return make_error(ErrorCode::not_found, model.path, kNoOffset, "companion tensor index out of range");
+  if (index >= model.tensors.size())
+    return make_error(ErrorCode::not_found, model.path, kNoOffset, "companion tensor index out of range");
   const Tensor& c = model.tensors[index];
   auto bytes = model.data(c);
   if (bytes.size() != c.nbytes) return view_error(model, c, ErrorCode::out_of_bounds, "data lies outside its file");
   return bytes;
 }
 
-}  // namespace
+}   // namespace
 
 Result<TensorView> make_tensor_view(const Model& model, const Tensor& t) {
   TensorView v;
@@ -39,8 +40,9 @@ Result<TensorView> make_tensor_view(const Model& model, const Tensor& t) {
   const TypeInfo& info = type_info(t.type);
   if (info.kind != TypeKind::composite) {
     if (v.n_cols % info.block_elems != 0)
-      return view_error(model, t, ErrorCode::bad_shape,
-                        fmt::format("row of {} elements is not a multiple of the {}-element block", v.n_cols, info.block_elems));
+      return view_error(
+          model, t, ErrorCode::bad_shape,
+          fmt::format("row of {} elements is not a multiple of the {}-element block", v.n_cols, info.block_elems));
     v.row_bytes = static_cast<uint64_t>(v.n_cols) / info.block_elems * info.block_bytes;
     auto need = checked_mul(v.row_bytes, rows);
     if (!need || *need != t.nbytes)
@@ -48,7 +50,8 @@ Result<TensorView> make_tensor_view(const Model& model, const Tensor& t) {
     return v;
   }
 
-  if (t.quant >= model.quants.size()) return view_error(model, t, ErrorCode::schema, "composite tensor without quantization info");
+  if (t.quant >= model.quants.size())
+    return view_error(model, t, ErrorCode::schema, "composite tensor without quantization info");
   const QuantInfo& q = model.quants[t.quant];
   v.bits = q.bits;
   v.group_size = q.group_size;
@@ -77,4 +80,4 @@ Result<TensorView> make_tensor_view(const Model& model, const Tensor& t) {
   return v;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -39,7 +39,7 @@ constexpr bool ggml_table_complete() {
 }
 static_assert(ggml_table_complete(), "every ggml id 0..42 is either a row or listed as removed");
 
-}  // namespace
+}   // namespace
 
 const TypeInfo& type_info(TypeId id) { return kTypes[static_cast<size_t>(id)]; }
 std::span<const TypeInfo> all_types() { return kTypes; }
@@ -73,4 +73,4 @@ double type_bits_per_weight(TypeId id) {
   return 8.0 * t.block_bytes / t.block_elems;
 }
 
-}  // namespace akview
+}   // namespace akview

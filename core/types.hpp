@@ -14,23 +14,77 @@ namespace akview {
 
 enum class TypeId : uint8_t {
   // ggml types (names are ggml's, lower-case)
-  f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,
-  iq2_xxs, iq2_xs, iq3_xxs, iq1_s, iq4_nl, iq3_s, iq2_s, iq4_xs, i8, i16, i32, i64, f64, iq1_m, bf16,
-  tq1_0, tq2_0, mxfp4, nvfp4, q1_0, q2_0,
+  f32,
+  f16,
+  q4_0,
+  q4_1,
+  q5_0,
+  q5_1,
+  q8_0,
+  q8_1,
+  q2_k,
+  q3_k,
+  q4_k,
+  q5_k,
+  q6_k,
+  q8_k,
+  iq2_xxs,
+  iq2_xs,
+  iq3_xxs,
+  iq1_s,
+  iq4_nl,
+  iq3_s,
+  iq2_s,
+  iq4_xs,
+  i8,
+  i16,
+  i32,
+  i64,
+  f64,
+  iq1_m,
+  bf16,
+  tq1_0,
+  tq2_0,
+  mxfp4,
+  nvfp4,
+  q1_0,
+  q2_0,
   // safetensors / pytorch dtypes that ggml does not have
-  boolean, f4, f6_e2m3, f6_e3m2, u8, f8_e5m2, f8_e4m3, f8_e8m0, f8_e4m3fnuz, f8_e5m2fnuz, u16, u32, u64, c64, c128,
+  boolean,
+  f4,
+  f6_e2m3,
+  f6_e3m2,
+  u8,
+  f8_e5m2,
+  f8_e4m3,
+  f8_e8m0,
+  f8_e4m3fnuz,
+  f8_e5m2fnuz,
+  u16,
+  u32,
+  u64,
+  c64,
+  c128,
   // composite quantized types: packed U32 weight + companion scales (+ biases); bits/group from QuantInfo
-  mlx_affine, mlx_mxfp4, mlx_nvfp4, mlx_mxfp8, ollama_int4, ollama_int8, ollama_nvfp4, ollama_mxfp4, ollama_mxfp8,
+  mlx_affine,
+  mlx_mxfp4,
+  mlx_nvfp4,
+  mlx_mxfp8,
+  ollama_int4,
+  ollama_int8,
+  ollama_nvfp4,
+  ollama_mxfp4,
+  ollama_mxfp8,
   count_
 };
 
 enum class TypeKind : uint8_t {
-  floating,    // plain IEEE / bfloat / minifloat elements
-  integer,     // plain integers
+  floating,   // plain IEEE / bfloat / minifloat elements
+  integer,    // plain integers
   boolean,
   complex,
-  block_quant, // self-contained quantized blocks (ggml)
-  composite,   // weight + separate scales/biases tensors (MLX, Ollama)
+  block_quant,   // self-contained quantized blocks (ggml)
+  composite,     // weight + separate scales/biases tensors (MLX, Ollama)
 };
 
 struct TypeInfo {
@@ -136,4 +190,4 @@ std::optional<TypeId> type_from_name(std::string_view name);
 // Bits per weight of a plain or block type (composite: 0; ask the QuantInfo).
 double type_bits_per_weight(TypeId id);
 
-}  // namespace akview
+}   // namespace akview

@@ -49,7 +49,6 @@ inline size_t decode_utf8(std::string_view s, size_t i, char32_t& cp) {
   return len;
 }
 
-
 // The code point at s[i], advancing i past it; U+FFFD (advancing one byte) where the bytes are not
 // well-formed UTF-8.
 inline char32_t next_code_point(std::string_view s, size_t& i) {
@@ -59,4 +58,4 @@ inline char32_t next_code_point(std::string_view s, size_t& i) {
   return len == 0 ? U'\uFFFD' : cp;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <CLI/CLI.hpp>
 
 #include "compute/backend.hpp"
 #include "compute/devices.hpp"
@@ -41,29 +41,29 @@ namespace {
 // Everything any command may take; each command's setup() registers the options it reads.
 struct CliOptions {
   std::string path;
-  std::vector<std::string> names;    // tensor names or metadata key
-  std::string path_b;                // diff: the reference model
-  std::string rows;                  // --rows A:B
-  std::string tensor;                // explain: the tensor
-  int64_t row = 0, col = 0;          // explain: the element
-  std::string out;                   // --out FILE
-  uint64_t block = 0;                // layout: --block N
-  bool no_values = false;            // diff: names, shapes and types only
-  RunQuery run;                      // run: selection and options
-  std::string x = "seed:0";          // run: --x
-  std::string y_out;                 // run: --y-out
-  std::string ref;                   // run: --ref
-  std::string view_ref;              // akview PATH --ref B: the interactive view's second model
-  uint64_t fit_ctx = 0;              // fit: --ctx (0: trained)
-  uint32_t fit_batch = 2048;         // fit: --batch
-  std::string kv_type = "f16";       // fit: --kv-type
-  std::string gpu_mem;               // fit: --gpu-mem GiB[,GiB...]
+  std::vector<std::string> names;   // tensor names or metadata key
+  std::string path_b;               // diff: the reference model
+  std::string rows;                 // --rows A:B
+  std::string tensor;               // explain: the tensor
+  int64_t row = 0, col = 0;         // explain: the element
+  std::string out;                  // --out FILE
+  uint64_t block = 0;               // layout: --block N
+  bool no_values = false;           // diff: names, shapes and types only
+  RunQuery run;                     // run: selection and options
+  std::string x = "seed:0";         // run: --x
+  std::string y_out;                // run: --y-out
+  std::string ref;                  // run: --ref
+  std::string view_ref;             // akview PATH --ref B: the interactive view's second model
+  uint64_t fit_ctx = 0;             // fit: --ctx (0: trained)
+  uint32_t fit_batch = 2048;        // fit: --batch
+  std::string kv_type = "f16";      // fit: --kv-type
+  std::string gpu_mem;              // fit: --gpu-mem GiB[,GiB...]
   bool json = false;
   bool csv = false;
   bool no_color = false;
-  bool fetch_all = false;            // stats / diff / check / run of a remote model: fetch every tensor
-  bool man = false;                  // --man: print the man page
-  std::string completion;            // --completion SHELL: print that shell's completion script
+  bool fetch_all = false;   // stats / diff / check / run of a remote model: fetch every tensor
+  bool man = false;         // --man: print the man page
+  std::string completion;   // --completion SHELL: print that shell's completion script
   TensorQuery query;
   OutputFormat format() const { return json ? OutputFormat::json : csv ? OutputFormat::csv : OutputFormat::text; }
 };
@@ -88,14 +88,16 @@ std::optional<int> refuse_whole_fetch(const Model& model, const CliOptions& o, s
   if (o.fetch_all || !remote::is_remote_model(model)) return std::nullopt;
   const uint64_t missing = remote::unfetched_tensor_bytes(model);
   if (missing == 0) return std::nullopt;
-  std::fprintf(stderr, "%s: %s reads every tensor: %s (%llu bytes) to fetch from the server; pass --fetch-all to fetch them\n",
+  std::fprintf(stderr,
+               "%s: %s reads every tensor: %s (%llu bytes) to fetch from the server; pass --fetch-all to fetch them\n",
                escape_for_terminal(model.path).c_str(), std::string(what).c_str(), format_bytes(missing).c_str(),
                static_cast<unsigned long long>(missing));
   return kExitBadInput;
 }
 
 void add_fetch_all(CLI::App* cmd, CliOptions& o) {
-  cmd->add_flag("--fetch-all", o.fetch_all, "remote models: fetch every tensor this command reads (it says how much without it)");
+  cmd->add_flag("--fetch-all", o.fetch_all,
+                "remote models: fetch every tensor this command reads (it says how much without it)");
 }
 
 // Model arguments are typed MODEL: --help shows it, and the completions complete model paths there.
@@ -293,7 +295,11 @@ struct CommandRow {
 const std::vector<CommandRow>& command_table() {
   static const std::vector<CommandRow> kCommands = {
       {"info", "what it is: format, files, tensors, parameters, bytes, types",
-       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); }, run_info},
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         add_json(c, o);
+       },
+       run_info},
       {"tensors", "the tensor table",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
@@ -314,13 +320,19 @@ const std::vector<CommandRow>& command_table() {
        },
        run_meta},
       {"check", "validate everything; list every problem as FILE@0xOFFSET: what (Ollama blobs: sizes and sha256)",
-       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); add_fetch_all(c, o); }, run_check},
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         add_json(c, o);
+         add_fetch_all(c, o);
+       },
+       run_check},
       {"dump", "dequantized values (numpy order) [--rows A:B] [--out FILE.npy|FILE.f32]",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
          c->add_option("tensor", o.names, "native or canonical tensor name")->required()->expected(1);
          c->add_option("--rows", o.rows, "row range A:B (rows = all but the innermost dimension)");
-         c->add_option("--out", o.out, "write FILE.npy (NumPy) or raw little-endian f32 to any other name")->type_name("FILE");
+         c->add_option("--out", o.out, "write FILE.npy (NumPy) or raw little-endian f32 to any other name")
+             ->type_name("FILE");
          add_json(c, o);
          add_csv(c, o);
        },
@@ -361,7 +373,12 @@ const std::vector<CommandRow>& command_table() {
        },
        run_stats},
       {"map", "native -> canonical names and roles, and the extracted config with its sources",
-       [](CLI::App* c, CliOptions& o) { add_path(c, o); add_json(c, o); add_csv(c, o); }, run_map},
+       [](CLI::App* c, CliOptions& o) {
+         add_path(c, o);
+         add_json(c, o);
+         add_csv(c, o);
+       },
+       run_map},
       {"diff", "tensor by tensor through canonical names: missing, shape/type changes, value error of A against B",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
@@ -386,9 +403,11 @@ const std::vector<CommandRow>& command_table() {
          c->add_option("--x", o.x, "input: seed:N (normal), ones, or a raw f32 file");
          c->add_option("--y-out", o.y_out, "write every output y (run order) as raw f32")->type_name("FILE");
          c->add_option("--ref", o.ref, "compare with the same canonical tensor of this model")->type_name("MODEL");
-         c->add_option("--repeat", o.run.options.repeat, "timed repeats (after one warm-up)")->check(CLI::Range(1, 100000));
+         c->add_option("--repeat", o.run.options.repeat, "timed repeats (after one warm-up)")
+             ->check(CLI::Range(1, 100000));
          c->add_flag("--x-quant", o.run.options.x_quant,
-                     "also run the ggml-equivalent path (x quantized to q8_0/q8_1/q8_K, integer dots) and show its error beside");
+                     "also run the ggml-equivalent path (x quantized to q8_0/q8_1/q8_K, integer dots) and show its "
+                     "error beside");
          add_json(c, o);
          add_csv(c, o);
          add_fetch_all(c, o);
@@ -397,8 +416,10 @@ const std::vector<CommandRow>& command_table() {
       {"fit", "will it fit: llama.cpp's buffers (weights, KV cache, compute, output) at a context, per device",
        [](CLI::App* c, CliOptions& o) {
          add_path(c, o);
-         c->add_option("--ctx", o.fit_ctx, "context in tokens (default: the model's trained context)")->check(CLI::PositiveNumber);
-         c->add_option("--batch", o.fit_batch, "llama.cpp's -b (n_batch; n_ubatch is min(512, this))")->check(CLI::Range(1u, 1u << 20));
+         c->add_option("--ctx", o.fit_ctx, "context in tokens (default: the model's trained context)")
+             ->check(CLI::PositiveNumber);
+         c->add_option("--batch", o.fit_batch, "llama.cpp's -b (n_batch; n_ubatch is min(512, this))")
+             ->check(CLI::Range(1u, 1u << 20));
          c->add_option("--kv-type", o.kv_type, "KV cache type: f16, bf16, f32, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1");
          c->add_option("--gpu-mem", o.gpu_mem, "GiB of each GPU, e.g. 24 or 24,12: the layer split");
          add_json(c, o);
@@ -476,7 +497,7 @@ std::optional<std::string> misspelt_command(const std::vector<std::string>& args
   return std::nullopt;
 }
 
-}  // namespace
+}   // namespace
 
 // The parser's check and the help (and so the man page and the completions) take them from here.
 std::vector<std::string> backend_choices() {
@@ -499,7 +520,8 @@ int run_cli(int argc, char** argv) {
   for (const std::string& line : wrap_words(kViewNote, 100)) footer += (footer.empty() ? "" : "\n") + line;
   app.footer(footer);
   CliOptions options;
-  app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)")->type_name("MODEL");
+  app.add_option("path", options.path, "model to open (the interactive view; batch `info` when not a terminal)")
+      ->type_name("MODEL");
   app.add_flag("--no-color", options.no_color, "no colours (also NO_COLOR)");
   app.add_option("--ref", options.view_ref, "a second model to compare with (the Diff pane; batch: `diff PATH REF`)")
       ->type_name("MODEL");
@@ -587,4 +609,4 @@ int run_cli(int argc, char** argv) {
   return run_info(options);
 }
 
-}  // namespace akview
+}   // namespace akview

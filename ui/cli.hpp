@@ -17,4 +17,4 @@ int run_cli(int argc, char** argv);
 // compute's backend table from its last row to its first (the reference last).
 std::vector<std::string> backend_choices();
 
-}  // namespace akview
+}   // namespace akview

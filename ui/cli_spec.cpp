@@ -75,13 +75,15 @@ std::vector<CliArg> describe_args(const CLI::App& app) {
   std::vector<CliArg> args;
   // Positionals first, in the order they are taken; hidden options (no group) are left out.
   for (const CLI::Option* opt : app.get_options([](const CLI::Option* o) { return !o->get_group().empty(); }))
-    if (opt->get_positional() && opt->get_snames().empty() && opt->get_lnames().empty()) args.push_back(describe_option(*opt));
+    if (opt->get_positional() && opt->get_snames().empty() && opt->get_lnames().empty())
+      args.push_back(describe_option(*opt));
   for (const CLI::Option* opt : app.get_options([](const CLI::Option* o) { return !o->get_group().empty(); }))
-    if (!(opt->get_positional() && opt->get_snames().empty() && opt->get_lnames().empty())) args.push_back(describe_option(*opt));
+    if (!(opt->get_positional() && opt->get_snames().empty() && opt->get_lnames().empty()))
+      args.push_back(describe_option(*opt));
   return args;
 }
 
-}  // namespace
+}   // namespace
 
 CliSpec describe_cli(const CLI::App& app, std::string summary, std::string usage, std::string view_note) {
   CliSpec spec;
@@ -95,4 +97,4 @@ CliSpec describe_cli(const CLI::App& app, std::string summary, std::string usage
   return spec;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -22,7 +22,8 @@ std::string roff(std::string_view text) {
     if (c < 0x80) {
       if (c == '\\') out += "\\e";
       else if (c == '-') out += "\\-";
-      else if ((c == '.' || c == '\'') && (out.empty() || out.back() == '\n')) out += "\\&" + std::string(1, static_cast<char>(c));
+      else if ((c == '.' || c == '\'') && (out.empty() || out.back() == '\n'))
+        out += "\\&" + std::string(1, static_cast<char>(c));
       else out += static_cast<char>(c);
       ++k;
       continue;
@@ -72,7 +73,7 @@ void write_items(std::string& out, const std::vector<CliArg>& args, bool with_he
   }
 }
 
-}  // namespace
+}   // namespace
 
 std::string man_page(const CliSpec& spec, const std::string& version) {
   std::string out;
@@ -86,8 +87,9 @@ std::string man_page(const CliSpec& spec, const std::string& version) {
   out += fmt::format("{} [{}] [{}]\n.br\n", bold(spec.program), italic("OPTIONS"), italic("PATH"));
   out += fmt::format("{} {} [{}] ...\n", bold(spec.program), italic("COMMAND"), italic("OPTIONS"));
   out += ".SH DESCRIPTION\n" + roff(spec.view_note) + "\n";
-  out += ".PP\nEvery command takes a model: a file or a folder (SafeTensors, MLX, GGUF, an Ollama store, "
-         "a PyTorch checkpoint), or an Ollama name:tag. Files are opened read\\-only and never modified.\n";
+  out +=
+      ".PP\nEvery command takes a model: a file or a folder (SafeTensors, MLX, GGUF, an Ollama store, "
+      "a PyTorch checkpoint), or an Ollama name:tag. Files are opened read\\-only and never modified.\n";
   out += ".SH OPTIONS\n";
   write_items(out, spec.options, true);
   out += ".SH COMMANDS\n";
@@ -107,16 +109,20 @@ std::string man_page(const CliSpec& spec, const std::string& version) {
     for (int32_t k : b.keys) keys += (keys.empty() ? "" : ", ") + bold(tui::key_label(k));
     out += fmt::format(".TP\n{}\n{}\n", keys, roff(b.help));
   }
-  out += ".SH EXIT STATUS\n"
-         ".TP\n0\nsuccess\n"
-         ".TP\n1\nthe input is bad or unsupported, a check failed, or the path cannot be opened\n"
-         ".TP\n2\nusage error (unknown command or option, bad regex, bad sort column)\n"
-         ".TP\n130\nthe interactive view was ended by Ctrl\\-C (128 + the signal; 143 for SIGTERM)\n";
-  out += ".SH ENVIRONMENT\n"
-         ".TP\n\\fBNO_COLOR\\fR\nset and not empty: no colours (as \\fB\\-\\-no\\-color\\fR)\n"
-         ".TP\n\\fBOLLAMA_MODELS\\fR\nthe Ollama store that name:tag and \\fBakview\\fR alone read (else ~/.ollama/models)\n"
-         ".TP\n\\fBHF_HOME\\fR\nthe Hugging Face cache \\fBakview\\fR alone lists ($HF_HOME/hub, else ~/.cache/huggingface/hub)\n";
+  out +=
+      ".SH EXIT STATUS\n"
+      ".TP\n0\nsuccess\n"
+      ".TP\n1\nthe input is bad or unsupported, a check failed, or the path cannot be opened\n"
+      ".TP\n2\nusage error (unknown command or option, bad regex, bad sort column)\n"
+      ".TP\n130\nthe interactive view was ended by Ctrl\\-C (128 + the signal; 143 for SIGTERM)\n";
+  out +=
+      ".SH ENVIRONMENT\n"
+      ".TP\n\\fBNO_COLOR\\fR\nset and not empty: no colours (as \\fB\\-\\-no\\-color\\fR)\n"
+      ".TP\n\\fBOLLAMA_MODELS\\fR\nthe Ollama store that name:tag and \\fBakview\\fR alone read (else "
+      "~/.ollama/models)\n"
+      ".TP\n\\fBHF_HOME\\fR\nthe Hugging Face cache \\fBakview\\fR alone lists ($HF_HOME/hub, else "
+      "~/.cache/huggingface/hub)\n";
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

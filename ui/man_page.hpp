@@ -11,4 +11,4 @@ namespace akview {
 
 std::string man_page(const CliSpec& spec, const std::string& version);
 
-}  // namespace akview
+}   // namespace akview

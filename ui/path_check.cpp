@@ -23,4 +23,4 @@ Status check_path_to_view(const std::string& path) {
   return Status::ok_status();
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -15,4 +15,4 @@ namespace akview {
 // recognised but broken passes: the view shows its error and its bytes.
 Status check_path_to_view(const std::string& path);
 
-}  // namespace akview
+}   // namespace akview

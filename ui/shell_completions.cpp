@@ -107,8 +107,8 @@ std::string bash_script(const CliSpec& spec) {
         if (a.takes_value) vopts.push_back(f);
       }
     }
-    return fmt::format("    {}) opts=\"{}\"; vopts=\" {} \"; models=\" {} \" ;;\n", label, join(opts, " "), join(vopts, " "),
-                       join(model_positions, " "));
+    return fmt::format("    {}) opts=\"{}\"; vopts=\" {} \"; models=\" {} \" ;;\n", label, join(opts, " "),
+                       join(vopts, " "), join(model_positions, " "));
   };
   out += block("\"\"", spec.options);
   for (const CliCommand& c : spec.commands) out += block(c.name, c.args);
@@ -122,9 +122,13 @@ std::string bash_script(const CliSpec& spec) {
       if (a.positional || !a.takes_value) continue;
       std::string action;
       switch (completes(a)) {
-        case Completes::words: action = fmt::format("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", join(a.choices, " ")); break;
+        case Completes::words:
+          action = fmt::format("COMPREPLY=($(compgen -W \"{}\" -- \"$cur\"))", join(a.choices, " "));
+          break;
         case Completes::models: action = fmt::format("_{}_models \"$cur\"", spec.program); break;
-        case Completes::files: action = "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))"; break;
+        case Completes::files:
+          action = "compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\"))";
+          break;
         case Completes::nothing: action = ":"; break;
       }
       for (const std::string& f : a.flags) s += fmt::format("    \"{} {}\") {}; return ;;\n", cmd, f, action);
@@ -221,8 +225,7 @@ std::string zsh_script(const CliSpec& spec) {
       "  _{0}_commands=(\n",
       spec.program, exts, kOllamaLibrary);
   out += "    " + single_quoted("help:the commands and options (as --help)") + "\n";
-  for (const CliCommand& c : spec.commands)
-    out += "    " + single_quoted(c.name + ":" + c.help) + "\n";
+  for (const CliCommand& c : spec.commands) out += "    " + single_quoted(c.name + ":" + c.help) + "\n";
   out += "  )\n";
   out += fmt::format(
       "  if (( CURRENT > 2 )) && (( ${{_{0}_commands[(I){1}]}} )); then\n"
@@ -231,14 +234,15 @@ std::string zsh_script(const CliSpec& spec) {
       "    (( CURRENT-- ))\n"
       "    case $cmd in\n",
       spec.program, "${(q)words[2]}:*");
-  for (const CliCommand& c : spec.commands) out += fmt::format("      {})\n        _arguments -s :{} ;;\n", c.name, zsh_specs(spec, c.args));
+  for (const CliCommand& c : spec.commands)
+    out += fmt::format("      {})\n        _arguments -s :{} ;;\n", c.name, zsh_specs(spec, c.args));
   out += "    esac\n    return\n  fi\n";
   // The top level: its options, and a first word that is a command or a model.
   std::vector<CliArg> top;
   for (const CliArg& a : spec.options)
     if (!a.positional) top.push_back(a);
-  out += fmt::format("  _arguments -s :{} \\\n    '1: :_{}_first'\n}}\n\n_{} \"$@\"\n", zsh_specs(spec, top), spec.program,
-                     spec.program);
+  out += fmt::format("  _arguments -s :{} \\\n    '1: :_{}_first'\n}}\n\n_{} \"$@\"\n", zsh_specs(spec, top),
+                     spec.program, spec.program);
   return out;
 }
 
@@ -260,7 +264,8 @@ std::string fish_script(const CliSpec& spec) {
       "complete -c {0} -n $__{0}_top -a help -d {3}\n",
       spec.program, kOllamaLibrary, commands, single_quoted("the commands and options (as --help)", true));
   for (const CliCommand& c : spec.commands)
-    out += fmt::format("complete -c {} -n $__{}_top -a {} -d {}\n", spec.program, spec.program, c.name, single_quoted(c.help, true));
+    out += fmt::format("complete -c {} -n $__{}_top -a {} -d {}\n", spec.program, spec.program, c.name,
+                       single_quoted(c.help, true));
   out += fmt::format("complete -c {0} -n $__{0}_top -a '(__{0}_ollama_names)' -d 'Ollama model'\n", spec.program);
 
   auto options = [&](const std::string& condition, const std::vector<CliArg>& args) {
@@ -268,10 +273,12 @@ std::string fish_script(const CliSpec& spec) {
     for (const CliArg& a : args) {
       if (a.positional) {
         if (a.model_path && !condition.empty())
-          s += fmt::format("complete -c {0} -n {1} -a '(__{0}_ollama_names)' -d 'Ollama model'\n", spec.program, condition);
+          s += fmt::format("complete -c {0} -n {1} -a '(__{0}_ollama_names)' -d 'Ollama model'\n", spec.program,
+                           condition);
         continue;
       }
-      std::string line = fmt::format("complete -c {} -n {}", spec.program, condition.empty() ? "$__" + spec.program + "_top" : condition);
+      std::string line = fmt::format("complete -c {} -n {}", spec.program,
+                                     condition.empty() ? "$__" + spec.program + "_top" : condition);
       for (const std::string& f : a.flags) line += f.rfind("--", 0) == 0 ? " -l " + f.substr(2) : " -s " + f.substr(1);
       if (a.takes_value) {
         switch (completes(a)) {
@@ -291,7 +298,7 @@ std::string fish_script(const CliSpec& spec) {
   return out;
 }
 
-}  // namespace
+}   // namespace
 
 std::string completion_script(const CliSpec& spec, std::string_view shell) {
   if (shell == "bash") return bash_script(spec);
@@ -300,4 +307,4 @@ std::string completion_script(const CliSpec& spec, std::string_view shell) {
   return "";
 }
 
-}  // namespace akview
+}   // namespace akview

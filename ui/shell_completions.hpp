@@ -14,4 +14,4 @@ namespace akview {
 // "" for a shell other than bash, zsh and fish.
 std::string completion_script(const CliSpec& spec, std::string_view shell);
 
-}  // namespace akview
+}   // namespace akview

@@ -19,7 +19,7 @@ ClMem host_buffer(const ClTarget& target, const uint8_t* p, uint64_t bytes, cl_m
   return ClMem(target.api, target.api->CreateBuffer(target.context, flags, static_cast<size_t>(bytes), host, &err));
 }
 
-}  // namespace
+}   // namespace
 
 Result<ChunkPlan> plan_chunks(const TensorView& view, uint64_t max_alloc_bytes) {
   ChunkPlan p;
@@ -55,4 +55,4 @@ Result<Chunk> make_chunk(const ClTarget& target, const TensorView& view, const C
   return out;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -55,4 +55,4 @@ struct Chunk {
 Result<Chunk> make_chunk(const ClTarget& target, const TensorView& view, const ClKernelRow& row, const ChunkPlan& plan,
                          int64_t r0, int64_t rows, cl_mem_flags mode);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -16,7 +16,7 @@ bool is_gpu(const OpenClApi& api, cl_device_id d) {
 
 Error unavailable(std::string message) { return make_error(ErrorCode::unsupported, "", kNoOffset, std::move(message)); }
 
-}  // namespace
+}   // namespace
 
 std::vector<cl_device_id> all_devices(const OpenClApi& api) {
   std::vector<cl_device_id> out;
@@ -61,10 +61,9 @@ Status check_device_index(const OpenClApi& api, int index) {
   const auto devices = all_devices(api);
   if (index >= 0 && static_cast<size_t>(index) < devices.size()) return {};
   return make_error(ErrorCode::usage, "", kNoOffset,
-                    devices.empty()
-                        ? fmt::format("opencl: no device {}: no OpenCL device found", index)
-                        : fmt::format("opencl: no device {}: {} device(s) found, valid indices 0..{}", index,
-                                      devices.size(), devices.size() - 1));
+                    devices.empty() ? fmt::format("opencl: no device {}: no OpenCL device found", index)
+                                    : fmt::format("opencl: no device {}: {} device(s) found, valid indices 0..{}",
+                                                  index, devices.size(), devices.size() - 1));
 }
 
 bool chooses_gpu(const OpenClApi& api, int requested) {
@@ -75,4 +74,4 @@ bool chooses_gpu(const OpenClApi& api, int requested) {
   return std::any_of(devices.begin(), devices.end(), gpu);
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -30,4 +30,4 @@ Status check_device_index(const OpenClApi& api, int index);
 // the program would cost every `auto` run on a machine whose only device is PoCL's CPU.
 bool chooses_gpu(const OpenClApi& api, int requested);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -65,4 +65,4 @@ Result<std::vector<OpenClPlatform>> list_platforms(const OpenClApi& api, int use
   return out;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -42,4 +42,4 @@ OpenClDevice describe_device(const OpenClApi& api, cl_device_id d);
 // platform can be listed; a platform whose devices cannot be listed says so in its `error`.
 Result<std::vector<OpenClPlatform>> list_platforms(const OpenClApi& api, int used_index);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

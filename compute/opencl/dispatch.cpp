@@ -80,4 +80,4 @@ Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const C
   return {};
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

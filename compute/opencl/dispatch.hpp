@@ -12,4 +12,4 @@ namespace akview::compute {
 Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const ClKernelRow& row, const TensorView& view,
                        const Resident* kept, const float* x, float* y);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -15,4 +15,4 @@ struct KernelSource {
 // Every .cl file, sorted by name; common.cl holds the helpers the others use.
 std::span<const KernelSource> opencl_kernel_sources();
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -19,4 +19,4 @@ const ClKernelRow* find_cl_kernel(const TensorView& view) {
   return nullptr;
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

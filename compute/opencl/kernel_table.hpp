@@ -21,13 +21,20 @@ struct ClKernelRow {
 };
 
 inline constexpr std::array kClKernels = {
-    ClKernelRow{TypeId::f32, "mv_f32"},       ClKernelRow{TypeId::f16, "mv_f16"},
-    ClKernelRow{TypeId::bf16, "mv_bf16"},     ClKernelRow{TypeId::q4_0, "mv_q4_0"},
-    ClKernelRow{TypeId::q4_1, "mv_q4_1"},     ClKernelRow{TypeId::q5_0, "mv_q5_0"},
-    ClKernelRow{TypeId::q5_1, "mv_q5_1"},     ClKernelRow{TypeId::q8_0, "mv_q8_0"},
-    ClKernelRow{TypeId::iq4_nl, "mv_iq4_nl"}, ClKernelRow{TypeId::q2_k, "mv_q2_k"},
-    ClKernelRow{TypeId::q3_k, "mv_q3_k"},     ClKernelRow{TypeId::q4_k, "mv_q4_k"},
-    ClKernelRow{TypeId::q5_k, "mv_q5_k"},     ClKernelRow{TypeId::q6_k, "mv_q6_k"},
+    ClKernelRow{TypeId::f32, "mv_f32"},
+    ClKernelRow{TypeId::f16, "mv_f16"},
+    ClKernelRow{TypeId::bf16, "mv_bf16"},
+    ClKernelRow{TypeId::q4_0, "mv_q4_0"},
+    ClKernelRow{TypeId::q4_1, "mv_q4_1"},
+    ClKernelRow{TypeId::q5_0, "mv_q5_0"},
+    ClKernelRow{TypeId::q5_1, "mv_q5_1"},
+    ClKernelRow{TypeId::q8_0, "mv_q8_0"},
+    ClKernelRow{TypeId::iq4_nl, "mv_iq4_nl"},
+    ClKernelRow{TypeId::q2_k, "mv_q2_k"},
+    ClKernelRow{TypeId::q3_k, "mv_q3_k"},
+    ClKernelRow{TypeId::q4_k, "mv_q4_k"},
+    ClKernelRow{TypeId::q5_k, "mv_q5_k"},
+    ClKernelRow{TypeId::q6_k, "mv_q6_k"},
     ClKernelRow{TypeId::iq4_xs, "mv_iq4_xs"},
     ClKernelRow{TypeId::mlx_affine, "mv_affine", ArgLayout::affine},
     ClKernelRow{TypeId::ollama_int4, "mv_affine", ArgLayout::affine},
@@ -44,4 +51,4 @@ const ClKernelRow* find_cl_kernel(const TensorView& view);
 // Scalar companion types as the kernels number them (common.cl ld_scalar); -1 for any other.
 int cl_scalar_code(TypeId t);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -76,7 +76,7 @@ constexpr std::array kClErrors = {
     ClErrorName{-1001, "CL_PLATFORM_NOT_FOUND_KHR"},
 };
 
-}  // namespace
+}   // namespace
 
 Result<const OpenClApi*> opencl_api() {
   static const Result<OpenClApi> loaded = load();
@@ -95,4 +95,4 @@ Error cl_call_error(std::string_view what, cl_int code) {
                     fmt::format("opencl: {} failed: {}", what, cl_error_name(code)));
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -44,4 +44,4 @@ std::string cl_error_name(cl_int code);
 // A call the OpenCL runtime refused: "opencl: WHAT failed: CL_... (-n)", unsupported.
 Error cl_call_error(std::string_view what, cl_int code);
 
-}  // namespace akview::compute
+}   // namespace akview::compute

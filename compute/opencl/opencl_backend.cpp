@@ -155,15 +155,15 @@ class OpenClBackend final : public Backend {
 
   mutable std::mutex init_mutex_;   // guards initialised_ and the state initialise() fills
   mutable bool initialised_ = false;
-  int requested_ = -1;               // select_opencl_device's index (-1: automatic)
+  int requested_ = -1;   // select_opencl_device's index (-1: automatic)
   int used_index_ = -1;
   mutable std::mutex mutex_;
   const OpenClApi* api_ = nullptr;
-  Status state_;                     // why the backend is unavailable, once initialised
+  Status state_;   // why the backend is unavailable, once initialised
   OpenClDevice device_;
   uint64_t max_alloc_ = 0;
   std::unique_ptr<ClProgram> program_;
-  ResidencyCache resident_;          // weights kept on the device (mutex_)
+  ResidencyCache resident_;   // weights kept on the device (mutex_)
 };
 
 OpenClBackend& instance() {
@@ -171,7 +171,7 @@ OpenClBackend& instance() {
   return b;
 }
 
-}  // namespace
+}   // namespace
 
 Backend& opencl_backend() { return instance(); }
 uint64_t opencl_upload_count() { return instance().upload_count(); }
@@ -189,4 +189,4 @@ Result<std::vector<OpenClPlatform>> opencl_enumerate() {
   return list_platforms(**api, instance().used_index());
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -14,7 +14,7 @@ namespace {
 
 Error build_error(std::string message) { return make_error(ErrorCode::unsupported, "", kNoOffset, std::move(message)); }
 
-}  // namespace
+}   // namespace
 
 ClProgram::~ClProgram() {
   for (auto& k : kernels_)
@@ -59,4 +59,4 @@ Result<std::unique_ptr<ClProgram>> ClProgram::build(const OpenClApi& api, cl_dev
   return {std::move(p)};
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

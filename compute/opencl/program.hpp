@@ -34,4 +34,4 @@ class ClProgram {
   std::array<cl_kernel, kClKernels.size()> kernels_{};
 };
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -22,8 +22,8 @@ void ResidencyCache::clear() { entries_.clear(); }
 Result<ResidencyCache::Kept> ResidencyCache::find_or_upload(const ClTarget& target, const TensorView& view,
                                                             const ClKernelRow& row) {
   if (view.source_id == 0) return Kept{};
-  const Key key{view.source_id, view.data.data(), view.data.size(), view.scales.data(), view.scales.size(),
-                view.biases.data(), view.biases.size()};
+  const Key key{view.source_id,     view.data.data(),   view.data.size(),  view.scales.data(),
+                view.scales.size(), view.biases.data(), view.biases.size()};
   if (auto it = entries_.find(key); it != entries_.end()) {
     it->second.last_use = ++use_clock_;
     return Kept{&it->second, false};
@@ -51,4 +51,4 @@ Result<ResidencyCache::Kept> ResidencyCache::find_or_upload(const ClTarget& targ
   return Kept{&entries_.emplace(key, std::move(r)).first->second, true};
 }
 
-}  // namespace akview::compute
+}   // namespace akview::compute

@@ -35,9 +35,9 @@ class ResidencyCache {
   };
   Result<Kept> find_or_upload(const ClTarget& target, const TensorView& view, const ClKernelRow& row);
 
-  uint64_t bytes() const;                                   // kept now
-  uint64_t upload_count() const { return uploads_.load(); } // since the process started
-  void clear();                                             // drops every entry (the context is going)
+  uint64_t bytes() const;                                     // kept now
+  uint64_t upload_count() const { return uploads_.load(); }   // since the process started
+  void clear();                                               // drops every entry (the context is going)
 
  private:
   using Key = std::tuple<uint64_t, const uint8_t*, size_t, const uint8_t*, size_t, const uint8_t*, size_t>;
@@ -47,4 +47,4 @@ class ResidencyCache {
   std::atomic<uint64_t> uploads_{0};
 };
 
-}  // namespace akview::compute
+}   // namespace akview::compute

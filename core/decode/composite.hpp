@@ -151,4 +151,4 @@ void fp_rows(const TensorView& v, int64_t row_begin, int64_t row_end, float* out
   }
 }
 
-}  // namespace akview::decode::composite
+}   // namespace akview::decode::composite

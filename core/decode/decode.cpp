@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "core/checked.hpp"
-#include "core/fault_guard.hpp"
 #include "core/decode/decode_table.hpp"
+#include "core/fault_guard.hpp"
 
 namespace akview {
 namespace {
@@ -25,7 +25,8 @@ Status validate_composite(const TensorView& v, const decode::CompositeRule& rule
     return view_error(ErrorCode::bad_shape, v, fmt::format("group size {} is not supported", v.group_size));
   const uint64_t cols = static_cast<uint64_t>(v.n_cols);
   if (cols % v.group_size != 0)
-    return view_error(ErrorCode::bad_shape, v, fmt::format("row of {} elements is not a multiple of the group size {}", cols, v.group_size));
+    return view_error(ErrorCode::bad_shape, v,
+                      fmt::format("row of {} elements is not a multiple of the group size {}", cols, v.group_size));
   const auto row_bits = checked_mul(cols, v.bits);
   if (!row_bits || v.row_bytes != *row_bits / 8)
     return view_error(ErrorCode::size_mismatch, v, "packed row bytes disagree with bits x columns");
@@ -35,19 +36,22 @@ Status validate_composite(const TensorView& v, const decode::CompositeRule& rule
       return view_error(ErrorCode::unsupported, v, "affine scales and biases must be f16, bf16 or f32");
     const uint64_t scale_bytes = groups * type_info(v.scales_type).block_bytes;
     const uint64_t bias_bytes = groups * type_info(v.biases_type).block_bytes;
-    if (v.scales.size() < scale_bytes) return view_error(ErrorCode::size_mismatch, v, "scales do not hold one value per group");
-    if (v.biases.size() < bias_bytes) return view_error(ErrorCode::size_mismatch, v, "biases do not hold one value per group");
+    if (v.scales.size() < scale_bytes)
+      return view_error(ErrorCode::size_mismatch, v, "scales do not hold one value per group");
+    if (v.biases.size() < bias_bytes)
+      return view_error(ErrorCode::size_mismatch, v, "biases do not hold one value per group");
   } else {
     if (type_info(v.scales_type).block_bytes != 1 || type_info(v.scales_type).block_elems != 1)
       return view_error(ErrorCode::unsupported, v, "fp-mode scales must be one byte each");
-    if (v.scales.size() < groups) return view_error(ErrorCode::size_mismatch, v, "scales do not hold one byte per group");
+    if (v.scales.size() < groups)
+      return view_error(ErrorCode::size_mismatch, v, "scales do not hold one byte per group");
   }
   if (!v.global_scale.empty() && v.global_scale.size() != 4 && v.global_scale.size() != 4 * rows)
     return view_error(ErrorCode::size_mismatch, v, "global scale is neither one f32 nor one f32 per row");
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 bool can_decode(TypeId type) {
   if (static_cast<size_t>(type) >= static_cast<size_t>(TypeId::count_)) return false;
@@ -70,15 +74,17 @@ Status validate_view(const TensorView& v) {
     AKV_TRY(validate_composite(v, decode::decoder_row(v.type).composite, rows));
   } else {
     if (cols % info.block_elems != 0)
-      return view_error(ErrorCode::bad_shape, v,
-                        fmt::format("row of {} elements is not a multiple of the {}-element block", cols, info.block_elems));
+      return view_error(
+          ErrorCode::bad_shape, v,
+          fmt::format("row of {} elements is not a multiple of the {}-element block", cols, info.block_elems));
     if (v.row_bytes != cols / info.block_elems * info.block_bytes)
       return view_error(ErrorCode::size_mismatch, v, "row bytes disagree with columns x type");
   }
   const auto need = checked_mul(rows, v.row_bytes);
   if (!need) return view_error(ErrorCode::overflow, v, "byte size overflows");
   if (v.data.size() < *need)
-    return view_error(ErrorCode::out_of_bounds, v, fmt::format("data holds {} bytes, {} rows need {}", v.data.size(), rows, *need));
+    return view_error(ErrorCode::out_of_bounds, v,
+                      fmt::format("data holds {} bytes, {} rows need {}", v.data.size(), rows, *need));
   return {};
 }
 
@@ -96,4 +102,4 @@ Status decode_rows(const TensorView& view, int64_t row_begin, int64_t row_end, f
   return guard_reads([&] { decode(view, row_begin, row_end, out); });
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -27,4 +27,4 @@ Status validate_view(const TensorView& view);
 // safe to call on any thread, each call guards its own reads.
 Status decode_rows(const TensorView& view, int64_t row_begin, int64_t row_end, float* out);
 
-}  // namespace akview
+}   // namespace akview

@@ -42,7 +42,7 @@ float elem_e5m2fnuz(const uint8_t* p) { return fp::e5m2fnuz_to_f32(p[0]); }
 float elem_c64(const uint8_t* p) { return fp::load_f32(p); }
 float elem_c128(const uint8_t* p) { return static_cast<float>(fp::load_f64(p)); }
 
-}  // namespace
+}   // namespace
 
 // F32: a byte copy (bit-exact, NaN payloads kept).
 void decode_f32(const TensorView& v, int64_t b, int64_t e, float* out) {
@@ -94,8 +94,12 @@ void decode_bool(const TensorView& v, int64_t b, int64_t e, float* o) { decode_e
 void decode_f8_e4m3(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_e4m3>(v, b, e, o); }
 void decode_f8_e5m2(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_e5m2>(v, b, e, o); }
 void decode_f8_e8m0(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_e8m0>(v, b, e, o); }
-void decode_f8_e4m3fnuz(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_e4m3fnuz>(v, b, e, o); }
-void decode_f8_e5m2fnuz(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<1, elem_e5m2fnuz>(v, b, e, o); }
+void decode_f8_e4m3fnuz(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_elements<1, elem_e4m3fnuz>(v, b, e, o);
+}
+void decode_f8_e5m2fnuz(const TensorView& v, int64_t b, int64_t e, float* o) {
+  decode_elements<1, elem_e5m2fnuz>(v, b, e, o);
+}
 void decode_c64(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<8, elem_c64>(v, b, e, o); }
 void decode_c128(const TensorView& v, int64_t b, int64_t e, float* o) { decode_elements<16, elem_c128>(v, b, e, o); }
 
@@ -119,7 +123,7 @@ void f6_e3m2_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint32_t w = b[0] | (static_cast<uint32_t>(b[1]) << 8) | (static_cast<uint32_t>(b[2]) << 16);
   for (int k = 0; k < 4; ++k) y[k] = fp::e3m2_to_f32(static_cast<uint8_t>((w >> (6 * k)) & 0x3F));
 }
-}  // namespace
+}   // namespace
 
 void decode_f4(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::f4, f4_block>(v, b, e, o);
@@ -131,4 +135,4 @@ void decode_f6_e3m2(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::f6_e3m2, f6_e3m2_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -33,7 +33,7 @@ void nvfp4_block(const uint8_t* __restrict b, float* __restrict y) {
   }
 }
 
-}  // namespace
+}   // namespace
 
 void decode_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::mxfp4, mxfp4_block>(v, b, e, o);
@@ -42,4 +42,4 @@ void decode_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::nvfp4, nvfp4_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -17,7 +17,9 @@ using iq::kIq4nlValues;
 
 // -1.0f or 1.0f by the bit's value, without a branch (random sign bits mispredict half the time; a
 // multiply by this factor is ggml's own step, so even a NaN keeps its bits).
-inline float sign_of(uint8_t signs, int j) { return fp::bits_f32(0x3F800000u | (static_cast<uint32_t>((signs >> j) & 1) << 31)); }
+inline float sign_of(uint8_t signs, int j) {
+  return fp::bits_f32(0x3F800000u | (static_cast<uint32_t>((signs >> j) & 1) << 31));
+}
 
 // IQ2_XXS (256, 66 bytes)
 //   +0 f16 d | +2 u16 qs[32]: per 32-element sub-block ib, 8 bytes = aux0 (4 grid indices, 1 byte each)
@@ -167,15 +169,15 @@ void iq1_m_block(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* qh = b + 32;
   uint16_t sc[4];
   for (int k = 0; k < 4; ++k) sc[k] = load_u16(b + 48 + 2 * k);
-  const uint16_t dbits = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
+  const uint16_t dbits =
+      static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
   const float d = f16_to_f32(dbits);
   for (int ib = 0; ib < 8; ++ib) {
     const float dl1 = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 0)) & 7) + 1);
     const float dl2 = d * static_cast<float>(2 * ((sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7) + 1);
-    const uint32_t idx[4] = {qs[0] | ((static_cast<uint32_t>(qh[0]) << 8) & 0x700u),
-                             qs[1] | ((static_cast<uint32_t>(qh[0]) << 4) & 0x700u),
-                             qs[2] | ((static_cast<uint32_t>(qh[1]) << 8) & 0x700u),
-                             qs[3] | ((static_cast<uint32_t>(qh[1]) << 4) & 0x700u)};
+    const uint32_t idx[4] = {
+        qs[0] | ((static_cast<uint32_t>(qh[0]) << 8) & 0x700u), qs[1] | ((static_cast<uint32_t>(qh[0]) << 4) & 0x700u),
+        qs[2] | ((static_cast<uint32_t>(qh[1]) << 8) & 0x700u), qs[3] | ((static_cast<uint32_t>(qh[1]) << 4) & 0x700u)};
     const float delta[4] = {(qh[0] & 0x08) ? -kIq1Delta : kIq1Delta, (qh[0] & 0x80) ? -kIq1Delta : kIq1Delta,
                             (qh[1] & 0x08) ? -kIq1Delta : kIq1Delta, (qh[1] & 0x80) ? -kIq1Delta : kIq1Delta};
     for (int l = 0; l < 4; ++l) {
@@ -220,7 +222,7 @@ void iq4_xs_block(const uint8_t* __restrict b, float* __restrict y) {
   }
 }
 
-}  // namespace
+}   // namespace
 
 void decode_iq2_xxs(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::iq2_xxs, iq2_xxs_block>(v, b, e, o);
@@ -250,4 +252,4 @@ void decode_iq4_xs(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::iq4_xs, iq4_xs_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -99,8 +99,7 @@ void q5_k_block(const uint8_t* __restrict b, float* __restrict y) {
     kquant_scale_min(2 * c + 1, scales, &sc, &mn);
     const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(mn);
     const int lo_bit = 2 * c, hi_bit = 2 * c + 1;
-    for (int l = 0; l < 32; ++l)
-      y[l] = d1 * static_cast<float>((ql[l] & 0xF) + (((qh[l] >> lo_bit) & 1) << 4)) - m1;
+    for (int l = 0; l < 32; ++l) y[l] = d1 * static_cast<float>((ql[l] & 0xF) + (((qh[l] >> lo_bit) & 1) << 4)) - m1;
     for (int l = 0; l < 32; ++l)
       y[l + 32] = d2 * static_cast<float>((ql[l] >> 4) + (((qh[l] >> hi_bit) & 1) << 4)) - m2;
     y += 64;
@@ -182,10 +181,13 @@ void q6_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
       const __m128i l0 = simd::load16(ql + 16 * half), l1 = simd::load16(ql + 32 + 16 * half);
       const __m128i h = simd::load16(qh + 16 * half);
       // 6-bit codes minus 32 (fit int8): low nibble | high bit pair k moved to bits 4-5
-      const __m128i q1 = _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l0), _mm_and_si128(_mm_slli_epi16(h, 4), m30)), k32);
-      const __m128i q2 = _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l1), _mm_and_si128(_mm_slli_epi16(h, 2), m30)), k32);
+      const __m128i q1 =
+          _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l0), _mm_and_si128(_mm_slli_epi16(h, 4), m30)), k32);
+      const __m128i q2 =
+          _mm_sub_epi8(_mm_or_si128(simd::low_nibbles(l1), _mm_and_si128(_mm_slli_epi16(h, 2), m30)), k32);
       const __m128i q3 = _mm_sub_epi8(_mm_or_si128(simd::high_nibbles(l0), _mm_and_si128(h, m30)), k32);
-      const __m128i q4 = _mm_sub_epi8(_mm_or_si128(simd::high_nibbles(l1), _mm_and_si128(_mm_srli_epi16(h, 2), m30)), k32);
+      const __m128i q4 =
+          _mm_sub_epi8(_mm_or_si128(simd::high_nibbles(l1), _mm_and_si128(_mm_srli_epi16(h, 2), m30)), k32);
       float* out = y + 16 * half;
       simd::mul_i8x16(q1, dl[0], out);
       simd::mul_i8x16(q2, dl[1], out + 32);
@@ -204,7 +206,7 @@ constexpr BlockKernelPair kVectorKernels[] = {
 };
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const BlockKernelPair> kquant_vector_kernels() {
 #if defined(AKVIEW_DECODE_AVX2)
@@ -234,4 +236,4 @@ void decode_q8_k(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::q8_k, q8_k_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

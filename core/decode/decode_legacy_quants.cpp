@@ -101,8 +101,8 @@ void q2_0_block(const uint8_t* __restrict b, float* __restrict y) {
 void q4_0_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
   const float d = simd::f16(b);
   const __m128i q = simd::load16(b + 2), eight = _mm_set1_epi8(8);
-  simd::mul_i8x16(_mm_sub_epi8(simd::low_nibbles(q), eight), d, y);        // elements 0..15
-  simd::mul_i8x16(_mm_sub_epi8(simd::high_nibbles(q), eight), d, y + 16);  // elements 16..31
+  simd::mul_i8x16(_mm_sub_epi8(simd::low_nibbles(q), eight), d, y);         // elements 0..15
+  simd::mul_i8x16(_mm_sub_epi8(simd::high_nibbles(q), eight), d, y + 16);   // elements 16..31
 }
 void q8_0_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
   const float d = simd::f16(b);
@@ -115,7 +115,7 @@ constexpr BlockKernelPair kVectorKernels[] = {
 };
 #endif
 
-}  // namespace
+}   // namespace
 
 std::span<const BlockKernelPair> legacy_vector_kernels() {
 #if defined(AKVIEW_DECODE_AVX2)
@@ -151,4 +151,4 @@ void decode_q2_0(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::q2_0, q2_0_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

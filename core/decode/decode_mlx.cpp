@@ -21,8 +21,14 @@ std::span<const AffineKernelPair> affine_vector_kernels() {
 }
 
 void decode_mlx_affine(const TensorView& v, int64_t b, int64_t e, float* o) { composite::affine_rows(v, b, e, o); }
-void decode_mlx_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::mxfp4>(v, b, e, o, true); }
-void decode_mlx_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::nvfp4>(v, b, e, o, true); }
-void decode_mlx_mxfp8(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::mxfp8>(v, b, e, o, true); }
+void decode_mlx_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::mxfp4>(v, b, e, o, true);
+}
+void decode_mlx_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::nvfp4>(v, b, e, o, true);
+}
+void decode_mlx_mxfp8(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::mxfp8>(v, b, e, o, true);
+}
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -10,8 +10,14 @@ namespace akview::decode {
 using composite::FpMode;
 
 void decode_ollama_affine(const TensorView& v, int64_t b, int64_t e, float* o) { composite::affine_rows(v, b, e, o); }
-void decode_ollama_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::nvfp4>(v, b, e, o, false); }
-void decode_ollama_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::mxfp4>(v, b, e, o, false); }
-void decode_ollama_mxfp8(const TensorView& v, int64_t b, int64_t e, float* o) { composite::fp_rows<FpMode::mxfp8>(v, b, e, o, false); }
+void decode_ollama_nvfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::nvfp4>(v, b, e, o, false);
+}
+void decode_ollama_mxfp4(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::mxfp4>(v, b, e, o, false);
+}
+void decode_ollama_mxfp8(const TensorView& v, int64_t b, int64_t e, float* o) {
+  composite::fp_rows<FpMode::mxfp8>(v, b, e, o, false);
+}
 
-}  // namespace akview::decode
+}   // namespace akview::decode

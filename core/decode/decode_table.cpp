@@ -94,8 +94,8 @@ constexpr bool rows_in_order() {
 }
 static_assert(rows_in_order(), "kDecoders rows must follow the TypeId order");
 
-}  // namespace
+}   // namespace
 
 const DecoderRow& decoder_row(TypeId type) { return kDecoders[static_cast<size_t>(type)]; }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -38,7 +38,7 @@ void tq2_0_block(const uint8_t* __restrict b, float* __restrict y) {
       for (int m = 0; m < 32; ++m) *y++ = static_cast<float>(((b[j + m] >> (2 * l)) & 3) - 1) * d;
 }
 
-}  // namespace
+}   // namespace
 
 void decode_tq1_0(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::tq1_0, tq1_0_block>(v, b, e, o);
@@ -47,4 +47,4 @@ void decode_tq2_0(const TensorView& v, int64_t b, int64_t e, float* o) {
   decode_type_rows<TypeId::tq2_0, tq2_0_block>(v, b, e, o);
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

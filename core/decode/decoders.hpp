@@ -105,4 +105,4 @@ void decode_ollama_nvfp4(const TensorView&, int64_t, int64_t, float*);
 void decode_ollama_mxfp4(const TensorView&, int64_t, int64_t, float*);
 void decode_ollama_mxfp8(const TensorView&, int64_t, int64_t, float*);
 
-}  // namespace akview::decode
+}   // namespace akview::decode

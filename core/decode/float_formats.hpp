@@ -53,8 +53,8 @@ inline float ue4m3_half_to_f32(uint8_t x) {
   if (x == 0 || x == 0x7F) return 0.0f;
   const uint32_t exp = (x >> 3) & 0xF, man = x & 7;
   // exp==0: man * 2^-9 * 0.5; else (1 + man/8) * 2^(exp-7) * 0.5 = (8 + man) * 2^(exp-11)
-  const float raw = exp == 0 ? static_cast<float>(man) * 0x1p-10f
-                             : static_cast<float>(8 + man) * bits_f32((exp - 11 + 127) << 23);
+  const float raw =
+      exp == 0 ? static_cast<float>(man) * 0x1p-10f : static_cast<float>(8 + man) * bits_f32((exp - 11 + 127) << 23);
   return raw;
 }
 
@@ -67,7 +67,8 @@ inline float minifloat_to_f32(uint32_t code, int bias = (1 << (E - 1)) - 1) {
   const uint32_t man = code & ((1u << M) - 1);
   // value = (exp ? 2^M + man : man) * 2^(max(exp,1) - bias - M); exact in float32.
   const int e = (exp == 0 ? 1 : static_cast<int>(exp)) - bias - M;
-  const float mag = static_cast<float>(exp == 0 ? man : (1u << M) + man) * bits_f32(static_cast<uint32_t>(e + 127) << 23);
+  const float mag =
+      static_cast<float>(exp == 0 ? man : (1u << M) + man) * bits_f32(static_cast<uint32_t>(e + 127) << 23);
   return sign ? -mag : mag;
 }
 inline float e2m1_to_f32(uint8_t c) { return minifloat_to_f32<2, 1>(c & 0xF); }
@@ -93,4 +94,4 @@ inline float e5m2fnuz_to_f32(uint8_t c) {
   return minifloat_to_f32<5, 2>(c, 16);
 }
 
-}  // namespace akview::fp
+}   // namespace akview::fp

@@ -11,4 +11,4 @@ namespace akview {
 
 uint32_t group_cols(const TensorView& view);
 
-}  // namespace akview
+}   // namespace akview

@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 
 #include "core/decode/decode.hpp"
-#include "core/decode/group_cols.hpp"
-#include "core/fault_guard.hpp"
 #include "core/decode/float_formats.hpp"
+#include "core/decode/group_cols.hpp"
 #include "core/decode/kquant_scales.hpp"
+#include "core/fault_guard.hpp"
 
 namespace akview {
 namespace {
@@ -39,8 +39,8 @@ enum class Saturation : uint8_t { code_range, fp4_magnitude, fp8_magnitude, none
 
 struct GroupSpec {
   TypeId type;
-  uint32_t group_elems;     // elements per group (composite: 0, from the view)
-  uint32_t levels_total;    // 0: lattice codebook
+  uint32_t group_elems;    // elements per group (composite: 0, from the view)
+  uint32_t levels_total;   // 0: lattice codebook
   Saturation saturation;
   GroupExtractor extract;   // nullptr: composite (handled by the stream reader)
 };
@@ -101,7 +101,7 @@ void g_q2_k(const uint8_t* b, int g, uint16_t* c, GroupParams* p) {
   const float d = f16_to_f32(load_u16(b + 80)), dmin = f16_to_f32(load_u16(b + 82));
   const uint8_t sc = b[g];
   *p = {d * static_cast<float>(sc & 0xF), -(dmin * static_cast<float>(sc >> 4)), true, d, dmin,
-        static_cast<uint8_t>(sc & 0xF), static_cast<uint8_t>(sc >> 4)};
+        static_cast<uint8_t>(sc & 0xF),   static_cast<uint8_t>(sc >> 4)};
   const int n = g / 8, shift = 2 * ((g % 8) / 2), half = g % 2;
   for (int l = 0; l < 16; ++l) c[l] = (b[16 + 32 * n + 16 * half + l] >> shift) & 3;
 }
@@ -208,7 +208,8 @@ void g_lattice(const uint8_t* b, int, uint16_t*, GroupParams* p) {
 void g_iq1_m(const uint8_t* b, int, uint16_t*, GroupParams* p) {
   uint16_t sc[4];
   for (int k = 0; k < 4; ++k) sc[k] = load_u16(b + 48 + 2 * k);
-  const float d = f16_to_f32(static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0xF0) | ((sc[2] >> 4) & 0xF00) | (sc[3] & 0xF000)));
+  const float d = f16_to_f32(
+      static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0xF0) | ((sc[2] >> 4) & 0xF00) | (sc[3] & 0xF000)));
   *p = {d, 0.0f, true, d, 0.0f, 0, 0};
 }
 
@@ -316,7 +317,7 @@ float affine_param(TypeId type, std::span<const uint8_t> bytes, size_t index) {
   return f16_to_f32(load_u16(bytes.data() + 2 * index));
 }
 
-}  // namespace
+}   // namespace
 
 bool has_groups(TypeId type) { return find_spec(type) != nullptr; }
 
@@ -348,8 +349,10 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
   // The row's bytes (and its scales and biases) are copied out of the mapping under the SIGBUS guard
   // first (core/fault_guard.hpp), so the field extraction below reads only memory akview owns.
   const size_t scale_row_bytes = composite ? groups_per_row * type_info(v.scales_type).block_bytes : 0;
-  const size_t bias_row_bytes = composite && !v.biases.empty() ? groups_per_row * type_info(v.biases_type).block_bytes : 0;
-  std::vector<uint8_t> row_copy(static_cast<size_t>(v.row_bytes)), scales_copy(scale_row_bytes), biases_copy(bias_row_bytes);
+  const size_t bias_row_bytes =
+      composite && !v.biases.empty() ? groups_per_row * type_info(v.biases_type).block_bytes : 0;
+  std::vector<uint8_t> row_copy(static_cast<size_t>(v.row_bytes)), scales_copy(scale_row_bytes),
+      biases_copy(bias_row_bytes);
   for (int64_t r = row_begin; r < row_end; ++r) {
     AKV_TRY(decode_rows(v, r, r + 1, values.data()));
     const size_t ru = static_cast<size_t>(r);
@@ -373,7 +376,8 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
         const uint8_t* p8 = row + g * group_elems * v.bits / 8;
         for (uint32_t j = 0; j < group_elems; ++j) {   // LSB-first bit stream within the row
           const size_t bit = static_cast<size_t>(j) * v.bits;
-          const uint32_t two = p8[bit / 8] | (bit / 8 + 1 < static_cast<size_t>(group_elems) * v.bits / 8 ? p8[bit / 8 + 1] << 8 : 0);
+          const uint32_t two =
+              p8[bit / 8] | (bit / 8 + 1 < static_cast<size_t>(group_elems) * v.bits / 8 ? p8[bit / 8 + 1] << 8 : 0);
           codes[j] = static_cast<uint16_t>((two >> (bit % 8)) & ((1u << v.bits) - 1));
         }
         if (spec->saturation == S::code_range) {
@@ -381,7 +385,8 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
           p.bias = affine_param(v.biases_type, biases_copy, g);
         } else {
           const uint8_t s = scales_copy[g];
-          const bool e8m0 = v.type == T::mlx_mxfp4 || v.type == T::mlx_mxfp8 || v.type == T::ollama_mxfp4 || v.type == T::ollama_mxfp8;
+          const bool e8m0 = v.type == T::mlx_mxfp4 || v.type == T::mlx_mxfp8 || v.type == T::ollama_mxfp4 ||
+                            v.type == T::ollama_mxfp8;
           p.scale = e8m0 ? fp::e8m0_to_f32(s) : fp::e4m3_mlx_to_f32(s);
         }
       }
@@ -399,4 +404,4 @@ Result<std::vector<QuantGroup>> list_groups(const TensorView& v, int64_t row_beg
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

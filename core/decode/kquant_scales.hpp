@@ -30,4 +30,4 @@ inline void q3_k_unpack_scales(const uint8_t* sc, int8_t* out) {
   }
 }
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -28,7 +28,8 @@ Status write_rows(const std::string& path, int64_t n_cols_signed, const RowSourc
   if (!header.empty() && std::fwrite(header.data(), 1, header.size(), f.get()) != header.size())
     return make_error(ErrorCode::io, path, kNoOffset, "write failed");
   const size_t n_cols = static_cast<size_t>(n_cols_signed);
-  const int64_t rows_per_block = n_cols == 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / n_cols));
+  const int64_t rows_per_block =
+      n_cols == 0 ? 1 : std::max<int64_t>(1, static_cast<int64_t>((size_t{1} << 20) / n_cols));
   std::vector<float> buf(static_cast<size_t>(std::min(rows_per_block, std::max<int64_t>(r1 - r0, 1))) * n_cols);
   for (int64_t r = r0; r < r1; r += rows_per_block) {
     if (opt.cancel && opt.cancel->load()) return make_error(ErrorCode::io, path, kNoOffset, "cancelled");
@@ -52,7 +53,7 @@ Result<std::pair<int64_t, int64_t>> dump_range(int64_t n_rows, const DumpOptions
   return std::pair{o.row_begin, r1};
 }
 
-}  // namespace
+}   // namespace
 
 std::string npy_header_f32(std::span<const int64_t> shape) {
   std::string dims;
@@ -104,4 +105,4 @@ Status write_raw_f32(const std::string& path, const TensorView& v, const DumpOpt
   return write_raw_f32(path, v.n_rows, v.n_cols, view_rows(v), o);
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -18,7 +18,7 @@ std::string npy_header_f32(std::span<const int64_t> shape);
 
 struct DumpOptions {
   int64_t row_begin = 0;
-  int64_t row_end = -1;          // -1: all rows
+  int64_t row_end = -1;   // -1: all rows
   std::function<void(double)> progress;
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -37,4 +37,4 @@ Status write_npy(const std::string& path, int64_t n_rows, int64_t n_cols, const 
 Status write_raw_f32(const std::string& path, int64_t n_rows, int64_t n_cols, const RowSource& rows,
                      const DumpOptions& options = {});
 
-}  // namespace akview
+}   // namespace akview

@@ -37,9 +37,9 @@ struct AffineKernelPair {
 };
 
 // Empty spans when the build has no vector kernels.
-std::span<const BlockKernelPair> legacy_vector_kernels();   // decode_legacy_quants.cpp
-std::span<const BlockKernelPair> kquant_vector_kernels();   // decode_kquants.cpp
-std::span<const AffineKernelPair> affine_vector_kernels();  // decode_mlx.cpp
+std::span<const BlockKernelPair> legacy_vector_kernels();    // decode_legacy_quants.cpp
+std::span<const BlockKernelPair> kquant_vector_kernels();    // decode_kquants.cpp
+std::span<const AffineKernelPair> affine_vector_kernels();   // decode_mlx.cpp
 
 #if defined(AKVIEW_DECODE_AVX2)
 namespace simd {
@@ -90,7 +90,7 @@ inline void muladd_u8x16(__m128i q, float s, float b, float* y) {
 }
 #endif
 
-}  // namespace simd
+}   // namespace simd
 #endif
 
-}  // namespace akview::decode
+}   // namespace akview::decode

@@ -22,7 +22,7 @@
 namespace akview {
 namespace {
 
-typedef float V8 __attribute__((vector_size(32)));     // GCC/Clang lower these to the target's SIMD
+typedef float V8 __attribute__((vector_size(32)));   // GCC/Clang lower these to the target's SIMD
 typedef int32_t I8 __attribute__((vector_size(32)));
 typedef double D8 __attribute__((vector_size(64)));
 
@@ -71,8 +71,8 @@ struct Worker {
   float lo = INFINITY, hi = -INFINITY;
   uint64_t nan = 0, pos_inf = 0, neg_inf = 0, zeros = 0;
   std::array<uint64_t, kLogBins> log{};
-  std::vector<TopItem> heap;       // std heap under ranks_before: front() is the worst kept
-  std::vector<uint64_t> hist;      // kCopies copies of the linear histogram (pass 2)
+  std::vector<TopItem> heap;          // std heap under ranks_before: front() is the worst kept
+  std::vector<uint64_t> hist;         // kCopies copies of the linear histogram (pass 2)
   uint32_t exponents[kCopies][256];   // per-chunk biased-exponent counts
 };
 
@@ -280,7 +280,7 @@ void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binnin
   }
 }
 
-}  // namespace
+}   // namespace
 
 Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) {
   AKV_TRY(validate_view(v));
@@ -296,7 +296,8 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   }
   const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>(opt.block_elems / n_cols));
   const size_t n_chunks = static_cast<size_t>((v.n_rows + rows_per_chunk - 1) / rows_per_chunk);
-  const int n_threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(opt.threads > 0 ? opt.threads : machine_threads()), n_chunks));
+  const int n_threads = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(opt.threads > 0 ? opt.threads : machine_threads()), n_chunks));
   const size_t top_k = static_cast<size_t>(std::max(0, opt.top_k));
   const double pass_weight = two_pass ? 0.5 : 1.0;
 
@@ -335,7 +336,8 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         const float* x = decode_chunk(chunk, w);
         if (x == nullptr) return false;
         const auto [r0, r1] = rows_of(chunk);
-        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k, w, chunks[chunk]);
+        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k, w,
+                   chunks[chunk]);
         chunks[chunk].done = true;
         return true;
       },
@@ -433,4 +435,4 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   return s;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -14,8 +14,8 @@
 namespace akview {
 
 struct StatsOptions {
-  int histogram_bins = 64;             // linear bins over [min, max] of the finite values (0: none)
-  int top_k = 16;                      // outliers by |x| kept
+  int histogram_bins = 64;                // linear bins over [min, max] of the finite values (0: none)
+  int top_k = 16;                         // outliers by |x| kept
   size_t block_elems = size_t{1} << 16;   // values a chunk decodes at once (rounded to whole rows, at least
                                           // one): 256 KiB of floats, which stay in a core's L2 while scanned
   int threads = 0;                        // threads that decode and scan (0: all the machine has)
@@ -32,23 +32,23 @@ struct Outlier {
 // Log-scale |x| histogram: bin k counts finite nonzero |x| in [2^(kLogMinExp + k), 2^(kLogMinExp + k + 1));
 // values below the range go to bin 0 and above to the last bin; zeros are counted apart.
 inline constexpr int kLogMinExp = -40;
-inline constexpr int kLogBins = 56;    // 2^-40 .. 2^16
+inline constexpr int kLogBins = 56;   // 2^-40 .. 2^16
 
 struct TensorStats {
-  uint64_t count = 0;          // elements visited
+  uint64_t count = 0;   // elements visited
   uint64_t finite = 0;
-  uint64_t zeros = 0;          // +0 and -0
+  uint64_t zeros = 0;   // +0 and -0
   uint64_t nan = 0;
   uint64_t pos_inf = 0;
   uint64_t neg_inf = 0;
-  double min = 0, max = 0;     // over finite values (0 when none)
-  double mean = 0, std = 0;    // population std over finite values
+  double min = 0, max = 0;    // over finite values (0 when none)
+  double mean = 0, std = 0;   // population std over finite values
   double abs_mean = 0;
-  std::vector<uint64_t> histogram;     // histogram_bins counts over [hist_lo, hist_hi]
+  std::vector<uint64_t> histogram;   // histogram_bins counts over [hist_lo, hist_hi]
   double hist_lo = 0, hist_hi = 0;
   std::vector<uint64_t> log_abs_histogram;   // kLogBins counts, see kLogMinExp
-  std::vector<Outlier> top;    // largest |x| first
-  int64_t rows_done = 0;       // rows of the chunks finished before a cancellation (== n_rows when complete)
+  std::vector<Outlier> top;                  // largest |x| first
+  int64_t rows_done = 0;   // rows of the chunks finished before a cancellation (== n_rows when complete)
   bool cancelled = false;
 };
 
@@ -66,4 +66,4 @@ struct TensorStats {
 // of the exact std (tests/decode/stats_fast_test.cpp).
 Result<TensorStats> compute_stats(const TensorView& view, const StatsOptions& options = {});
 
-}  // namespace akview
+}   // namespace akview

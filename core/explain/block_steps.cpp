@@ -29,36 +29,40 @@ void BlockSteps::add(std::string label, std::string formula, std::vector<double>
 float BlockSteps::f16(std::string_view name, size_t offset) {
   const uint16_t h = fp::load_u16(b_ + offset);
   const float v = fp::f16_to_f32(h);
-  add(fmt::format("{} (f16)", name), fmt::format("bytes {} {} = 0x{:04x} -> {}", hex_bytes(b_ + offset, 2), at(offset), h, num(v)),
-      {v});
+  add(fmt::format("{} (f16)", name),
+      fmt::format("bytes {} {} = 0x{:04x} -> {}", hex_bytes(b_ + offset, 2), at(offset), h, num(v)), {v});
   return v;
 }
 
 float BlockSteps::f32(std::string_view name, size_t offset) {
   const float v = fp::load_f32(b_ + offset);
   add(fmt::format("{} (f32)", name),
-      fmt::format("bytes {} {} = 0x{:08x} -> {}", hex_bytes(b_ + offset, 4), at(offset), fp::load_u32(b_ + offset), num(v)), {v});
+      fmt::format("bytes {} {} = 0x{:08x} -> {}", hex_bytes(b_ + offset, 4), at(offset), fp::load_u32(b_ + offset),
+                  num(v)),
+      {v});
   return v;
 }
 
 uint32_t BlockSteps::u32(std::string_view name, size_t offset, std::string_view meaning) {
   const uint32_t w = fp::load_u32(b_ + offset);
-  add(fmt::format("{} (u32)", name), fmt::format("bytes {} {} = 0x{:08x}: {}", hex_bytes(b_ + offset, 4), at(offset), w, meaning),
+  add(fmt::format("{} (u32)", name),
+      fmt::format("bytes {} {} = 0x{:08x}: {}", hex_bytes(b_ + offset, 4), at(offset), w, meaning),
       {static_cast<double>(w)});
   return w;
 }
 
 uint16_t BlockSteps::u16(std::string_view name, size_t offset, std::string_view meaning) {
   const uint16_t w = fp::load_u16(b_ + offset);
-  add(fmt::format("{} (u16)", name), fmt::format("bytes {} {} = 0x{:04x}: {}", hex_bytes(b_ + offset, 2), at(offset), w, meaning),
+  add(fmt::format("{} (u16)", name),
+      fmt::format("bytes {} {} = 0x{:04x}: {}", hex_bytes(b_ + offset, 2), at(offset), w, meaning),
       {static_cast<double>(w)});
   return w;
 }
 
 void BlockSteps::raw(std::string_view name, size_t offset, size_t n, std::string_view meaning) {
   std::vector<double> values(b_ + offset, b_ + offset + n);
-  add(fmt::format("{} ({} bytes)", name, n), fmt::format("bytes {} {}: {}", hex_bytes(b_ + offset, n), at(offset), meaning),
-      std::move(values));
+  add(fmt::format("{} ({} bytes)", name, n),
+      fmt::format("bytes {} {}: {}", hex_bytes(b_ + offset, n), at(offset), meaning), std::move(values));
 }
 
 void BlockSteps::codes(std::string_view label, std::string meaning, std::span<const int> codes) {
@@ -69,4 +73,4 @@ void BlockSteps::formula(std::string_view general, std::string worked) {
   add("formula", fmt::format("{}; column {}: {}", general, e_.col, worked));
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

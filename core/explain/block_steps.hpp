@@ -85,7 +85,7 @@ void explain_tq2_0(BlockSteps&, float*);
 void explain_mxfp4(BlockSteps&, float*);
 void explain_nvfp4(BlockSteps&, float*);
 
-}  // namespace akview::explain
+}   // namespace akview::explain
 
 namespace akview::explain {
 
@@ -94,4 +94,4 @@ namespace akview::explain {
 Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupExplanation& e);
 Status explain_plain(const TensorView& v, const SpanOrigins& origins, GroupExplanation& e);
 
-}  // namespace akview::explain
+}   // namespace akview::explain

@@ -51,10 +51,10 @@ std::string bits_per_weight_text(const TensorView& v) {
     const uint32_t scale_bits = 8 * type_info(v.scales_type).block_bytes;
     const uint32_t bias_bits = v.biases.empty() ? 0 : 8 * type_info(v.biases_type).block_bytes;
     const double bpw = v.bits + static_cast<double>(scale_bits + bias_bits) / v.group_size;
-    return bias_bits ? fmt::format("{} bits per weight: {}-bit codes + a {}-bit scale and a {}-bit bias per {} weights", num(bpw), v.bits,
-                                   scale_bits, bias_bits, v.group_size)
-                     : fmt::format("{} bits per weight: {}-bit codes + an {}-bit scale per {} weights", num(bpw), v.bits, scale_bits,
-                                   v.group_size);
+    return bias_bits ? fmt::format("{} bits per weight: {}-bit codes + a {}-bit scale and a {}-bit bias per {} weights",
+                                   num(bpw), v.bits, scale_bits, bias_bits, v.group_size)
+                     : fmt::format("{} bits per weight: {}-bit codes + an {}-bit scale per {} weights", num(bpw),
+                                   v.bits, scale_bits, v.group_size);
   }
   const double bpw = 8.0 * info.block_bytes / info.block_elems;
   if (info.block_elems == 1) return fmt::format("{} bits per weight", num(bpw));
@@ -73,22 +73,24 @@ Status explain_block(const TensorView& v, const SpanOrigins& origins, GroupExpla
   AKV_TRY(copy_mapped(v.data.subspan(in_data, info.block_bytes), e.bytes.data()));
   const int g = static_cast<int>((static_cast<size_t>(e.col) % info.block_elems) / gcols);
   BlockSteps steps(e, e.bytes.data(), e.bytes_offset, g, static_cast<int>(e.col - e.group_col));
-  steps.add(fmt::format("block {} of row {}", block, e.row),
-            fmt::format("{} bytes @{:#x}; the group is {} {} of {} elements (columns {}..{})", info.block_bytes, e.bytes_offset,
-                        gcols == info.block_elems ? "the whole block," : "sub-block", gcols == info.block_elems ? "" : std::to_string(g),
-                        gcols, e.group_col, e.group_col + gcols - 1));
+  steps.add(
+      fmt::format("block {} of row {}", block, e.row),
+      fmt::format("{} bytes @{:#x}; the group is {} {} of {} elements (columns {}..{})", info.block_bytes,
+                  e.bytes_offset, gcols == info.block_elems ? "the whole block," : "sub-block",
+                  gcols == info.block_elems ? "" : std::to_string(g), gcols, e.group_col, e.group_col + gcols - 1));
   e.values.assign(gcols, 0.0f);
   find_block_explainer(v.type)(steps, e.values.data());
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 Result<GroupExplanation> explain_element(const TensorView& view, int64_t row, int64_t col, const SpanOrigins& origins) {
   AKV_TRY(validate_view(view));
   auto outside = [](std::string_view what, int64_t v, int64_t n) {
-    return make_error(ErrorCode::out_of_bounds, "", kNoOffset,
-                      fmt::format("{} {} is outside the tensor's {}s [0, {})", what, v, what == "row" ? "row" : "column", n));
+    return make_error(
+        ErrorCode::out_of_bounds, "", kNoOffset,
+        fmt::format("{} {} is outside the tensor's {}s [0, {})", what, v, what == "row" ? "row" : "column", n));
   };
   if (row < 0 || row >= view.n_rows) return outside("row", row, view.n_rows);
   if (col < 0 || col >= view.n_cols) return outside("column", col, view.n_cols);
@@ -105,4 +107,4 @@ Result<GroupExplanation> explain_element(const TensorView& view, int64_t row, in
   return e;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -17,28 +17,28 @@
 namespace akview {
 
 struct ExplainStep {
-  std::string label;             // "d (f16)", "6-bit scale and min of sub-block 5", "codes"
-  std::string formula;           // how it is read or computed, with the numbers of this group
-  std::vector<double> values;    // what the step yields (codes, scales, signs, ...); may be empty
+  std::string label;            // "d (f16)", "6-bit scale and min of sub-block 5", "codes"
+  std::string formula;          // how it is read or computed, with the numbers of this group
+  std::vector<double> values;   // what the step yields (codes, scales, signs, ...); may be empty
 };
 
 // A quantization family: what is stored, the formula, bits per weight, where it comes from.
 struct QuantFamily {
-  std::string_view key;          // "kquant", "iq_lattice", "mlx_affine", ...
-  std::string_view title;        // "ggml K-quants"
+  std::string_view key;     // "kquant", "iq_lattice", "mlx_affine", ...
+  std::string_view title;   // "ggml K-quants"
   std::string_view paragraph;
 };
 
 struct GroupExplanation {
-  int64_t row = 0, col = 0;          // the element asked for
-  int64_t group_col = 0;             // first column of its group (the group lies in `row`)
-  uint32_t group_n = 0;              // elements in the group
-  uint64_t bytes_offset = 0;         // where `bytes` start: the data span's origin + offset in it
-  std::vector<uint8_t> bytes;        // the block (ggml) or packed group (MLX / Ollama) holding it
+  int64_t row = 0, col = 0;     // the element asked for
+  int64_t group_col = 0;        // first column of its group (the group lies in `row`)
+  uint32_t group_n = 0;         // elements in the group
+  uint64_t bytes_offset = 0;    // where `bytes` start: the data span's origin + offset in it
+  std::vector<uint8_t> bytes;   // the block (ggml) or packed group (MLX / Ollama) holding it
   std::vector<ExplainStep> steps;
-  std::vector<float> values;         // the group's values, element order (== decode_rows)
+  std::vector<float> values;   // the group's values, element order (== decode_rows)
   const QuantFamily* family = nullptr;
-  std::string bits_per_weight;       // "4.5 bits per weight: 144 bytes per 256 weights"
+  std::string bits_per_weight;   // "4.5 bits per weight: 144 bytes per 256 weights"
 };
 
 // Absolute file offsets of the view's spans, so the steps can name where each byte lives; all 0
@@ -49,9 +49,10 @@ struct SpanOrigins {
 
 // The group of `view` holding element (row, col). Fails on an undecodable type or inconsistent view,
 // and with ErrorCode::out_of_bounds naming the range when row or col lies outside the tensor.
-Result<GroupExplanation> explain_element(const TensorView& view, int64_t row, int64_t col, const SpanOrigins& origins = {});
+Result<GroupExplanation> explain_element(const TensorView& view, int64_t row, int64_t col,
+                                         const SpanOrigins& origins = {});
 
 // The family of `type` (every type has one; plain dtypes are "float" / "integer").
 const QuantFamily& quant_family(TypeId type);
 
-}  // namespace akview
+}   // namespace akview

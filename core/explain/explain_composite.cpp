@@ -19,7 +19,9 @@ bool e8m0_scales(TypeId t) {
   return t == TypeId::mlx_mxfp4 || t == TypeId::mlx_mxfp8 || t == TypeId::ollama_mxfp4 || t == TypeId::ollama_mxfp8;
 }
 bool fp8_codes(TypeId t) { return t == TypeId::mlx_mxfp8 || t == TypeId::ollama_mxfp8; }
-bool is_mlx(TypeId t) { return t == TypeId::mlx_affine || t == TypeId::mlx_mxfp4 || t == TypeId::mlx_nvfp4 || t == TypeId::mlx_mxfp8; }
+bool is_mlx(TypeId t) {
+  return t == TypeId::mlx_affine || t == TypeId::mlx_mxfp4 || t == TypeId::mlx_nvfp4 || t == TypeId::mlx_mxfp8;
+}
 
 void add(GroupExplanation& e, std::string label, std::string formula, std::vector<double> values = {}) {
   e.steps.push_back({std::move(label), std::move(formula), std::move(values)});
@@ -37,7 +39,7 @@ Result<float> affine_param_step(GroupExplanation& e, std::string_view name, Type
   return v;
 }
 
-}  // namespace
+}   // namespace
 
 Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupExplanation& e) {
   const uint32_t gs = v.group_size, bits = v.bits;
@@ -54,12 +56,15 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
   const size_t param_index = static_cast<size_t>(e.row) * n_groups + g;
 
   // The packed bits: one little-endian bit stream per row; element k of the group at bits [k*bits, (k+1)*bits).
-  std::string packing = fmt::format("{} codes of {} bits, least significant bit first: element k = bits [{}k, {}k+{}) of these bytes",
-                                    gs, bits, bits, bits, bits);
+  std::string packing =
+      fmt::format("{} codes of {} bits, least significant bit first: element k = bits [{}k, {}k+{}) of these bytes", gs,
+                  bits, bits, bits, bits);
   if (fp8_codes(v.type)) packing = fmt::format("{} E4M3 codes, one byte each (element k = byte k)", gs);
-  else if (!is_affine(v.type)) packing = fmt::format("{} E2M1 codes, two per byte: element 2k = low nibble of byte k, 2k+1 = high", gs);
-  add(e, "packed weight", fmt::format("bytes {} @{:#x} (row {}, group {}): {}", hex_bytes(e.bytes.data(), group_bytes), e.bytes_offset,
-                                      e.row, g, packing));
+  else if (!is_affine(v.type))
+    packing = fmt::format("{} E2M1 codes, two per byte: element 2k = low nibble of byte k, 2k+1 = high", gs);
+  add(e, "packed weight",
+      fmt::format("bytes {} @{:#x} (row {}, group {}): {}", hex_bytes(e.bytes.data(), group_bytes), e.bytes_offset,
+                  e.row, g, packing));
   if (group_bytes % 4 == 0 && in_data % 4 == 0) {
     std::vector<double> words;
     std::string text;
@@ -69,8 +74,9 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
       if (w < 8) text += fmt::format("{}0x{:08x}", w ? " " : "", word);
     }
     if (group_bytes / 4 > 8) text += " …";
-    add(e, "as U32 words", fmt::format("{} (the uint32 tensor's words {}..{} of row {})", text, g * group_bytes / 4,
-                                       (g + 1) * group_bytes / 4 - 1, e.row),
+    add(e, "as U32 words",
+        fmt::format("{} (the uint32 tensor's words {}..{} of row {})", text, g * group_bytes / 4,
+                    (g + 1) * group_bytes / 4 - 1, e.row),
         std::move(words));
   }
   std::vector<int> q(gs);
@@ -82,7 +88,8 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
   }
   const size_t jb = static_cast<size_t>(j) * bits;
   add(e, fmt::format("codes ({}-bit)", bits),
-      fmt::format("column {}: bits [{}, {}) = byte {} from bit {} -> {}", e.col, jb, jb + bits, jb / 8, jb % 8, q[static_cast<size_t>(j)]),
+      fmt::format("column {}: bits [{}, {}) = byte {} from bit {} -> {}", e.col, jb, jb + bits, jb / 8, jb % 8,
+                  q[static_cast<size_t>(j)]),
       std::vector<double>(q.begin(), q.end()));
 
   std::vector<float>& y = e.values;
@@ -93,17 +100,19 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
     auto b = affine_param_step(e, "biases", v.biases_type, v.biases, origins.biases, param_index);
     if (!b) return b.error();
     for (uint32_t k = 0; k < gs; ++k) y[k] = *s * static_cast<float>(q[k]) + *b;
-    add(e, "formula", fmt::format("y = scale * q + bias; column {}: {} * {} + {} = {}", e.col, num(*s), q[static_cast<size_t>(j)], num(*b),
-                                  num(y[static_cast<size_t>(j)])));
+    add(e, "formula",
+        fmt::format("y = scale * q + bias; column {}: {} * {} + {} = {}", e.col, num(*s), q[static_cast<size_t>(j)],
+                    num(*b), num(y[static_cast<size_t>(j)])));
   } else {
     uint8_t sb = 0;
     AKV_TRY(copy_mapped(v.scales.subspan(param_index, 1), &sb));
     const float s = e8m0_scales(v.type) ? fp::e8m0_to_f32(sb) : fp::e4m3_mlx_to_f32(sb);
     add(e, e8m0_scales(v.type) ? "scale (E8M0)" : "scale (E4M3)",
-        e8m0_scales(v.type) ? fmt::format("scales[{}] @{:#x} = 0x{:02x} = {}: 2^({} - 127) = {}", param_index, origins.scales + param_index,
-                                          sb, sb, sb, num(s))
-                            : fmt::format("scales[{}] @{:#x} = 0x{:02x}: sign {} exponent {} mantissa {} (bias 7) -> {}", param_index,
-                                          origins.scales + param_index, sb, sb >> 7, (sb >> 3) & 0xF, sb & 7, num(s)),
+        e8m0_scales(v.type)
+            ? fmt::format("scales[{}] @{:#x} = 0x{:02x} = {}: 2^({} - 127) = {}", param_index,
+                          origins.scales + param_index, sb, sb, sb, num(s))
+            : fmt::format("scales[{}] @{:#x} = 0x{:02x}: sign {} exponent {} mantissa {} (bias 7) -> {}", param_index,
+                          origins.scales + param_index, sb, sb >> 7, (sb >> 3) & 0xF, sb & 7, num(s)),
         {static_cast<double>(sb), s});
     std::vector<double> elems;
     for (uint32_t k = 0; k < gs; ++k) {
@@ -113,10 +122,12 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
     }
     const double asked = elems[static_cast<size_t>(j)];
     add(e, fp8_codes(v.type) ? "E4M3 values" : "E2M1 values",
-        fp8_codes(v.type) ? "E4M3(code): sign, 4-bit exponent (bias 7), 3-bit mantissa" : "E2M1(code) = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, ..., -6}",
+        fp8_codes(v.type) ? "E4M3(code): sign, 4-bit exponent (bias 7), 3-bit mantissa"
+                          : "E2M1(code) = {0, .5, 1, 1.5, 2, 3, 4, 6, -0, ..., -6}",
         std::move(elems));
-    add(e, "formula", fmt::format("y = value * scale; column {}: {} * {} = {}", e.col, num(asked), num(s),
-                                  num(y[static_cast<size_t>(j)])));
+    add(e, "formula",
+        fmt::format("y = value * scale; column {}: {} * {} = {}", e.col, num(asked), num(s),
+                    num(y[static_cast<size_t>(j)])));
     if (!v.global_scale.empty()) {
       const size_t at = v.global_scale.size() == 4 ? 0 : 4 * static_cast<size_t>(e.row);
       uint8_t gb[4];
@@ -126,13 +137,14 @@ Status explain_composite(const TensorView& v, const SpanOrigins& origins, GroupE
       if (is_mlx(v.type)) gscale = gscale / (448.0f * 6.0f);
       for (uint32_t k = 0; k < gs; ++k) y[k] = y[k] * gscale;
       add(e, "global scale (f32)",
-          is_mlx(v.type) ? fmt::format("@{:#x} = {}; MLX divides it by 448 * 6: {}; y = y * {}", origins.global_scale + at, num(stored),
-                                       num(gscale), num(gscale))
-                         : fmt::format("@{:#x} = {}, multiplied in as stored: y = y * {}", origins.global_scale + at, num(stored), num(gscale)),
+          is_mlx(v.type) ? fmt::format("@{:#x} = {}; MLX divides it by 448 * 6: {}; y = y * {}",
+                                       origins.global_scale + at, num(stored), num(gscale), num(gscale))
+                         : fmt::format("@{:#x} = {}, multiplied in as stored: y = y * {}", origins.global_scale + at,
+                                       num(stored), num(gscale)),
           {stored, gscale});
     }
   }
   return {};
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

@@ -47,7 +47,7 @@ void signs_step(BlockSteps& s, const Lattice& l, std::string how) {
   s.add("signs", std::move(how), std::vector<double>(l.sign, l.sign + 32));
 }
 
-}  // namespace
+}   // namespace
 
 // IQ2_XXS: per sub-block 8 bytes: 4 one-byte grid indices, then an LE u32 with 4 x 7-bit sign indices
 // and the 4-bit scale in bits 28..31.
@@ -56,11 +56,13 @@ void explain_iq2_xxs(BlockSteps& s, float* y) {
   const float d = s.f16("d (super-block scale)", 0);
   const size_t q = 2 + 8 * static_cast<size_t>(ib);
   s.raw("qs", q, 4, "4 grid indices, one byte per 8 elements: entries of the 256-point iq2xxs grid");
-  const uint32_t aux1 = s.u32("signs and scale", q + 4, "4 x 7-bit sign indices (bits 0..27), 4-bit scale (bits 28..31)");
+  const uint32_t aux1 =
+      s.u32("signs and scale", q + 4, "4 x 7-bit sign indices (bits 0..27), 4-bit scale (bits 28..31)");
   const uint32_t scale = aux1 >> 28;
   const float db = d * (0.5f + static_cast<float>(scale)) * 0.25f;
-  s.add("sub-block scale", fmt::format("s = aux >> 28 = {}; db = d * (0.5 + s) * 0.25 = {} * {} * 0.25 = {}", scale, num(d),
-                                       num(0.5f + static_cast<float>(scale)), num(db)),
+  s.add("sub-block scale",
+        fmt::format("s = aux >> 28 = {}; db = d * (0.5 + s) * 0.25 = {} * {} * 0.25 = {}", scale, num(d),
+                    num(0.5f + static_cast<float>(scale)), num(db)),
         {static_cast<double>(scale), db});
   Lattice l{};
   std::vector<double> idx, sidx, sbytes;
@@ -78,10 +80,12 @@ void explain_iq2_xxs(BlockSteps& s, float* y) {
   }
   lattice_steps(s, l, idx, "one byte each, for elements 8i..8i+7", "iq2xxs_grid", 8);
   s.add("sign indices", "(aux >> 7i) & 127, one per 8 elements", sidx);
-  s.add("sign bytes", "ksigns_iq2xs[sign index]: 7 stored sign bits and an 8th that makes the count of minus signs even", sbytes);
+  s.add("sign bytes",
+        "ksigns_iq2xs[sign index]: 7 stored sign bits and an 8th that makes the count of minus signs even", sbytes);
   signs_step(s, l, "bit j of the sign byte set: element 8i+j is negative");
   for (int k = 0; k < 32; ++k) y[k] = db * static_cast<float>(l.grid[k]) * l.sign[k];
-  s.formula("y = db * grid * sign", fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
+  s.formula("y = db * grid * sign",
+            fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
 }
 
 // IQ2_XS: per 8 elements a u16 = 9-bit grid index | 7-bit sign index << 9; two 4-bit scales per sub-block.
@@ -109,7 +113,8 @@ void explain_iq2_xs(BlockSteps& s, float* y) {
   signs_step(s, l, "bit j of the sign byte set: element 8i+j is negative");
   for (int k = 0; k < 32; ++k) y[k] = (k < 16 ? db0 : db1) * static_cast<float>(l.grid[k]) * l.sign[k];
   const float db = s.j() < 16 ? db0 : db1;
-  s.formula("y = db * grid * sign", fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
+  s.formula("y = db * grid * sign",
+            fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
 }
 
 // IQ2_S: 10-bit grid indices (8 bits in qs, 2 in qh), sign bytes stored whole, two 4-bit scales.
@@ -136,7 +141,8 @@ void explain_iq2_s(BlockSteps& s, float* y) {
   signs_step(s, l, "bit j of sign byte i set: element 8i+j is negative");
   for (int k = 0; k < 32; ++k) y[k] = (k < 16 ? db0 : db1) * static_cast<float>(l.grid[k]) * l.sign[k];
   const float db = s.j() < 16 ? db0 : db1;
-  s.formula("y = db * grid * sign", fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
+  s.formula("y = db * grid * sign",
+            fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
 }
 
 // IQ3_XXS: 8 one-byte indices of 4-element grid points; an LE u32 of 4 x 7-bit sign indices + 4-bit scale.
@@ -146,7 +152,8 @@ void explain_iq3_xxs(BlockSteps& s, float* y) {
   const float d = s.f16("d (super-block scale)", 0);
   const size_t qs = 2 + 8 * static_cast<size_t>(ib);
   s.raw("qs", qs, 8, "8 grid indices, one byte per 4 elements: entries of the 256-point iq3xxs grid");
-  const uint32_t aux = s.u32("signs and scale", 66 + 4 * static_cast<size_t>(ib), "4 x 7-bit sign indices, 4-bit scale in bits 28..31");
+  const uint32_t aux =
+      s.u32("signs and scale", 66 + 4 * static_cast<size_t>(ib), "4 x 7-bit sign indices, 4-bit scale in bits 28..31");
   const uint32_t scale = aux >> 28;
   const float db = d * (0.5f + static_cast<float>(scale)) * 0.5f;
   s.add("sub-block scale", fmt::format("s = aux >> 28 = {}; db = d * (0.5 + s) * 0.5 = {}", scale, num(db)),
@@ -168,7 +175,8 @@ void explain_iq3_xxs(BlockSteps& s, float* y) {
   s.add("sign bytes", "ksigns_iq2xs[(aux >> 7i) & 127], one per 8 elements (8th bit: even parity)", sbytes);
   signs_step(s, l, "bit j of sign byte i set: element 8i+j is negative");
   for (int k = 0; k < 32; ++k) y[k] = db * static_cast<float>(l.grid[k]) * l.sign[k];
-  s.formula("y = db * grid * sign", fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
+  s.formula("y = db * grid * sign",
+            fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
 }
 
 // IQ3_S: 9-bit indices of 4-element grid points (8 bits in qs, the 9th in qh), sign bytes, 4-bit scales.
@@ -180,8 +188,9 @@ void explain_iq3_s(BlockSteps& s, float* y) {
   const int nib = (ib % 2) ? (sc >> 4) : (sc & 0xF);
   const float db = d * static_cast<float>(1 + 2 * nib);
   s.add(fmt::format("scale of sub-block {}", ib),
-        fmt::format("{} nibble of scales[{}] {} = 0x{:02x}: s = {}; db = d * (1 + 2s) = {} * {} = {}", ib % 2 ? "high" : "low",
-                    ib / 2, s.at(106 + static_cast<size_t>(ib / 2)), sc, nib, num(d), 1 + 2 * nib, num(db)),
+        fmt::format("{} nibble of scales[{}] {} = 0x{:02x}: s = {}; db = d * (1 + 2s) = {} * {} = {}",
+                    ib % 2 ? "high" : "low", ib / 2, s.at(106 + static_cast<size_t>(ib / 2)), sc, nib, num(d),
+                    1 + 2 * nib, num(db)),
         {static_cast<double>(nib), db});
   const size_t qs = 2 + 8 * static_cast<size_t>(ib), signs = 74 + 4 * static_cast<size_t>(ib);
   s.raw("qs", qs, 8, "low 8 bits of the 8 grid indices");
@@ -204,7 +213,8 @@ void explain_iq3_s(BlockSteps& s, float* y) {
   lattice_steps(s, l, idx, "qs[i] | (bit i of qh) << 8", "iq3s_grid", 4);
   signs_step(s, l, "bit j of sign byte i set: element 8i+j is negative");
   for (int k = 0; k < 32; ++k) y[k] = db * static_cast<float>(l.grid[k]) * l.sign[k];
-  s.formula("y = db * grid * sign", fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
+  s.formula("y = db * grid * sign",
+            fmt::format("{} * {} * {} = {}", num(db), l.grid[s.j()], num(l.sign[s.j()]), num(y[s.j()])));
 }
 
 namespace {
@@ -221,7 +231,7 @@ void iq1_finish(BlockSteps& s, const int* grid, const float* dl, const float* de
   s.formula("y = dl * (grid + delta)",
             fmt::format("{} * ({} + {}) = {}", num(dl[j / 8]), grid[j], num(delta[j / 8]), num(y[j])));
 }
-}  // namespace
+}   // namespace
 
 // IQ1_S: 11-bit indices into the 2048-point iq1s grid (8 bits in qs, 3 in qh), a 3-bit scale and a
 // delta sign per sub-block in the u16 qh.
@@ -236,7 +246,8 @@ void explain_iq1_s(BlockSteps& s, float* y) {
   const int scale = (qh >> 12) & 7;
   const float dl = d * static_cast<float>(2 * scale + 1);
   const float delta = (qh & 0x8000) ? -kIq1Delta : kIq1Delta;
-  s.add("sub-block scale", fmt::format("s = (qh >> 12) & 7 = {}; dl = d * (2s + 1) = {} * {} = {}", scale, num(d), 2 * scale + 1, num(dl)),
+  s.add("sub-block scale",
+        fmt::format("s = (qh >> 12) & 7 = {}; dl = d * (2s + 1) = {} * {} = {}", scale, num(d), 2 * scale + 1, num(dl)),
         {static_cast<double>(scale), dl});
   int grid[32];
   std::vector<double> idx;
@@ -257,26 +268,32 @@ void explain_iq1_m(BlockSteps& s, float* y) {
   const uint8_t* b = s.b();
   uint16_t sc[4];
   for (int k = 0; k < 4; ++k) sc[k] = fp::load_u16(b + 48 + 2 * k);
-  const uint16_t dbits = static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
+  const uint16_t dbits =
+      static_cast<uint16_t>((sc[0] >> 12) | ((sc[1] >> 8) & 0x00F0) | ((sc[2] >> 4) & 0x0F00) | (sc[3] & 0xF000));
   const float d = fp::f16_to_f32(dbits);
   s.raw("scales", 48, 8, "4 LE u16: 3-bit sub-block scales (4 per word), top nibbles = the f16 super-block scale");
-  s.add("d (f16, from the top nibbles)",
-        fmt::format("sc0 >> 12 | (sc1 >> 8) & 0xF0 | (sc2 >> 4) & 0xF00 | sc3 & 0xF000 = 0x{:04x} -> {}", dbits, num(d)), {d});
+  s.add(
+      "d (f16, from the top nibbles)",
+      fmt::format("sc0 >> 12 | (sc1 >> 8) & 0xF0 | (sc2 >> 4) & 0xF00 | sc3 & 0xF000 = 0x{:04x} -> {}", dbits, num(d)),
+      {d});
   const int s1 = (sc[ib / 2] >> (6 * (ib % 2))) & 7, s2 = (sc[ib / 2] >> (6 * (ib % 2) + 3)) & 7;
   const float dl1 = d * static_cast<float>(2 * s1 + 1), dl2 = d * static_cast<float>(2 * s2 + 1);
   s.add(fmt::format("scales of sub-block {}", ib),
         fmt::format("bits {}..{} and {}..{} of word {}: {} and {}; dl = d * (2s + 1) = {}, {} (elements 0-15, 16-31)",
-                    6 * (ib % 2), 6 * (ib % 2) + 2, 6 * (ib % 2) + 3, 6 * (ib % 2) + 5, ib / 2, s1, s2, num(dl1), num(dl2)),
+                    6 * (ib % 2), 6 * (ib % 2) + 2, 6 * (ib % 2) + 3, 6 * (ib % 2) + 5, ib / 2, s1, s2, num(dl1),
+                    num(dl2)),
         {static_cast<double>(s1), static_cast<double>(s2), dl1, dl2});
   const size_t qs = 4 * static_cast<size_t>(ib), qh = 32 + 2 * static_cast<size_t>(ib);
   s.raw("qs", qs, 4, "low 8 bits of the 4 grid indices");
   s.raw("qh", qh, 2, "per nibble: bits 8-10 of an index (bits 0-2) and its delta sign (bit 3)");
   const uint8_t h0 = b[qh], h1 = b[qh + 1];
-  const uint32_t idx[4] = {b[qs] | ((static_cast<uint32_t>(h0) << 8) & 0x700u), b[qs + 1] | ((static_cast<uint32_t>(h0) << 4) & 0x700u),
-                           b[qs + 2] | ((static_cast<uint32_t>(h1) << 8) & 0x700u), b[qs + 3] | ((static_cast<uint32_t>(h1) << 4) & 0x700u)};
+  const uint32_t idx[4] = {
+      b[qs] | ((static_cast<uint32_t>(h0) << 8) & 0x700u), b[qs + 1] | ((static_cast<uint32_t>(h0) << 4) & 0x700u),
+      b[qs + 2] | ((static_cast<uint32_t>(h1) << 8) & 0x700u), b[qs + 3] | ((static_cast<uint32_t>(h1) << 4) & 0x700u)};
   const float delta[4] = {(h0 & 0x08) ? -kIq1Delta : kIq1Delta, (h0 & 0x80) ? -kIq1Delta : kIq1Delta,
                           (h1 & 0x08) ? -kIq1Delta : kIq1Delta, (h1 & 0x80) ? -kIq1Delta : kIq1Delta};
-  s.add("grid indices", "qs[i] | (3 low bits of qh nibble i) << 8", {idx[0] * 1.0, idx[1] * 1.0, idx[2] * 1.0, idx[3] * 1.0});
+  s.add("grid indices", "qs[i] | (3 low bits of qh nibble i) << 8",
+        {idx[0] * 1.0, idx[1] * 1.0, idx[2] * 1.0, idx[3] * 1.0});
   int grid[32];
   for (int k = 0; k < 4; ++k)
     for (int j = 0; j < 8; ++j) grid[8 * k + j] = static_cast<int8_t>(grid_byte(decode::iq::kIq1sGrid[idx[k]], j));
@@ -291,11 +308,13 @@ void iq4_codes(BlockSteps& s, size_t qs, int* q, std::vector<double>& levels) {
     q[k + 16] = s.b()[qs + k] >> 4;
   }
   s.raw("qs", qs, 16, "32 codes, 4 bits each");
-  s.codes("codes (4-bit, 0..15)", "element k < 16: low nibble of qs[k]; k >= 16: high nibble of qs[k-16]", std::span<const int>(q, 32));
+  s.codes("codes (4-bit, 0..15)", "element k < 16: low nibble of qs[k]; k >= 16: high nibble of qs[k-16]",
+          std::span<const int>(q, 32));
   for (int k = 0; k < 32; ++k) levels.push_back(kIq4nlValues[q[k]]);
-  s.add("levels", "kvalues_iq4nl[code]: {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}", levels);
+  s.add("levels", "kvalues_iq4nl[code]: {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113}",
+        levels);
 }
-}  // namespace
+}   // namespace
 
 void explain_iq4_nl(BlockSteps& s, float* y) {
   const float d = s.f16("d", 0);
@@ -325,4 +344,4 @@ void explain_iq4_xs(BlockSteps& s, float* y) {
   s.formula("y = dl * level", fmt::format("{} * {} = {}", num(dl), kIq4nlValues[q[s.j()]], num(y[s.j()])));
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

@@ -23,7 +23,7 @@ void add_fifth_bits(BlockSteps& s, size_t qh_offset, int* q) {
   for (int k = 0; k < 32; ++k) q[k] |= static_cast<int>((qh >> k) & 1) << 4;
 }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -47,11 +47,12 @@ void nibble_block(BlockSteps& s, float* y) {
   } else {
     constexpr int kCentre = kFiveBit ? 16 : 8;
     for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k] - kCentre) * d;
-    s.formula(fmt::format("y = (q - {}) * d", kCentre), fmt::format("({} - {}) * {} = {}", q[j], kCentre, num(d), num(y[j])));
+    s.formula(fmt::format("y = (q - {}) * d", kCentre),
+              fmt::format("({} - {}) * {} = {}", q[j], kCentre, num(d), num(y[j])));
   }
 }
 
-}  // namespace
+}   // namespace
 
 void explain_q4_0(BlockSteps& s, float* y) { nibble_block<false, false>(s, y); }
 void explain_q4_1(BlockSteps& s, float* y) { nibble_block<false, true>(s, y); }
@@ -62,11 +63,12 @@ namespace {
 void q8_common(BlockSteps& s, size_t qs_offset, float d, float* y) {
   int q[32];
   for (int k = 0; k < 32; ++k) q[k] = static_cast<int8_t>(s.b()[qs_offset + k]);
-  s.codes("codes (int8, -128..127)", fmt::format("element k = byte qs[k] {} read as a signed int8", s.at(qs_offset)), q);
+  s.codes("codes (int8, -128..127)", fmt::format("element k = byte qs[k] {} read as a signed int8", s.at(qs_offset)),
+          q);
   for (int k = 0; k < 32; ++k) y[k] = static_cast<float>(q[k]) * d;
   s.formula("y = q * d", fmt::format("{} * {} = {}", q[s.j()], num(d), num(y[s.j()])));
 }
-}  // namespace
+}   // namespace
 
 void explain_q8_0(BlockSteps& s, float* y) { q8_common(s, 2, s.f16("d", 0), y); }
 
@@ -97,4 +99,4 @@ void explain_q2_0(BlockSteps& s, float* y) {
   s.formula("y = (q - 1) * d", fmt::format("({} - 1) * {} = {}", q[s.j()], num(d), num(y[s.j()])));
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

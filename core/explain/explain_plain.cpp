@@ -40,8 +40,10 @@ constexpr std::array kPlain = {
     PlainRow{T::f8_e4m3fnuz, 4, 3, "FP8 E4M3FNUZ (bias 8, 0x80 is the only NaN, no -0)"},
     PlainRow{T::f8_e5m2fnuz, 5, 2, "FP8 E5M2FNUZ (bias 16, 0x80 is the only NaN, no -0)"},
     PlainRow{T::f4, 0, 0, "two E2M1 values per byte (element 2k: low nibble, assumed): ±{0, .5, 1, 1.5, 2, 3, 4, 6}"},
-    PlainRow{T::f6_e2m3, 0, 0, "four E2M3 values per 3 bytes, a little-endian bit stream (element k at bits 6k..6k+5, assumed)"},
-    PlainRow{T::f6_e3m2, 0, 0, "four E3M2 values per 3 bytes, a little-endian bit stream (element k at bits 6k..6k+5, assumed)"},
+    PlainRow{T::f6_e2m3, 0, 0,
+             "four E2M3 values per 3 bytes, a little-endian bit stream (element k at bits 6k..6k+5, assumed)"},
+    PlainRow{T::f6_e3m2, 0, 0,
+             "four E3M2 values per 3 bytes, a little-endian bit stream (element k at bits 6k..6k+5, assumed)"},
     PlainRow{T::c64, 0, 0, "complex64: two float32, the real part is shown"},
     PlainRow{T::c128, 0, 0, "complex128: two float64, the real part (rounded to float32) is shown"},
 };
@@ -52,7 +54,7 @@ const PlainRow* find_plain(TypeId t) {
   return nullptr;
 }
 
-}  // namespace
+}   // namespace
 
 Status explain_plain(const TensorView& v, const SpanOrigins& origins, GroupExplanation& e) {
   const TypeInfo& info = type_info(v.type);
@@ -74,8 +76,10 @@ Status explain_plain(const TensorView& v, const SpanOrigins& origins, GroupExpla
   e.values.assign(n, 0.0f);
   AKV_TRY(decode_rows(one, 0, 1, e.values.data()));
   const PlainRow* row = find_plain(v.type);
-  e.steps.push_back({fmt::format("element bytes ({})", info.name),
-                     fmt::format("bytes {} @{:#x} (little-endian)", hex_bytes(e.bytes.data(), e.bytes.size()), e.bytes_offset), {}});
+  e.steps.push_back(
+      {fmt::format("element bytes ({})", info.name),
+       fmt::format("bytes {} @{:#x} (little-endian)", hex_bytes(e.bytes.data(), e.bytes.size()), e.bytes_offset),
+       {}});
   if (row && row->exp_bits > 0 && info.block_bytes <= 8) {
     uint64_t raw = 0;
     for (size_t i = 0; i < info.block_bytes; ++i) raw |= static_cast<uint64_t>(e.bytes[i]) << (8 * i);
@@ -84,8 +88,9 @@ Status explain_plain(const TensorView& v, const SpanOrigins& origins, GroupExpla
     const uint64_t man = raw & ((uint64_t{1} << row->man_bits) - 1);
     const uint64_t exp = (raw >> row->man_bits) & ((uint64_t{1} << row->exp_bits) - 1);
     const uint64_t sign = has_sign ? (raw >> (total - 1)) & 1 : 0;
-    e.steps.push_back({"fields", fmt::format("0x{:0{}x}: sign {}, exponent {} ({} bits), mantissa 0x{:x} ({} bits)", raw, total / 4, sign,
-                                             exp, row->exp_bits, man, row->man_bits),
+    e.steps.push_back({"fields",
+                       fmt::format("0x{:0{}x}: sign {}, exponent {} ({} bits), mantissa 0x{:x} ({} bits)", raw,
+                                   total / 4, sign, exp, row->exp_bits, man, row->man_bits),
                        {static_cast<double>(sign), static_cast<double>(exp), static_cast<double>(man)}});
   }
   const float x = e.values[static_cast<size_t>(e.col - e.group_col)];
@@ -93,4 +98,4 @@ Status explain_plain(const TensorView& v, const SpanOrigins& origins, GroupExpla
   return {};
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

@@ -52,7 +52,8 @@ void explain_mxfp4(BlockSteps& s, float* y) {
   const uint8_t e = s.b()[0];
   const float d = fp::e8m0_half_to_f32(e);
   s.add("scale e (E8M0 shared exponent)",
-        fmt::format("byte {:02x} {} = {}: scale 2^(e-127); ggml stores E2M1 doubled, so d = 2^(e-128) = {}", e, s.at(0), e, num(d)),
+        fmt::format("byte {:02x} {} = {}: scale 2^(e-127); ggml stores E2M1 doubled, so d = 2^(e-128) = {}", e, s.at(0),
+                    e, num(d)),
         {static_cast<double>(e), d});
   int q[32];
   for (int k = 0; k < 16; ++k) {
@@ -73,8 +74,9 @@ void explain_nvfp4(BlockSteps& s, float* y) {
   const uint8_t x = s.b()[g];
   const float d = fp::ue4m3_half_to_f32(x);
   s.add(fmt::format("scale of sub-block {} (UE4M3)", g),
-        fmt::format("d[{}] {} = 0x{:02x}: exponent {} mantissa {} (bias 7); ggml halves it for its doubled E2M1 table: d = {}", g,
-                    s.at(static_cast<size_t>(g)), x, (x >> 3) & 0xF, x & 7, num(d)),
+        fmt::format(
+            "d[{}] {} = 0x{:02x}: exponent {} mantissa {} (bias 7); ggml halves it for its doubled E2M1 table: d = {}",
+            g, s.at(static_cast<size_t>(g)), x, (x >> 3) & 0xF, x & 7, num(d)),
         {static_cast<double>(x), d});
   const size_t qs = 4 + 8 * static_cast<size_t>(g);
   int q[16];
@@ -83,9 +85,11 @@ void explain_nvfp4(BlockSteps& s, float* y) {
     q[j + 8] = s.b()[qs + j] >> 4;
   }
   s.raw("qs", qs, 8, "16 E2M1 codes");
-  s.codes("codes (E2M1)", fmt::format("element k < 8: low nibble of qs[{} + k]; k >= 8: high nibble of qs[{} + k - 8]", qs - 4, qs - 4), q);
+  s.codes("codes (E2M1)",
+          fmt::format("element k < 8: low nibble of qs[{} + k]; k >= 8: high nibble of qs[{} + k - 8]", qs - 4, qs - 4),
+          q);
   for (int k = 0; k < 16; ++k) y[k] = static_cast<float>(kFp4Doubled[q[k]]) * d;
   s.formula("y = kvalue * d", fmt::format("{} * {} = {}", kFp4Doubled[q[s.j()]], num(d), num(y[s.j()])));
 }
 
-}  // namespace akview::explain
+}   // namespace akview::explain

@@ -34,4 +34,4 @@ struct ArchRule {
 const ArchRule* find_arch_rule(std::string_view arch);
 std::span<const ArchRule> arch_rules();
 
-}  // namespace akview::fit
+}   // namespace akview::fit

@@ -29,7 +29,8 @@ ComputeEstimate estimate_compute_buffer(const ComputeShape& s) {
       // MLA: the queries with their absorbed latent part, the compressed KV row, the attention output
       {"MLA attention",
        s.mla_heads ? f32 * (2 * s.mla_heads * (s.kv_lora + s.rope_dim) + s.mla_heads * (s.key_mla + s.kv_lora) +
-                            (s.kv_lora + s.rope_dim) + s.q_lora + s.n_embd) + 28
+                            (s.kv_lora + s.rope_dim) + s.q_lora + s.n_embd) +
+                         28
                    : 0},
   }};
   const Stage& peak = *std::max_element(stages.begin(), stages.end(),
@@ -37,9 +38,8 @@ ComputeEstimate estimate_compute_buffer(const ComputeShape& s) {
   const uint64_t mask = s.mask_cells * s.tokens * 2;
   auto bytes = checked_mul(peak.per_token, s.tokens);
   bytes = bytes ? checked_add(*bytes, mask) : std::nullopt;
-  return {bytes.value_or(UINT64_MAX),
-          fmt::format("f16 mask {} cells x {} tokens + {} of {} tokens x {} B", s.mask_cells, s.tokens, peak.name, s.tokens,
-                      peak.per_token)};
+  return {bytes.value_or(UINT64_MAX), fmt::format("f16 mask {} cells x {} tokens + {} of {} tokens x {} B",
+                                                  s.mask_cells, s.tokens, peak.name, s.tokens, peak.per_token)};
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

@@ -134,14 +134,16 @@ Result<FitEstimate> estimate_gguf(const Model& model, const FitQuery& q) {
     if (!a) return std::move(a).error();
     attention = std::move(*a);
   } else {
-    e.missing.push_back(fmt::format("KV cache and compute buffer: llama.cpp's cache for architecture '{}' is not modelled "
-                                    "(known: llama, qwen2/3, qwen3moe, gemma2/3, phi3, deepseek2, ...)",
-                                    e.arch));
+    e.missing.push_back(
+        fmt::format("KV cache and compute buffer: llama.cpp's cache for architecture '{}' is not modelled "
+                    "(known: llama, qwen2/3, qwen3moe, gemma2/3, phi3, deepseek2, ...)",
+                    e.arch));
     if (auto c = meta_u64(model, e.arch + ".context_length")) {
       attention.trained_context = *c;
       attention.context_source = "gguf: " + e.arch + ".context_length";
     }
-    attention.n_layer = static_cast<uint32_t>(std::min<uint64_t>(meta_u64(model, e.arch + ".block_count").value_or(0), 512));
+    attention.n_layer =
+        static_cast<uint32_t>(std::min<uint64_t>(meta_u64(model, e.arch + ".block_count").value_or(0), 512));
   }
   e.trained_context = attention.trained_context;
   e.context = q.context ? q.context : attention.trained_context;
@@ -156,7 +158,8 @@ Result<FitEstimate> estimate_gguf(const Model& model, const FitQuery& q) {
   const Figure vocab = vocab_of(model, e.arch);
   if (vocab.bytes) {
     auto bytes = checked_mul(vocab.bytes, 4);
-    if (!bytes) return make_error(ErrorCode::overflow, file, kNoOffset, "the vocabulary size overflows the logits buffer");
+    if (!bytes)
+      return make_error(ErrorCode::overflow, file, kNoOffset, "the vocabulary size overflows the logits buffer");
     e.output = Figure{*bytes, fmt::format("{} x 4 bytes (one row of f32 logits; {})", vocab.bytes, vocab.source)};
   } else {
     e.missing.push_back("output buffer: needs tokenizer.ggml.tokens or " + e.arch + ".vocab_size");
@@ -178,7 +181,8 @@ Result<FitEstimate> estimate_gguf(const Model& model, const FitQuery& q) {
     e.kv_source = attention.source;
     e.window = attention.window;
     e.window_source = attention.window_source;
-    const ComputeEstimate c = estimate_compute_buffer(compute_shape(model, e.arch, *kv, e.cells, e.ubatch, vocab.bytes));
+    const ComputeEstimate c =
+        estimate_compute_buffer(compute_shape(model, e.arch, *kv, e.cells, e.ubatch, vocab.bytes));
     e.compute = Figure{c.bytes, "estimate: " + c.formula};
   }
 
@@ -202,7 +206,7 @@ Result<FitEstimate> estimate_gguf(const Model& model, const FitQuery& q) {
   return e;
 }
 
-}  // namespace
+}   // namespace
 
 Result<FitEstimate> estimate_fit(const Model& model, const FitQuery& query) {
   if (query.batch == 0 || query.ubatch == 0)
@@ -223,4 +227,4 @@ std::vector<uint64_t> table_contexts(uint64_t trained) {
   return out;
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

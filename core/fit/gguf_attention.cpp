@@ -40,7 +40,7 @@ struct Reader {
 
   // A number or a per-layer array (head counts, sliding-window flags): one value per layer.
   Result<std::optional<std::vector<uint64_t>>> per_layer(std::string_view suffix, uint32_t n_layer, uint64_t min,
-                                                          uint64_t max) const {
+                                                         uint64_t max) const {
     using Out = std::optional<std::vector<uint64_t>>;
     const MetaEntry* e = model.find_meta(key(suffix));
     if (!e) return Out();
@@ -64,7 +64,7 @@ struct Reader {
   }
 };
 
-}  // namespace
+}   // namespace
 
 Result<GgufAttention> read_gguf_attention(const Model& model, const std::string& arch, const ArchRule& rule) {
   Reader r{model, arch};
@@ -173,9 +173,10 @@ Result<GgufAttention> read_gguf_attention(const Model& model, const std::string&
     l.k_head_dim = static_cast<uint32_t>(l.sliding && *k_len_swa ? **k_len_swa : k_dim);
     l.v_head_dim = a.mla ? 0 : static_cast<uint32_t>(l.sliding && *v_len_swa ? **v_len_swa : v_dim);
   }
-  a.source = fmt::format("gguf: {}{}, {}", r.key("attention.head_count_kv"), *kv_heads ? "" : " (absent: head_count)", dim_source);
+  a.source = fmt::format("gguf: {}{}, {}", r.key("attention.head_count_kv"), *kv_heads ? "" : " (absent: head_count)",
+                         dim_source);
   if (a.mla) a.source += ", " + r.key("attention.key_length_mla") + " present (MLA: no V rows)";
   return a;
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

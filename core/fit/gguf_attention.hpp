@@ -29,12 +29,12 @@ struct GgufAttention {
   uint32_t window = 0;
   std::string window_source;
   bool mla = false;
-  std::string source;                  // the keys the layer shapes came from
-  std::vector<std::string> missing;    // keys needed and absent (layers stay empty then)
+  std::string source;                 // the keys the layer shapes came from
+  std::vector<std::string> missing;   // keys needed and absent (layers stay empty then)
 };
 
 // Reads the keys of `arch`. An error for hostile values (zero heads, a head count past 2^16, a
 // context past 2^32 - 1, more layers than llama.cpp allows), naming the key and its offset.
 Result<GgufAttention> read_gguf_attention(const Model& model, const std::string& arch, const ArchRule& rule);
 
-}  // namespace akview::fit
+}   // namespace akview::fit

@@ -25,10 +25,12 @@ Result<uint32_t> padded_cells(uint64_t context, const std::string& file) {
   return static_cast<uint32_t>(*padded);
 }
 
-Result<KvCache> size_kv_cache(const GgufAttention& a, uint32_t cells, uint32_t ubatch, TypeId type, const std::string& file) {
+Result<KvCache> size_kv_cache(const GgufAttention& a, uint32_t cells, uint32_t ubatch, TypeId type,
+                              const std::string& file) {
   KvCache c;
   auto overflow = [&](uint32_t il) {
-    return make_error(ErrorCode::overflow, file, kNoOffset, fmt::format("KV cache of layer {}: the byte count passes 2^64", il));
+    return make_error(ErrorCode::overflow, file, kNoOffset,
+                      fmt::format("KV cache of layer {}: the byte count passes 2^64", il));
   };
   for (uint32_t il = 0; il < a.layers.size(); ++il) {
     const LayerShape& s = a.layers[il];
@@ -54,9 +56,10 @@ Result<KvCache> size_kv_cache(const GgufAttention& a, uint32_t cells, uint32_t u
     auto v_row = v_elems ? row_bytes(type, v_elems) : std::optional<uint64_t>(0);
     if (!k_row || !v_row) {
       const TypeInfo& info = type_info(type);
-      return make_error(ErrorCode::usage, file, kNoOffset,
-                        fmt::format("KV cache type {}: layer {}'s {} row of {} values is not a whole number of its {}-value blocks",
-                                    info.name, il, k_row ? "V" : "K", k_row ? v_elems : k_elems, info.block_elems));
+      return make_error(
+          ErrorCode::usage, file, kNoOffset,
+          fmt::format("KV cache type {}: layer {}'s {} row of {} values is not a whole number of its {}-value blocks",
+                      info.name, il, k_row ? "V" : "K", k_row ? v_elems : k_elems, info.block_elems));
     }
     auto k = checked_mul(*k_row, l.cells), v = checked_mul(*v_row, l.cells);
     if (!k || !v) return overflow(il);
@@ -76,4 +79,4 @@ Result<KvCache> size_kv_cache(const GgufAttention& a, uint32_t cells, uint32_t u
   return c;
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

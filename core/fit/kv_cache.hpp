@@ -22,7 +22,7 @@ Result<uint32_t> padded_cells(uint64_t context, const std::string& file);
 struct KvCache {
   std::vector<KvLayer> layers;
   uint64_t k_bytes = 0, v_bytes = 0;
-  uint64_t buffer_bytes = 0;    // with each tensor's alignment padding
+  uint64_t buffer_bytes = 0;   // with each tensor's alignment padding
 };
 
 // The cache for `cells` (padded_cells) at `ubatch`, rows of `type`. A usage error when a row is not
@@ -34,4 +34,4 @@ Result<KvCache> size_kv_cache(const GgufAttention& attention, uint32_t cells, ui
 // block or the product overflows.
 std::optional<uint64_t> row_bytes(TypeId type, uint64_t elems);
 
-}  // namespace akview::fit
+}   // namespace akview::fit

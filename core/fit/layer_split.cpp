@@ -54,4 +54,4 @@ std::vector<int> place_layers(uint32_t n_layer, uint32_t gpu_layers, std::span<c
   return device;
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

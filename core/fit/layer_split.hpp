@@ -15,11 +15,11 @@ namespace akview::fit {
 
 // The bytes of a GGUF's tensors by the layer llama.cpp gives them.
 struct LayerWeights {
-  uint64_t input = 0;               // token_embd and anything not in a block or the output layer
-  uint64_t output = 0;              // output.weight, output_norm, output bias
-  std::vector<uint64_t> layer;      // blk.N.*
+  uint64_t input = 0;                          // token_embd and anything not in a block or the output layer
+  uint64_t output = 0;                         // output.weight, output_norm, output bias
+  std::vector<uint64_t> layer;                 // blk.N.*
   uint64_t embedding = 0, output_matrix = 0;   // token_embd.weight and output.weight alone
-  bool output_tied = true;          // no output.weight
+  bool output_tied = true;                     // no output.weight
 };
 LayerWeights weights_by_layer(const Model& model, uint32_t n_layer);
 
@@ -27,4 +27,4 @@ LayerWeights weights_by_layer(const Model& model, uint32_t n_layer);
 // GPU index, for llama.cpp's -ngl `gpu_layers` and a split over the GPUs in proportion to `split`.
 std::vector<int> place_layers(uint32_t n_layer, uint32_t gpu_layers, std::span<const double> split);
 
-}  // namespace akview::fit
+}   // namespace akview::fit

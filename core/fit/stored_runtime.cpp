@@ -63,12 +63,13 @@ std::vector<bool> sliding_layers(const nlohmann::json& j, uint32_t n_layer) {
   return std::vector<bool>(n_layer, false);
 }
 
-}  // namespace
+}   // namespace
 
 Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& q) {
   FitEstimate e;
   e.path = model.path;
-  e.runtime = model.format == "mlx" ? "MLX (the stored tensors as they are)" : "transformers / MLX (the stored tensors as they are)";
+  e.runtime = model.format == "mlx" ? "MLX (the stored tensors as they are)"
+                                    : "transformers / MLX (the stored tensors as they are)";
   e.kv_type = q.kv_type;
   e.weights = {model.total_bytes(), fmt::format("the {} tensors' bytes at their stored dtypes", model.tensors.size())};
   auto config = extract_config(model);
@@ -76,7 +77,8 @@ Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& 
   e.arch = config->arch;
   e.arch_source = config->arch_source;
   e.arch_known = !e.arch.empty();
-  if (const Tensor* t = model.find("model.embed_tokens.weight")) e.embedding = {t->nbytes, "tensor: model.embed_tokens.weight"};
+  if (const Tensor* t = model.find("model.embed_tokens.weight"))
+    e.embedding = {t->nbytes, "tensor: model.embed_tokens.weight"};
   if (const Tensor* t = model.find("lm_head.weight")) e.output_layer = {t->nbytes, "tensor: lm_head.weight"};
   else e.output_tied = true;
 
@@ -98,12 +100,14 @@ Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& 
   if (ok_shape) {
     if (c.layers.value < 1 || c.layers.value > 4096 || c.kv_heads.value < 1 || c.kv_heads.value > 65536 ||
         c.head_dim.value < 1 || c.head_dim.value > (1 << 20) || e.context > 0xffffffffu)
-      return make_error(ErrorCode::schema, name, kNoOffset,
-                        fmt::format("config: {} layers, {} kv heads, head dim {} at a context of {}: outside what a runtime can hold",
-                                    c.layers.value, c.kv_heads.value, c.head_dim.value, e.context));
+      return make_error(
+          ErrorCode::schema, name, kNoOffset,
+          fmt::format("config: {} layers, {} kv heads, head dim {} at a context of {}: outside what a runtime can hold",
+                      c.layers.value, c.kv_heads.value, c.head_dim.value, e.context));
     const auto n_layer = static_cast<uint32_t>(c.layers.value);
     const auto sliding = sliding_layers(j, n_layer);
-    const uint64_t window = c.sliding_window.present && c.sliding_window.value > 0 ? static_cast<uint64_t>(c.sliding_window.value) : 0;
+    const uint64_t window =
+        c.sliding_window.present && c.sliding_window.value > 0 ? static_cast<uint64_t>(c.sliding_window.value) : 0;
     e.window = static_cast<uint32_t>(std::min<uint64_t>(window, UINT32_MAX));
     if (window) e.window_source = c.sliding_window.source + ", layers: " + c.sliding_window_pattern_source;
     const uint64_t elem = type_info(act.type).block_bytes;
@@ -126,7 +130,8 @@ Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& 
       e.kv_layers.push_back(l);
     }
     e.cells = static_cast<uint32_t>(e.context);
-    e.kv = Figure{total, fmt::format("{}, {}, {} in {}", c.layers.source, c.kv_heads.source, c.head_dim.source, act.source)};
+    e.kv = Figure{total,
+                  fmt::format("{}, {}, {} in {}", c.layers.source, c.kv_heads.source, c.head_dim.source, act.source)};
     e.kv_source = e.kv->source;
   }
   e.missing.push_back("compute and output buffers: not estimated for this runtime (it allocates them as it runs)");
@@ -139,4 +144,4 @@ Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& 
   return e;
 }
 
-}  // namespace akview::fit
+}   // namespace akview::fit

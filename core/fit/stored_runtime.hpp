@@ -11,4 +11,4 @@ namespace akview::fit {
 
 Result<FitEstimate> estimate_stored_runtime(const Model& model, const FitQuery& query);
 
-}  // namespace akview::fit
+}   // namespace akview::fit

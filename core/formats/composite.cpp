@@ -52,7 +52,7 @@ Error refusal(const Model& model, uint32_t weight, std::string why) {
   return make_error(ErrorCode::unsupported, file, w.offset, std::move(why));
 }
 
-}  // namespace
+}   // namespace
 
 Status make_composite(Model& model, const CompositeSpec& s) {
   auto refuse = [&](std::string why) { return refusal(model, s.weight, std::move(why)); };
@@ -69,7 +69,8 @@ Status make_composite(Model& model, const CompositeSpec& s) {
   const Tensor& w = model.tensors[s.weight];
   const Tensor& sc = model.tensors[s.scales];
   if (w.type != TypeId::u32) return refuse(fmt::format("packed weight is {}, not u32", type_info(w.type).name));
-  if (mode->byte_scales ? sc.type != TypeId::u8 : !(sc.type == TypeId::f16 || sc.type == TypeId::bf16 || sc.type == TypeId::f32))
+  if (mode->byte_scales ? sc.type != TypeId::u8
+                        : !(sc.type == TypeId::f16 || sc.type == TypeId::bf16 || sc.type == TypeId::f32))
     return refuse(fmt::format("scales of type {} do not fit {}", type_info(sc.type).name, type_info(s.type).name));
   auto ws = model.shape(w);
   auto ss = model.shape(sc);
@@ -115,7 +116,8 @@ void mark_unsupported(Model& model, uint32_t index, const std::string& why) {
   Tensor& t = model.tensors[index];
   t.flags |= kTensorUnsupported;
   const std::string file = t.file < model.files.size() ? model.files[t.file].path : model.path;
-  model.notes.push_back(Note{ErrorCode::unsupported, file, t.offset, fmt::format("tensor '{}': {}", t.name, why), false});
+  model.notes.push_back(
+      Note{ErrorCode::unsupported, file, t.offset, fmt::format("tensor '{}': {}", t.name, why), false});
 }
 
 void order_companions(Model& model) {
@@ -150,4 +152,4 @@ void order_companions(Model& model) {
       if (*c != kNone) *c = new_index[*c];
 }
 
-}  // namespace akview
+}   // namespace akview

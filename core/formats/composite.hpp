@@ -34,4 +34,4 @@ void mark_unsupported(Model& model, uint32_t index, const std::string& why);
 // Reorders Model::tensors so each composite's companions follow it directly (shown beneath it).
 void order_companions(Model& model);
 
-}  // namespace akview
+}   // namespace akview

@@ -34,8 +34,8 @@ struct OpenOptions {
 };
 
 struct FormatEntry {
-  std::string_view name;                                     // "gguf", "safetensors", ...
-  std::string_view description;                              // for `akview --formats` and errors
+  std::string_view name;          // "gguf", "safetensors", ...
+  std::string_view description;   // for `akview --formats` and errors
   bool (*sniff)(const Probe& probe);
   Result<Model> (*open)(const Probe& probe, const OpenOptions& options);   // nullptr: recognised only
 };
@@ -58,4 +58,4 @@ Result<Model> open_one_model(const std::string& path, const OpenOptions& options
 // usage error; Ollama stores keep their own rule), anything else through open_one_model.
 Result<Model> open_model(const std::string& path, const OpenOptions& options = {});
 
-}  // namespace akview
+}   // namespace akview

@@ -1,13 +1,13 @@
 // The table of formats, tried in order: content decides; the file extension is only a tie-breaker
 // when the content is too short or too broken to tell (so a broken .gguf gets GGUF's error).
-#include <algorithm>
-#include <array>
-#include <cassert>
-#include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -21,9 +21,7 @@
 
 namespace akview {
 
-bool Probe::has_entry(std::string_view name) const {
-  return std::binary_search(entries.begin(), entries.end(), name);
-}
+bool Probe::has_entry(std::string_view name) const { return std::binary_search(entries.begin(), entries.end(), name); }
 
 namespace {
 
@@ -48,7 +46,7 @@ std::string hex_head(const Probe& p) {
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const FormatEntry> format_table() { return kFormats; }
 
@@ -129,4 +127,4 @@ Result<Model> open_one_model(const std::string& path, const OpenOptions& options
                     fmt::format("not a known weight format (first bytes: {})", hex_head(*probe)));
 }
 
-}  // namespace akview
+}   // namespace akview

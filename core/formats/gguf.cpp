@@ -28,15 +28,15 @@ namespace akview {
 namespace {
 
 constexpr uint64_t kFixedHeaderBytes = 4 + 4 + 8 + 8;
-constexpr uint32_t kDefaultAlignment = 32;            // GGUF_DEFAULT_ALIGNMENT
-constexpr uint64_t kMinKvBytes = 8 + 4;               // key length + value type
+constexpr uint32_t kDefaultAlignment = 32;                // GGUF_DEFAULT_ALIGNMENT
+constexpr uint64_t kMinKvBytes = 8 + 4;                   // key length + value type
 constexpr uint64_t kMinTensorInfoBytes = 8 + 4 + 4 + 8;   // name length + n_dims + type + offset
-constexpr uint32_t kMaxDims = 4;                      // GGML_MAX_DIMS
+constexpr uint32_t kMaxDims = 4;                          // GGML_MAX_DIMS
 // Count caps, whatever the file's size: tensor indices are 32-bit, and 16M tensors (0.8 GB of
 // tensor records) is 100x the largest published model; metadata is a few hundred keys.
 constexpr int64_t kMaxTensors = int64_t{1} << 24;
 constexpr int64_t kMaxKv = int64_t{1} << 20;
-constexpr size_t kMaxTensorNameBytes = 63;            // GGML_MAX_NAME (64) including the NUL
+constexpr size_t kMaxTensorNameBytes = 63;   // GGML_MAX_NAME (64) including the NUL
 constexpr std::string_view kAlignmentKey = "general.alignment";
 
 // ggml ids that once existed; named so the error says "removed" rather than "unknown".
@@ -74,8 +74,7 @@ constexpr size_t kMaxReserve = size_t{1} << 20;
 class GgufFileParser {
  public:
   GgufFileParser(Model& model, const MappedFile& map, std::string path, uint32_t file_index)
-      : model_(model), map_(map), path_(std::move(path)), file_index_(file_index),
-        r_(map.bytes(), path_, 0) {}
+      : model_(model), map_(map), path_(std::move(path)), file_index_(file_index), r_(map.bytes(), path_, 0) {}
 
   Status parse(SourceFile& source) {
     AKV_TRY(parse_header());
@@ -122,12 +121,15 @@ class GgufFileParser {
                    fmt::format("GGUF version {} is not supported (akview reads v2 and v3)", version_));
     n_tensors_ = r_.i64("tensor count");
     n_kv_ = r_.i64("metadata count");
-    if (n_tensors_ < 0) return error(ErrorCode::count_too_large, 8, fmt::format("tensor count {} is negative", n_tensors_));
+    if (n_tensors_ < 0)
+      return error(ErrorCode::count_too_large, 8, fmt::format("tensor count {} is negative", n_tensors_));
     if (n_kv_ < 0) return error(ErrorCode::count_too_large, 16, fmt::format("metadata count {} is negative", n_kv_));
     if (n_tensors_ > kMaxTensors)
-      return error(ErrorCode::count_too_large, 8, fmt::format("tensor count {} exceeds the cap of {} tensors", n_tensors_, kMaxTensors));
+      return error(ErrorCode::count_too_large, 8,
+                   fmt::format("tensor count {} exceeds the cap of {} tensors", n_tensors_, kMaxTensors));
     if (n_kv_ > kMaxKv)
-      return error(ErrorCode::count_too_large, 16, fmt::format("metadata count {} exceeds the cap of {} keys", n_kv_, kMaxKv));
+      return error(ErrorCode::count_too_large, 16,
+                   fmt::format("metadata count {} exceeds the cap of {} keys", n_kv_, kMaxKv));
     // Counts are checked against the bytes that remain before anything is reserved.
     AKV_TRY(check_count(n_kv_, kMinKvBytes, 16, "metadata count"));
     AKV_TRY(check_count(n_tensors_, kMinTensorInfoBytes, 8, "tensor count"));
@@ -137,9 +139,10 @@ class GgufFileParser {
   Status check_count(int64_t count, uint64_t min_bytes, uint64_t field_offset, std::string_view what) const {
     auto need = checked_mul(static_cast<uint64_t>(count), min_bytes);
     if (!need || *need > r_.remaining())
-      return error(ErrorCode::count_too_large, field_offset,
-                   fmt::format("{} {} needs {} bytes but only {} remain", what, count,
-                               need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r_.remaining()));
+      return error(
+          ErrorCode::count_too_large, field_offset,
+          fmt::format("{} {} needs {} bytes but only {} remain", what, count,
+                      need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r_.remaining()));
     return {};
   }
 
@@ -153,9 +156,9 @@ class GgufFileParser {
       const uint64_t key_len = r_.u64("metadata key length");
       if (!r_.ok()) return r_.error();
       if (key_len > r_.remaining())
-        return error(ErrorCode::count_too_large, key_at,
-                     fmt::format("metadata key #{}: length {} exceeds the {} bytes that remain", i, key_len,
-                                 r_.remaining()));
+        return error(
+            ErrorCode::count_too_large, key_at,
+            fmt::format("metadata key #{}: length {} exceeds the {} bytes that remain", i, key_len, r_.remaining()));
       if (key_len == 0) return error(ErrorCode::schema, key_at, fmt::format("metadata key #{} is empty", i));
       const std::string_view key = r_.chars(key_len, "metadata key");
       if (!is_valid_utf8(key))
@@ -167,9 +170,9 @@ class GgufFileParser {
       if (!r_.ok()) return r_.error();
       const GgufValueType* type = gguf_value_type(type_code);
       if (!type)
-        return error(ErrorCode::unknown_type, type_at,
-                     fmt::format("metadata key '{}': value type {} is not a GGUF value type (0-12)", printable(key),
-                                 type_code));
+        return error(
+            ErrorCode::unknown_type, type_at,
+            fmt::format("metadata key '{}': value type {} is not a GGUF value type (0-12)", printable(key), type_code));
       MetaEntry entry;
       entry.key = key;
       entry.file = file_index_;
@@ -225,8 +228,8 @@ class GgufFileParser {
     if (!r_.ok()) return r_.error();
     if (name_len > r_.remaining())
       return error(ErrorCode::count_too_large, info_at,
-                   fmt::format("tensor #{}: name length {} exceeds the {} bytes that remain",
-                               index - first_index_, name_len, r_.remaining()));
+                   fmt::format("tensor #{}: name length {} exceeds the {} bytes that remain", index - first_index_,
+                               name_len, r_.remaining()));
     Tensor t;
     t.name = r_.chars(name_len, "tensor name");
     t.file = file_index_;
@@ -282,9 +285,9 @@ class GgufFileParser {
         return error(ErrorCode::unknown_type, type_at,
                      fmt::format("tensor '{}' has ggml type {} ({}), which was removed from GGUF", shown(), ggml_id,
                                  removed_type_name(ggml_id)));
-      return error(ErrorCode::unknown_type, type_at,
-                   fmt::format("tensor '{}' has unknown ggml type {} (known: 0-{})", shown(), ggml_id,
-                               kGgmlTypeCount - 1));
+      return error(
+          ErrorCode::unknown_type, type_at,
+          fmt::format("tensor '{}' has unknown ggml type {} (known: 0-{})", shown(), ggml_id, kGgmlTypeCount - 1));
     }
     t.type = *type;
     const TypeInfo& info = type_info(*type);
@@ -300,9 +303,9 @@ class GgufFileParser {
     t.nbytes = *nbytes;
 
     if (offset % alignment_ != 0)
-      return error(ErrorCode::bad_alignment, offset_at,
-                   fmt::format("tensor '{}': offset {} is not a multiple of the alignment ({})", shown(), offset,
-                               alignment_));
+      return error(
+          ErrorCode::bad_alignment, offset_at,
+          fmt::format("tensor '{}': offset {} is not a multiple of the alignment ({})", shown(), offset, alignment_));
     // Tensors are contiguous in info order, each padded to the alignment (ggml's rule); this also
     // rules out overlaps, gaps and reversals.
     if (offset != expected_offset)
@@ -382,7 +385,7 @@ bool ends_with_gguf(std::string_view path) {
   return ext == ".gguf";
 }
 
-}  // namespace
+}   // namespace
 
 Result<uint32_t> add_gguf_file(Model& model, const std::string& path, const std::string& role) {
   auto map = MappedFile::open(path);
@@ -427,4 +430,4 @@ Result<Model> open_gguf(const Probe& probe, const OpenOptions& options) {
   return model;
 }
 
-}  // namespace akview
+}   // namespace akview

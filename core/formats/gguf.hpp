@@ -28,4 +28,4 @@ Result<std::vector<MetaValue>> read_gguf_array(const Model& model, const MetaEnt
 Result<std::vector<MetaValue>> read_gguf_array_range(const Model& model, const MetaEntry& entry, const MetaValue& array,
                                                      uint64_t first, uint64_t max_elems);
 
-}  // namespace akview
+}   // namespace akview

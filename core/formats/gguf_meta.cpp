@@ -30,8 +30,8 @@ constexpr std::array<GgufValueType, kGgufValueTypeCount> kValueTypes = {{
     {M::i32, 4, 4, true, false},
     {M::f32, 4, 4, false, true},
     {M::boolean, 1, 1, false, false},
-    {M::string, 0, 8, false, false},    // u64 length
-    {M::array, 0, 12, false, false},    // u32 type + u64 count
+    {M::string, 0, 8, false, false},   // u64 length
+    {M::array, 0, 12, false, false},   // u32 type + u64 count
     {M::u64, 8, 8, false, false},
     {M::i64, 8, 8, true, false},
     {M::f64, 8, 8, false, true},
@@ -58,9 +58,9 @@ Status read_string(ByteReader& r, const GgufValueContext& ctx, std::string_view&
   const uint64_t len = r.u64("string length");
   if (!r.ok()) return r.error();
   if (len > r.remaining() || len > kMaxStringBytes)
-    return make_error(ErrorCode::count_too_large, r.file(), at,
-                      fmt::format("{}: string length {} exceeds the {} bytes that remain", ctx.what, len,
-                                  r.remaining()));
+    return make_error(
+        ErrorCode::count_too_large, r.file(), at,
+        fmt::format("{}: string length {} exceeds the {} bytes that remain", ctx.what, len, r.remaining()));
   out = r.chars(len, "string");
   if (check_utf8 && !is_valid_utf8(out))
     add_note(ctx, r, at, ErrorCode::bad_utf8, fmt::format("{}: string is not valid UTF-8", ctx.what), true);
@@ -106,16 +106,17 @@ Status read_array(ByteReader& r, int depth, const GgufValueContext& ctx, MetaVal
     return make_error(ErrorCode::unknown_type, r.file(), at,
                       fmt::format("{}: array element type {} is not a GGUF value type (0-12)", ctx.what, elem_code));
   if (elem->type == MetaType::array && depth + 1 >= kGgufMaxArrayDepth)
-    return make_error(ErrorCode::unsupported, r.file(), at,
-                      fmt::format("{}: arrays nested more than {} deep are not supported", ctx.what,
-                                  kGgufMaxArrayDepth));
+    return make_error(
+        ErrorCode::unsupported, r.file(), at,
+        fmt::format("{}: arrays nested more than {} deep are not supported", ctx.what, kGgufMaxArrayDepth));
   // Every element needs at least min_bytes: a count that cannot fit is refused before any walk.
   auto need = checked_mul(count, elem->min_bytes);
   if (!need || *need > r.remaining())
-    return make_error(ErrorCode::count_too_large, r.file(), at + 4,
-                      fmt::format("{}: array of {} {} elements needs {} bytes but only {} remain", ctx.what,
-                                  count, meta_type_name(elem->type),
-                                  need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r.remaining()));
+    return make_error(
+        ErrorCode::count_too_large, r.file(), at + 4,
+        fmt::format("{}: array of {} {} elements needs {} bytes but only {} remain", ctx.what, count,
+                    meta_type_name(elem->type),
+                    need ? fmt::format("at least {}", *need) : std::string("more than 2^64"), r.remaining()));
   out.type = MetaType::array;
   out.elem_type = elem->type;
   out.count = count;
@@ -162,11 +163,9 @@ Status read_array(ByteReader& r, int depth, const GgufValueContext& ctx, MetaVal
   return {};
 }
 
-}  // namespace
+}   // namespace
 
-const GgufValueType* gguf_value_type(uint64_t code) {
-  return code < kValueTypes.size() ? &kValueTypes[code] : nullptr;
-}
+const GgufValueType* gguf_value_type(uint64_t code) { return code < kValueTypes.size() ? &kValueTypes[code] : nullptr; }
 
 Status read_gguf_value(ByteReader& reader, MetaType type, int depth, const GgufValueContext& ctx, MetaValue& out) {
   const GgufValueType* t = gguf_value_type(static_cast<uint64_t>(type));
@@ -230,9 +229,9 @@ Status skip_gguf_elements(ByteReader& r, const GgufValueType& elem, uint64_t n, 
   if (elem.fixed_bytes) {
     auto bytes = checked_mul(n, elem.fixed_bytes);
     if (!bytes || *bytes > r.remaining())
-      return make_error(ErrorCode::count_too_large, r.file(), r.file_offset(),
-                        fmt::format("{}: skipping {} elements runs past the array's {} remaining bytes", ctx.what, n,
-                                    r.remaining()));
+      return make_error(
+          ErrorCode::count_too_large, r.file(), r.file_offset(),
+          fmt::format("{}: skipping {} elements runs past the array's {} remaining bytes", ctx.what, n, r.remaining()));
     r.skip(*bytes, "array");
     return {};
   }
@@ -242,9 +241,9 @@ Status skip_gguf_elements(ByteReader& r, const GgufValueType& elem, uint64_t n, 
       const uint64_t len = r.u64("string length");
       if (!r.ok()) return r.error();
       if (len > r.remaining() || len > kMaxStringBytes)
-        return make_error(ErrorCode::count_too_large, r.file(), at,
-                          fmt::format("{}: string length {} exceeds the {} bytes that remain", ctx.what, len,
-                                      r.remaining()));
+        return make_error(
+            ErrorCode::count_too_large, r.file(), at,
+            fmt::format("{}: string length {} exceeds the {} bytes that remain", ctx.what, len, r.remaining()));
       r.skip(len, "string");
     } else {
       MetaValue inner;   // a nested array: read structurally (a byte range), never materialised
@@ -254,7 +253,7 @@ Status skip_gguf_elements(ByteReader& r, const GgufValueType& elem, uint64_t n, 
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 Result<std::vector<MetaValue>> read_gguf_array(const Model& model, const MetaEntry& entry, const MetaValue& array,
                                                uint64_t max_elems) {
@@ -294,4 +293,4 @@ Result<std::vector<MetaValue>> read_gguf_array_range(const Model& model, const M
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

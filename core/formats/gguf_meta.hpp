@@ -20,8 +20,8 @@ inline constexpr int kGgufMaxArrayDepth = 8;
 
 struct GgufValueType {
   MetaType type;
-  uint8_t fixed_bytes;      // 0 for STRING and ARRAY
-  uint8_t min_bytes;        // the fewest bytes one value can occupy (for count checks)
+  uint8_t fixed_bytes;   // 0 for STRING and ARRAY
+  uint8_t min_bytes;     // the fewest bytes one value can occupy (for count checks)
   bool is_signed;
   bool is_float;
 };
@@ -32,7 +32,7 @@ const GgufValueType* gguf_value_type(uint64_t code);
 // `notes` may be null (on-demand decoding reports nothing).
 struct GgufValueContext {
   std::vector<Note>* notes = nullptr;
-  std::string_view what;    // "metadata key 'x'", for messages
+  std::string_view what;   // "metadata key 'x'", for messages
 };
 
 // Reads one value of gguf type `type` at the reader's position into `out`. Strings are views into
@@ -46,4 +46,4 @@ std::optional<int64_t> meta_integer(const MetaValue& value);
 
 bool is_valid_utf8(std::string_view text);
 
-}  // namespace akview
+}   // namespace akview

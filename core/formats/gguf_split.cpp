@@ -3,9 +3,9 @@
 // file names and the keys split.no (0-based), split.count and split.tensors.count (any integer type).
 #include "core/formats/gguf_split.hpp"
 
+#include <sys/stat.h>
 #include <charconv>
 #include <map>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -62,16 +62,16 @@ Result<SplitKeys> read_split_keys(const Model& model, uint32_t file) {
                         fmt::format("part of a split set has no {} key", row.key));
     auto v = meta_integer(e->value);
     if (!v || *v < 0)
-      return make_error(ErrorCode::schema, path, e->offset,
-                        fmt::format("{} must be a non-negative integer (it is {})", row.key,
-                                    meta_type_name(e->value.type)));
+      return make_error(
+          ErrorCode::schema, path, e->offset,
+          fmt::format("{} must be a non-negative integer (it is {})", row.key, meta_type_name(e->value.type)));
     *row.value = *v;
     *row.at = e->offset;
   }
   return keys;
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<GgufSplitName> parse_gguf_split_name(std::string_view path) {
   constexpr std::string_view kExt = ".gguf", kOf = "-of-";
@@ -102,8 +102,7 @@ Result<Model> open_gguf_split(const GgufSplitName& name, const OpenOptions& opti
   for (uint32_t part = 1; part <= name.count; ++part) {
     const std::string path = gguf_split_path(name, part);
     if (!file_exists(path))
-      return make_error(ErrorCode::missing_file, path, kNoOffset,
-                        fmt::format("part {} of {} is missing", part, set));
+      return make_error(ErrorCode::missing_file, path, kNoOffset, fmt::format("part {} of {} is missing", part, set));
   }
   std::optional<SplitKeys> first_keys;
   for (uint32_t part = 1; part <= name.count; ++part) {
@@ -113,9 +112,9 @@ Result<Model> open_gguf_split(const GgufSplitName& name, const OpenOptions& opti
     auto keys = read_split_keys(model, *index);
     if (!keys) return std::move(keys).error();
     if (keys->no != part - 1)
-      return make_error(ErrorCode::shard_mismatch, path, keys->no_at,
-                        fmt::format("split.no = {} (0-based), but the file name says part {} of {}", keys->no, part,
-                                    name.count));
+      return make_error(
+          ErrorCode::shard_mismatch, path, keys->no_at,
+          fmt::format("split.no = {} (0-based), but the file name says part {} of {}", keys->no, part, name.count));
     if (keys->count != name.count)
       return make_error(ErrorCode::shard_mismatch, path, keys->count_at,
                         fmt::format("split.count = {}, but the file name says {} parts", keys->count, name.count));
@@ -123,8 +122,8 @@ Result<Model> open_gguf_split(const GgufSplitName& name, const OpenOptions& opti
       first_keys = *keys;
     } else if (keys->tensors != first_keys->tensors) {
       return make_error(ErrorCode::shard_mismatch, path, keys->tensors_at,
-                        fmt::format("split.tensors.count = {}, but '{}' says {}", keys->tensors,
-                                    model.files[0].path, first_keys->tensors));
+                        fmt::format("split.tensors.count = {}, but '{}' says {}", keys->tensors, model.files[0].path,
+                                    first_keys->tensors));
     }
     if (options.progress) options.progress(static_cast<double>(part) / name.count);
   }
@@ -150,8 +149,7 @@ Result<Model> open_gguf_dir(const Probe& probe, const OpenOptions& options) {
     if (e.size() <= 5 || e.compare(e.size() - 5, 5, ".gguf") != 0) continue;
     if (auto split = parse_gguf_split_name(e))
       models.emplace(fmt::format("{}-*-of-{:05d}.gguf", split->base, split->count), dir + e);
-    else
-      models.emplace(e, dir + e);
+    else models.emplace(e, dir + e);
   }
   if (models.empty())
     return make_error(ErrorCode::not_recognized, probe.path, kNoOffset, "directory holds no .gguf file");
@@ -166,4 +164,4 @@ Result<Model> open_gguf_dir(const Probe& probe, const OpenOptions& options) {
   return open_gguf(*inner, options);
 }
 
-}  // namespace akview
+}   // namespace akview

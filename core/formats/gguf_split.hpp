@@ -11,9 +11,9 @@
 namespace akview {
 
 struct GgufSplitName {
-  std::string dir;      // directory prefix including the trailing '/', or empty
-  std::string base;     // file name before "-0000i-of-0000N.gguf"
-  uint32_t part = 0;    // 1-based
+  std::string dir;     // directory prefix including the trailing '/', or empty
+  std::string base;    // file name before "-0000i-of-0000N.gguf"
+  uint32_t part = 0;   // 1-based
   uint32_t count = 0;
 };
 
@@ -24,4 +24,4 @@ std::string gguf_split_path(const GgufSplitName& name, uint32_t part);
 // Opens every part of the set and checks split.no / split.count / split.tensors.count.
 Result<Model> open_gguf_split(const GgufSplitName& name, const OpenOptions& options);
 
-}  // namespace akview
+}   // namespace akview

@@ -44,7 +44,9 @@ const ModeName* find_mode(std::string_view name) {
 
 // Reads {bits, group_size, mode} from `o` over `p`; a schema error at `config_path` says what is malformed.
 Status read_params(const nlohmann::json& o, QuantParams& p, const std::string& config_path) {
-  auto malformed = [&](std::string why) { return make_error(ErrorCode::schema, config_path, kNoOffset, std::move(why)); };
+  auto malformed = [&](std::string why) {
+    return make_error(ErrorCode::schema, config_path, kNoOffset, std::move(why));
+  };
   if (o.contains("mode")) {
     if (!o["mode"].is_string() || !(p.mode = find_mode(o["mode"].get<std::string>())))
       return malformed(fmt::format("unknown quantization mode {}", o["mode"].dump()));
@@ -62,7 +64,7 @@ Status read_params(const nlohmann::json& o, QuantParams& p, const std::string& c
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
   auto opened = open_safetensors_dir(probe, options);
@@ -84,7 +86,8 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
   QuantParams defaults;
   if (quant) {
     // Foreign configs mlx-lm translates on load (§3.5): quant_method mxfp4 -> (32, 4, mxfp4).
-    if (quant->contains("quant_method") && (*quant)["quant_method"] == "mxfp4") defaults = {true, find_mode("mxfp4"), 4, 32};
+    if (quant->contains("quant_method") && (*quant)["quant_method"] == "mxfp4")
+      defaults = {true, find_mode("mxfp4"), 4, 32};
     if (Status read = read_params(*quant, defaults, config_path); !read)
       return make_error(ErrorCode::schema, config_path, kNoOffset, "quantization: " + read.error().message);
   }
@@ -116,7 +119,8 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
       }
     }
     if (p.bits <= 0 || p.bits > 8 || p.group_size <= 0 || p.group_size > (1 << 20)) {
-      mark_unsupported(model, i, fmt::format("{} bits with group size {} is not an MLX quantization", p.bits, p.group_size));
+      mark_unsupported(model, i,
+                       fmt::format("{} bits with group size {} is not an MLX quantization", p.bits, p.group_size));
       continue;
     }
     CompositeSpec spec;
@@ -132,4 +136,4 @@ Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options) {
   return model;
 }
 
-}  // namespace akview
+}   // namespace akview

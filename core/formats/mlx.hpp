@@ -8,4 +8,4 @@ namespace akview {
 
 Result<Model> open_mlx_dir(const Probe& probe, const OpenOptions& options);
 
-}  // namespace akview
+}   // namespace akview

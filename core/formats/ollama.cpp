@@ -33,7 +33,7 @@ enum class LayerAction : uint8_t { gguf_model, gguf_side, tensor_blob, json_file
 struct MediaRow {
   std::string_view suffix;   // after "application/vnd.ollama.image."
   LayerAction action;
-  std::string_view meta_key; // text layers: metadata key
+  std::string_view meta_key;   // text layers: metadata key
 };
 constexpr std::array kMediaTypes = {
     MediaRow{"model", LayerAction::gguf_model, ""},
@@ -112,7 +112,8 @@ void add_config_meta(Model& model, uint32_t file) {
   auto text = as_text(model.files[file].map.bytes());
   nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    model.notes.push_back(Note{ErrorCode::bad_json, model.files[file].path, kNoOffset, "config blob is not a JSON object", true});
+    model.notes.push_back(
+        Note{ErrorCode::bad_json, model.files[file].path, kNoOffset, "config blob is not a JSON object", true});
     return;
   }
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -156,7 +157,8 @@ void assemble_tensor_blob(Model& model, uint32_t file, size_t first, size_t end)
     std::string_view qt = lookup(name, "quant_type");
     const QuantTypeRow* row = find_quant_type(qt);
     if (!row) {
-      mark_unsupported(model, index, qt.empty() ? "quantized blob without a quant_type" : fmt::format("unknown quant_type '{}'", qt));
+      mark_unsupported(model, index,
+                       qt.empty() ? "quantized blob without a quant_type" : fmt::format("unknown quant_type '{}'", qt));
       continue;
     }
     CompositeSpec spec;
@@ -175,7 +177,8 @@ void assemble_tensor_blob(Model& model, uint32_t file, size_t first, size_t end)
       // No group_size: infer from the shapes as Ollama does (w_cols*32/bits per scale column).
       auto ws = model.shape(model.tensors[index]);
       auto ss = model.shape(model.tensors[scale]);
-      if (!ws.empty() && !ss.empty() && ss.back() > 0) spec.group_size = static_cast<uint32_t>(ws.back() * 32 / row->bits / ss.back());
+      if (!ws.empty() && !ss.empty() && ss.back() > 0)
+        spec.group_size = static_cast<uint32_t>(ws.back() * 32 / row->bits / ss.back());
     }
     if (Status made = make_composite(model, spec); !made) mark_unsupported(model, index, made.error().message);
   }
@@ -188,12 +191,14 @@ Result<MappedFile> map_blob(Model& model, const OllamaLayer& layer, bool require
       return make_error(ErrorCode::missing_file, layer.blob_path, kNoOffset,
                         fmt::format("blob {} ({}) is missing from the store", layer.digest, layer.media_type));
     model.notes.push_back(Note{ErrorCode::missing_file, layer.blob_path, kNoOffset,
-                               fmt::format("blob {} ({}) is missing from the store", layer.digest, layer.media_type), true});
+                               fmt::format("blob {} ({}) is missing from the store", layer.digest, layer.media_type),
+                               true});
     return map;
   }
   if (static_cast<int64_t>(map->size()) != layer.size)
     model.notes.push_back(Note{ErrorCode::digest_mismatch, layer.blob_path, kNoOffset,
-                               fmt::format("blob holds {} bytes, the manifest says {}", map->size(), layer.size), true});
+                               fmt::format("blob holds {} bytes, the manifest says {}", map->size(), layer.size),
+                               true});
   return map;
 }
 
@@ -208,7 +213,8 @@ Result<Model> open_manifest_path(const std::string& manifest_path) {
   if (!manifest->config.digest.empty()) {
     auto cmap = map_blob(model, manifest->config, false);
     if (cmap) {
-      if (cmap->size() <= kMaxConfigBytes) add_config_meta(model, add_file(model, manifest->config.blob_path, std::move(*cmap), "ollama config"));
+      if (cmap->size() <= kMaxConfigBytes)
+        add_config_meta(model, add_file(model, manifest->config.blob_path, std::move(*cmap), "ollama config"));
     }
   }
   std::unordered_map<std::string, int> text_count;
@@ -218,14 +224,17 @@ Result<Model> open_manifest_path(const std::string& manifest_path) {
       for (const auto& r : kMediaTypes)
         if (layer.media_type.substr(kMediaPrefix.size()) == r.suffix) row = &r;
     if (!row) {
-      model.notes.push_back(Note{ErrorCode::unsupported, manifest_path, kNoOffset,
-                                 fmt::format("layer {} has media type '{}', which akview does not read", layer.digest, layer.media_type), false});
+      model.notes.push_back(
+          Note{ErrorCode::unsupported, manifest_path, kNoOffset,
+               fmt::format("layer {} has media type '{}', which akview does not read", layer.digest, layer.media_type),
+               false});
       continue;
     }
     switch (row->action) {
       case LayerAction::gguf_model: {
         if (!fs::exists(layer.blob_path))
-          return make_error(ErrorCode::missing_file, layer.blob_path, kNoOffset, fmt::format("model blob {} is missing from the store", layer.digest));
+          return make_error(ErrorCode::missing_file, layer.blob_path, kNoOffset,
+                            fmt::format("model blob {} is missing from the store", layer.digest));
         auto size_check = map_blob(model, layer, true);
         if (!size_check) return std::move(size_check).error();
         auto added = add_gguf_file(model, layer.blob_path, "model blob");
@@ -251,15 +260,18 @@ Result<Model> open_manifest_path(const std::string& manifest_path) {
         auto map = map_blob(model, layer, false);
         if (!map) break;
         if (map->size() > kMaxConfigBytes) {
-          model.notes.push_back(Note{ErrorCode::header_too_large, layer.blob_path, kNoOffset, "text layer larger than 16 MiB: not shown", false});
+          model.notes.push_back(Note{ErrorCode::header_too_large, layer.blob_path, kNoOffset,
+                                     "text layer larger than 16 MiB: not shown", false});
           break;
         }
         const bool is_config = row->action == LayerAction::json_file && layer.name == "config.json";
-        const uint32_t f = add_file(model, layer.blob_path, std::move(*map), is_config ? "config" : std::string(row->suffix));
+        const uint32_t f =
+            add_file(model, layer.blob_path, std::move(*map), is_config ? "config" : std::string(row->suffix));
         std::string key(row->meta_key);
         if (row->action == LayerAction::json_file) key += "." + (layer.name.empty() ? layer.digest : layer.name);
         else if (int n = text_count[key]++; n > 0) key += fmt::format(".{}", n + 1);
-        add_meta(model, key, row->action == LayerAction::text ? MetaType::string : MetaType::json, as_text(model.files[f].map.bytes()), f);
+        add_meta(model, key, row->action == LayerAction::text ? MetaType::string : MetaType::json,
+                 as_text(model.files[f].map.bytes()), f);
         break;
       }
       case LayerAction::ignore: break;
@@ -269,7 +281,7 @@ Result<Model> open_manifest_path(const std::string& manifest_path) {
   return model;
 }
 
-}  // namespace
+}   // namespace
 
 std::string ollama_models_dir() {
   if (const char* env = std::getenv("OLLAMA_MODELS"); env && *env) return env;
@@ -315,7 +327,8 @@ Result<OllamaManifest> read_ollama_manifest(const std::string& path) {
   auto map = MappedFile::open(path);
   if (!map) return std::move(map).error();
   if (map->size() > kMaxManifestBytes)
-    return make_error(ErrorCode::header_too_large, path, 0, fmt::format("manifest of {} bytes is larger than 16 MiB", map->size()));
+    return make_error(ErrorCode::header_too_large, path, 0,
+                      fmt::format("manifest of {} bytes is larger than 16 MiB", map->size()));
   nlohmann::json j = nlohmann::json::parse(as_text(map->bytes()), nullptr, false);
   if (j.is_discarded()) return make_error(ErrorCode::bad_json, path, 0, "manifest is not valid JSON");
   if (!j.is_object() || !j.contains("layers") || !j["layers"].is_array())
@@ -332,24 +345,29 @@ Result<OllamaManifest> read_ollama_manifest(const std::string& path) {
     }
   if (m.root.empty()) m.root = p.parent_path().string();
   auto read_layer = [&](const nlohmann::json& o, OllamaLayer& l, std::string_view what) -> Status {
-    if (!o.is_object() || !o.contains("digest") || !o["digest"].is_string() || !o.contains("size") || !o["size"].is_number_integer())
-      return make_error(ErrorCode::schema, path, kNoOffset, fmt::format("{} needs a digest string and an integer size", what));
+    if (!o.is_object() || !o.contains("digest") || !o["digest"].is_string() || !o.contains("size") ||
+        !o["size"].is_number_integer())
+      return make_error(ErrorCode::schema, path, kNoOffset,
+                        fmt::format("{} needs a digest string and an integer size", what));
     l.digest = o["digest"].get<std::string>();
     if (!valid_digest(l.digest))
-      return make_error(ErrorCode::schema, path, kNoOffset, fmt::format("{} digest '{}' is not sha256:<64 hex>", what, l.digest.substr(0, 80)));
+      return make_error(ErrorCode::schema, path, kNoOffset,
+                        fmt::format("{} digest '{}' is not sha256:<64 hex>", what, l.digest.substr(0, 80)));
     l.size = o["size"].get<int64_t>();
     if (l.size < 0) return make_error(ErrorCode::schema, path, kNoOffset, fmt::format("{} has a negative size", what));
     if (o.contains("mediaType") && o["mediaType"].is_string()) l.media_type = o["mediaType"].get<std::string>();
     if (o.contains("name") && o["name"].is_string()) l.name = o["name"].get<std::string>();
     std::string hex = l.digest.substr(7);
-    std::transform(hex.begin(), hex.end(), hex.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    std::transform(hex.begin(), hex.end(), hex.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
     l.blob_path = m.root + "/blobs/sha256-" + hex;
     return {};
   };
   if (j.contains("config")) AKV_TRY(read_layer(j["config"], m.config, "config"));
   if (j["layers"].size() > kMaxManifestLayers)
-    return make_error(ErrorCode::count_too_large, path, 0,
-                      fmt::format("manifest has {} layers, over the cap of {} layers", j["layers"].size(), kMaxManifestLayers));
+    return make_error(
+        ErrorCode::count_too_large, path, 0,
+        fmt::format("manifest has {} layers, over the cap of {} layers", j["layers"].size(), kMaxManifestLayers));
   size_t i = 0;
   for (const auto& o : j["layers"]) {
     OllamaLayer l;
@@ -373,7 +391,8 @@ std::vector<OllamaModelRef> list_ollama_models(const std::string& root) {
       for (const auto& model : subdirs(ns))
         for (const auto& tag : subdirs(model)) {
           if (!fs::is_regular_file(tag, ec)) continue;
-          OllamaName n{host.filename().string(), ns.filename().string(), model.filename().string(), tag.filename().string()};
+          OllamaName n{host.filename().string(), ns.filename().string(), model.filename().string(),
+                       tag.filename().string()};
           out.push_back({n.display(), tag.string()});
         }
   return out;
@@ -387,9 +406,11 @@ Result<Model> open_ollama_store(const Probe& probe, const OpenOptions&) {
   if (models.size() > 1) {
     std::string names;
     for (size_t i = 0; i < models.size() && i < 8; ++i) names += (i ? ", " : "") + models[i].display;
-    return make_error(ErrorCode::unsupported, probe.path, kNoOffset,
-                      fmt::format("Ollama store holds {} models ({}{}); open one by its manifest, or as name:tag with OLLAMA_MODELS set",
-                                  models.size(), names, models.size() > 8 ? ", ..." : ""));
+    return make_error(
+        ErrorCode::unsupported, probe.path, kNoOffset,
+        fmt::format(
+            "Ollama store holds {} models ({}{}); open one by its manifest, or as name:tag with OLLAMA_MODELS set",
+            models.size(), names, models.size() > 8 ? ", ..." : ""));
   }
   return open_manifest_path(models.front().manifest);
 }
@@ -403,13 +424,16 @@ std::optional<std::string> resolve_ollama_reference(const std::string& text) {
   return path;
 }
 
-std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<void(double)>& progress, const std::atomic<bool>* cancel) {
+std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<void(double)>& progress,
+                                      const std::atomic<bool>* cancel) {
   std::vector<Note> notes;
-  auto it = std::find_if(model.files.begin(), model.files.end(), [](const SourceFile& f) { return f.role == "manifest"; });
+  auto it =
+      std::find_if(model.files.begin(), model.files.end(), [](const SourceFile& f) { return f.role == "manifest"; });
   if (it == model.files.end()) return notes;
   auto manifest = read_ollama_manifest(it->path);
   if (!manifest) {
-    notes.push_back(Note{manifest.error().code, manifest.error().file, manifest.error().offset, manifest.error().message, true});
+    notes.push_back(
+        Note{manifest.error().code, manifest.error().file, manifest.error().offset, manifest.error().message, true});
     return notes;
   }
   std::vector<const OllamaLayer*> layers;
@@ -421,7 +445,8 @@ std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<vo
   for (const auto* l : layers) {
     auto map = MappedFile::open(l->blob_path);
     if (!map) {
-      notes.push_back(Note{ErrorCode::missing_file, l->blob_path, kNoOffset, fmt::format("blob {} is missing", l->digest), true});
+      notes.push_back(
+          Note{ErrorCode::missing_file, l->blob_path, kNoOffset, fmt::format("blob {} is missing", l->digest), true});
       continue;
     }
     if (static_cast<int64_t>(map->size()) != l->size) {
@@ -449,7 +474,8 @@ std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<vo
     }
     if (cut) continue;
     std::string got = to_hex(h.finish()), want = l->digest.substr(7);
-    std::transform(want.begin(), want.end(), want.begin(), [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+    std::transform(want.begin(), want.end(), want.begin(),
+                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
     if (got != want)
       notes.push_back(Note{ErrorCode::digest_mismatch, l->blob_path, kNoOffset,
                            fmt::format("sha256 is {}, the manifest says {}", got, want), true});
@@ -457,4 +483,4 @@ std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<vo
   return notes;
 }
 
-}  // namespace akview
+}   // namespace akview

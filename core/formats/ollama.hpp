@@ -30,14 +30,14 @@ std::string ollama_manifest_path(const std::string& root, const OllamaName& name
 
 struct OllamaLayer {
   std::string media_type;
-  std::string digest;            // "sha256:<hex>"
+  std::string digest;   // "sha256:<hex>"
   int64_t size = 0;
-  std::string name;              // tensor or file name (optional)
-  std::string blob_path;         // <root>/blobs/sha256-<hex>
+  std::string name;        // tensor or file name (optional)
+  std::string blob_path;   // <root>/blobs/sha256-<hex>
 };
 struct OllamaManifest {
   std::string path;
-  std::string root;              // the store folder holding manifests/ and blobs/
+  std::string root;   // the store folder holding manifests/ and blobs/
   OllamaLayer config;
   std::vector<OllamaLayer> layers;
 };
@@ -61,4 +61,4 @@ std::optional<std::string> resolve_ollama_reference(const std::string& text);
 std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<void(double)>& progress = {},
                                       const std::atomic<bool>* cancel = nullptr);
 
-}  // namespace akview
+}   // namespace akview

@@ -151,14 +151,19 @@ class Vm {
   Result<PickleResult> run();
 
   // opcode handlers (kOpcodes rows)
-  Status op_proto() { r_.u8("protocol"); return ok(); }
+  Status op_proto() {
+    r_.u8("protocol");
+    return ok();
+  }
   Status op_frame() {
     uint64_t n = r_.u64("frame length");
-    if (r_.ok() && n > r_.remaining()) return err(ErrorCode::truncated, op_at_, "pickle frame runs past the end of the data");
+    if (r_.ok() && n > r_.remaining())
+      return err(ErrorCode::truncated, op_at_, "pickle frame runs past the end of the data");
     return ok();
   }
   Status op_mark() {
-    if (marks_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("more pickle marks than the cap of {}", kMaxStack));
+    if (marks_.size() >= kMaxStack)
+      return err(ErrorCode::count_too_large, op_at_, fmt::format("more pickle marks than the cap of {}", kMaxStack));
     marks_.push_back(stack_.size());
     return ok();
   }
@@ -264,13 +269,19 @@ class Vm {
 
  private:
   Status ok() { return r_.ok() ? Status{} : Status{r_.error()}; }
-  Status err(ErrorCode code, uint64_t at, std::string message) { return make_error(code, file_, at, std::move(message)); }
+  Status err(ErrorCode code, uint64_t at, std::string message) {
+    return make_error(code, file_, at, std::move(message));
+  }
   Status underflow() { return err(ErrorCode::schema, op_at_, "pickle stack underflow"); }
 
   Status push(PyValue v) {
     if (!r_.ok()) return r_.error();
-    if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
+    if (values_.size() >= kMaxValues)
+      return err(ErrorCode::count_too_large, op_at_,
+                 fmt::format("pickle holds more values than the cap of {}", kMaxValues));
+    if (stack_.size() >= kMaxStack)
+      return err(ErrorCode::count_too_large, op_at_,
+                 fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     v.offset = op_at_;
     values_.push_back(std::move(v));
     stack_.push_back(static_cast<uint32_t>(values_.size() - 1));
@@ -294,7 +305,8 @@ class Vm {
     return v;
   }
   Result<std::vector<uint32_t>> pop_mark() {
-    if (marks_.empty()) return make_error(ErrorCode::schema, file_, op_at_, "pickle opcode needs a MARK but none is set");
+    if (marks_.empty())
+      return make_error(ErrorCode::schema, file_, op_at_, "pickle opcode needs a MARK but none is set");
     size_t m = marks_.back();
     marks_.pop_back();
     if (m > stack_.size()) return make_error(ErrorCode::schema, file_, op_at_, "pickle MARK lies above the stack");
@@ -310,13 +322,15 @@ class Vm {
     return push(std::move(v));
   }
   Status extend_list(uint32_t target, const std::vector<uint32_t>& items) {
-    if (values_[target].kind != PyKind::list) return err(ErrorCode::refused, op_at_, "APPEND(S) on something that is not a list");
+    if (values_[target].kind != PyKind::list)
+      return err(ErrorCode::refused, op_at_, "APPEND(S) on something that is not a list");
     auto& dst = values_[target].items;
     dst.insert(dst.end(), items.begin(), items.end());
     return ok();
   }
   Status extend_dict(uint32_t target, const std::vector<uint32_t>& items) {
-    if (values_[target].kind != PyKind::dict) return err(ErrorCode::refused, op_at_, "SETITEM(S) on something that is not a dict");
+    if (values_[target].kind != PyKind::dict)
+      return err(ErrorCode::refused, op_at_, "SETITEM(S) on something that is not a dict");
     auto& dst = values_[target].items;
     dst.insert(dst.end(), items.begin(), items.end());
     return ok();
@@ -324,15 +338,20 @@ class Vm {
   Status memo_put(uint32_t index) {
     if (!r_.ok()) return r_.error();
     if (stack_.empty()) return underflow();
-    if (memo_.size() >= kMaxMemo && !memo_.count(index)) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle memo larger than the cap of {} entries", kMaxMemo));
+    if (memo_.size() >= kMaxMemo && !memo_.count(index))
+      return err(ErrorCode::count_too_large, op_at_,
+                 fmt::format("pickle memo larger than the cap of {} entries", kMaxMemo));
     memo_[index] = stack_.back();
     return ok();
   }
   Status memo_get(uint32_t index) {
     if (!r_.ok()) return r_.error();
     auto it = memo_.find(index);
-    if (it == memo_.end()) return err(ErrorCode::schema, op_at_, fmt::format("pickle memo index {} was never stored", index));
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
+    if (it == memo_.end())
+      return err(ErrorCode::schema, op_at_, fmt::format("pickle memo index {} was never stored", index));
+    if (stack_.size() >= kMaxStack)
+      return err(ErrorCode::count_too_large, op_at_,
+                 fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     stack_.push_back(it->second);
     return ok();
   }
@@ -360,7 +379,8 @@ class Vm {
       }
     }
     return err(ErrorCode::refused, op_at_,
-               fmt::format("pickle global '{}.{}' is not allowed (only plain tensor data is read)", printable(module), printable(name)));
+               fmt::format("pickle global '{}.{}' is not allowed (only plain tensor data is read)", printable(module),
+                           printable(name)));
   }
   const AllowedGlobal* global_of(uint32_t id) const {
     return values_[id].kind == PyKind::global ? &kAllowedGlobals[values_[id].index] : nullptr;
@@ -371,11 +391,13 @@ class Vm {
     if (v.kind != PyKind::tuple && v.kind != PyKind::list)
       return make_error(ErrorCode::schema, file_, op_at_, fmt::format("tensor {} is not a tuple", what));
     if (v.items.size() > kMaxDims)
-      return make_error(ErrorCode::too_many_dims, file_, op_at_, fmt::format("tensor {} has {} dimensions", what, v.items.size()));
+      return make_error(ErrorCode::too_many_dims, file_, op_at_,
+                        fmt::format("tensor {} has {} dimensions", what, v.items.size()));
     std::vector<int64_t> out;
     for (uint32_t item : v.items) {
       if (!is_int(item) || values_[item].integer < 0)
-        return make_error(ErrorCode::bad_shape, file_, op_at_, fmt::format("tensor {} holds a value that is not a non-negative int", what));
+        return make_error(ErrorCode::bad_shape, file_, op_at_,
+                          fmt::format("tensor {} holds a value that is not a non-negative int", what));
       out.push_back(values_[item].integer);
     }
     return out;
@@ -384,7 +406,9 @@ class Vm {
   Result<uint32_t> rebuild_parameter(const std::vector<uint32_t>& args);
   Result<uint32_t> call(const AllowedGlobal& g, uint32_t callable, const std::vector<uint32_t>& args);
   Status push_existing(uint32_t id) {
-    if (stack_.size() >= kMaxStack) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
+    if (stack_.size() >= kMaxStack)
+      return err(ErrorCode::count_too_large, op_at_,
+                 fmt::format("pickle stack deeper than the cap of {} entries", kMaxStack));
     stack_.push_back(id);
     return ok();
   }
@@ -499,16 +523,19 @@ Status Vm::op_binpersid() {
       values_[t.items[0]].text != "storage")
     return err(ErrorCode::refused, op_at_, fmt::format("persistent id is not a ('storage', ...) {}-tuple", want));
   const AllowedGlobal* cls = global_of(t.items[1]);
-  if (!cls || cls->kind != GK::storage_class) return err(ErrorCode::schema, op_at_, "persistent id names no storage class");
+  if (!cls || cls->kind != GK::storage_class)
+    return err(ErrorCode::schema, op_at_, "persistent id names no storage class");
   const PyValue& key = values_[t.items[2]];
   const PyValue& location = values_[t.items[3]];
   const PyValue& numel = values_[t.items[4]];
-  if (key.kind != PyKind::string || location.kind != PyKind::string || numel.kind != PyKind::integer || numel.integer < 0)
+  if (key.kind != PyKind::string || location.kind != PyKind::string || numel.kind != PyKind::integer ||
+      numel.integer < 0)
     return err(ErrorCode::schema, op_at_, "persistent id needs a key string, a location string and an element count");
   uint64_t view_offset = 0;
   if (want == 6) {
     const PyValue& view = values_[t.items[5]];
-    if (view.kind == PyKind::tuple && view.items.size() == 3 && is_int(view.items[1]) && values_[view.items[1]].integer >= 0)
+    if (view.kind == PyKind::tuple && view.items.size() == 3 && is_int(view.items[1]) &&
+        values_[view.items[1]].integer >= 0)
       view_offset = static_cast<uint64_t>(values_[view.items[1]].integer);
     else if (view.kind != PyKind::none)
       return err(ErrorCode::schema, op_at_, "legacy storage view metadata is neither None nor (key, offset, size)");
@@ -539,11 +566,13 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
   if (args.size() < min_args || args.size() > max_args)
     return make_error(ErrorCode::schema, file_, op_at_, fmt::format("tensor rebuild with {} arguments", args.size()));
   const PyValue& storage = values_[args[0]];
-  if (storage.kind != PyKind::storage) return make_error(ErrorCode::schema, file_, op_at_, "tensor rebuild without a storage");
+  if (storage.kind != PyKind::storage)
+    return make_error(ErrorCode::schema, file_, op_at_, "tensor rebuild without a storage");
   if (!is_int(args[1]) || values_[args[1]].integer < 0)
     return make_error(ErrorCode::schema, file_, op_at_, "tensor storage offset is not a non-negative int");
   if (tensors_.size() >= kMaxTensors)
-    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
+    return make_error(ErrorCode::count_too_large, file_, op_at_,
+                      fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t;
   t.storage = storage.index;
   t.offset = op_at_;
@@ -561,7 +590,8 @@ Result<uint32_t> Vm::rebuild_tensor(const std::vector<uint32_t>& args, bool v3) 
   t.elem_bytes = cls.elem_bytes;
   if (v3) {
     const AllowedGlobal* dt = global_of(args[6]);
-    if (!dt || dt->kind != GK::dtype) return make_error(ErrorCode::schema, file_, op_at_, "_rebuild_tensor_v3 without a dtype");
+    if (!dt || dt->kind != GK::dtype)
+      return make_error(ErrorCode::schema, file_, op_at_, "_rebuild_tensor_v3 without a dtype");
     t.dtype = dt->dtype;
     t.elem_bytes = dt->elem_bytes;
   }
@@ -581,7 +611,8 @@ Result<uint32_t> Vm::rebuild_parameter(const std::vector<uint32_t>& args) {
   if (args.empty() || values_[args[0]].kind != PyKind::tensor)
     return make_error(ErrorCode::schema, file_, op_at_, "Parameter rebuild without a tensor");
   if (tensors_.size() >= kMaxTensors)
-    return make_error(ErrorCode::count_too_large, file_, op_at_, fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
+    return make_error(ErrorCode::count_too_large, file_, op_at_,
+                      fmt::format("pickle builds more tensors than the cap of {} tensors", kMaxTensors));
   PickleTensor t = tensors_[values_[args[0]].index];
   t.is_parameter = true;
   t.requires_grad = args.size() > 1 && values_[args[1]].kind == PyKind::boolean && values_[args[1]].integer != 0;
@@ -633,7 +664,8 @@ Result<uint32_t> Vm::call(const AllowedGlobal& g, uint32_t callable, const std::
       for (size_t i = 0; i < s.size(); ++i) {
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c < 0x80) b.text += static_cast<char>(c);
-        else if ((c & 0xe0) == 0xc0 && i + 1 < s.size()) b.text += static_cast<char>(((c & 0x1f) << 6) | (s[++i] & 0x3f));
+        else if ((c & 0xe0) == 0xc0 && i + 1 < s.size())
+          b.text += static_cast<char>(((c & 0x1f) << 6) | (s[++i] & 0x3f));
         else return make_error(ErrorCode::schema, file_, op_at_, "_codecs.encode of text outside latin1");
       }
       return make(std::move(b));
@@ -661,7 +693,9 @@ Status Vm::op_reduce() {
   const AllowedGlobal* g = global_of(callable);
   if (!g) return err(ErrorCode::refused, op_at_, "REDUCE on something that is not an allowed global");
   if (values_[args_id].kind != PyKind::tuple) return err(ErrorCode::schema, op_at_, "REDUCE arguments are not a tuple");
-  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
+  if (values_.size() >= kMaxValues)
+    return err(ErrorCode::count_too_large, op_at_,
+               fmt::format("pickle holds more values than the cap of {}", kMaxValues));
   std::vector<uint32_t> args = values_[args_id].items;
   auto made = call(*g, callable, args);
   if (!made) return std::move(made).error();
@@ -674,20 +708,23 @@ Status Vm::op_newobj() {
   const AllowedGlobal* g = global_of(cls);
   if (!g) return err(ErrorCode::refused, op_at_, "NEWOBJ on something that is not an allowed class");
   if (values_[args_id].kind != PyKind::tuple) return err(ErrorCode::schema, op_at_, "NEWOBJ arguments are not a tuple");
-  if (values_.size() >= kMaxValues) return err(ErrorCode::count_too_large, op_at_, fmt::format("pickle holds more values than the cap of {}", kMaxValues));
+  if (values_.size() >= kMaxValues)
+    return err(ErrorCode::count_too_large, op_at_,
+               fmt::format("pickle holds more values than the cap of {}", kMaxValues));
   std::vector<uint32_t> args = values_[args_id].items;
   auto made = call(*g, cls, args);
   if (!made) return std::move(made).error();
   return push_existing(*made);
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const AllowedGlobal> allowed_globals() { return kAllowedGlobals; }
 
-Result<PickleResult> run_pickle(std::span<const uint8_t> bytes, std::string_view file, uint64_t base, PersistentIds pids) {
+Result<PickleResult> run_pickle(std::span<const uint8_t> bytes, std::string_view file, uint64_t base,
+                                PersistentIds pids) {
   Vm vm(bytes, file, base, pids);
   return vm.run();
 }
 
-}  // namespace akview
+}   // namespace akview

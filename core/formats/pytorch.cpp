@@ -55,7 +55,8 @@ void collect_tensors(const PickleResult& p, uint32_t id, const std::string& pref
       collect_tensors(p, v.items[i + 1], join(k), depth + 1, out, skipped);
     }
   } else if (v.kind == PyKind::list || v.kind == PyKind::tuple) {
-    for (size_t i = 0; i < v.items.size(); ++i) collect_tensors(p, v.items[i], join(std::to_string(i)), depth + 1, out, skipped);
+    for (size_t i = 0; i < v.items.size(); ++i)
+      collect_tensors(p, v.items[i], join(std::to_string(i)), depth + 1, out, skipped);
   }
 }
 
@@ -76,13 +77,15 @@ struct StoragePlace {
 };
 
 // Turns the pickle's tokens into Model tensors: name, dtype, shape, strides, byte offsets.
-Status build_tensors(Model& model, const PickleResult& p, const std::vector<StoragePlace>& places, const std::string& file) {
+Status build_tensors(Model& model, const PickleResult& p, const std::vector<StoragePlace>& places,
+                     const std::string& file) {
   std::vector<NamedTensor> named;
   size_t skipped = 0;
   collect_tensors(p, p.root, "", 0, named, skipped);
   if (skipped)
-    model.notes.push_back(Note{ErrorCode::unsupported, file, kNoOffset,
-                               fmt::format("{} pickled values nested too deep or keyed by non-strings were not listed", skipped), false});
+    model.notes.push_back(
+        Note{ErrorCode::unsupported, file, kNoOffset,
+             fmt::format("{} pickled values nested too deep or keyed by non-strings were not listed", skipped), false});
   for (size_t s = 0; s < p.storages.size(); ++s) {
     TorchStorage ts;
     ts.key = model.intern(p.storages[s].key);
@@ -113,13 +116,15 @@ Status build_tensors(Model& model, const PickleResult& p, const std::vector<Stor
       last = sum.value_or(0);
     }
     if (overflow)
-      return make_error(ErrorCode::overflow, file, pt.offset, fmt::format("tensor '{}': size x stride overflows", nt.name));
+      return make_error(ErrorCode::overflow, file, pt.offset,
+                        fmt::format("tensor '{}': size x stride overflows", nt.name));
     const uint64_t elem = pt.elem_bytes ? pt.elem_bytes : 1;
     if (numel > 0) {
       auto end = checked_mul(last + 1, elem);
       if (!end || *end > st.nbytes)
         return make_error(ErrorCode::out_of_bounds, file, pt.offset,
-                          fmt::format("tensor '{}' reaches byte {} of a {}-byte storage '{}'", nt.name, end.value_or(~0ull), st.nbytes, st.key));
+                          fmt::format("tensor '{}' reaches byte {} of a {}-byte storage '{}'", nt.name,
+                                      end.value_or(~0ull), st.nbytes, st.key));
     }
     const bool contiguous = is_contiguous(pt.size, pt.stride);
     t.offset = st.offset + pt.storage_offset * elem;
@@ -163,7 +168,7 @@ Result<Model> start_model(const Probe& probe, std::string_view format) {
   return model;
 }
 
-}  // namespace
+}   // namespace
 
 Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
   auto started = start_model(probe, "pytorch-zip");
@@ -179,7 +184,8 @@ Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
   const std::string& first = entries->front().name;
   auto slash = first.find('/');
   if (slash == std::string::npos)
-    return make_error(ErrorCode::schema, file, entries->front().directory_offset, "file in archive is not in a subdirectory");
+    return make_error(ErrorCode::schema, file, entries->front().directory_offset,
+                      "file in archive is not in a subdirectory");
   const std::string prefix = first.substr(0, slash + 1);
   std::unordered_map<std::string, const ZipEntry*> by_name;
   for (const auto& e : *entries) {
@@ -188,12 +194,15 @@ Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
                         fmt::format("entry '{}' is outside the archive's '{}' directory", e.name, prefix));
     std::string rest = e.name.substr(prefix.size());
     if (rest == "constants.pkl")
-      return make_error(ErrorCode::refused, file, e.directory_offset, "TorchScript archive (constants.pkl): akview reads only torch.save checkpoints");
+      return make_error(ErrorCode::refused, file, e.directory_offset,
+                        "TorchScript archive (constants.pkl): akview reads only torch.save checkpoints");
     if (!by_name.emplace(rest, &e).second)
-      return make_error(ErrorCode::duplicate_key, file, e.directory_offset, fmt::format("entry '{}' appears twice", e.name));
+      return make_error(ErrorCode::duplicate_key, file, e.directory_offset,
+                        fmt::format("entry '{}' appears twice", e.name));
   }
   auto pkl = by_name.find("data.pkl");
-  if (pkl == by_name.end()) return make_error(ErrorCode::schema, file, kNoOffset, fmt::format("archive has no '{}data.pkl'", prefix));
+  if (pkl == by_name.end())
+    return make_error(ErrorCode::schema, file, kNoOffset, fmt::format("archive has no '{}data.pkl'", prefix));
   add_text_meta(model, "pytorch.archive_prefix", prefix.substr(0, prefix.size() - 1), kNoOffset);
 
   if (auto bo = by_name.find("byteorder"); bo != by_name.end()) {
@@ -223,7 +232,8 @@ Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
   for (const auto& s : pickle->storages) {
     auto rec = by_name.find("data/" + s.key);
     if (rec == by_name.end())
-      return make_error(ErrorCode::missing_file, file, s.offset, fmt::format("storage '{}' has no record '{}data/{}'", s.key, prefix, s.key));
+      return make_error(ErrorCode::missing_file, file, s.offset,
+                        fmt::format("storage '{}' has no record '{}data/{}'", s.key, prefix, s.key));
     const AllowedGlobal& cls = allowed_globals()[s.global_row];
     auto want = checked_mul(s.numel, cls.elem_bytes);
     if (!want || *want != rec->second->size)
@@ -231,8 +241,9 @@ Result<Model> open_pytorch_zip(const Probe& probe, const OpenOptions&) {
                         fmt::format("storage '{}': record holds {} bytes, the pickle says {} x {} bytes", s.key,
                                     rec->second->size, s.numel, cls.elem_bytes));
     if (rec->second->method != 0)
-      return make_error(ErrorCode::unsupported, file, rec->second->local_header,
-                        fmt::format("storage record '{}' is compressed; only stored records are read", rec->second->name));
+      return make_error(
+          ErrorCode::unsupported, file, rec->second->local_header,
+          fmt::format("storage record '{}' is compressed; only stored records are read", rec->second->name));
     if (rec->second->compressed_size != rec->second->size)
       return make_error(ErrorCode::size_mismatch, file, rec->second->local_header,
                         fmt::format("stored record '{}' has different sizes ({} vs {} compressed)", rec->second->name,
@@ -278,7 +289,8 @@ Result<Model> open_pytorch_legacy(const Probe& probe, const OpenOptions&) {
       const PyValue& k = sys_info->values[si.items[i]];
       const PyValue& v = sys_info->values[si.items[i + 1]];
       if (k.kind == PyKind::string && k.text == "little_endian" && v.kind == PyKind::boolean && v.integer == 0)
-        return make_error(ErrorCode::unsupported, file, sys_info_at, "big-endian legacy checkpoint: only little-endian files are read");
+        return make_error(ErrorCode::unsupported, file, sys_info_at,
+                          "big-endian legacy checkpoint: only little-endian files are read");
     }
   }
   const uint64_t main_at = pos;
@@ -289,7 +301,8 @@ Result<Model> open_pytorch_legacy(const Probe& probe, const OpenOptions&) {
   auto keys = next(PersistentIds::refuse);
   if (!keys) return std::move(keys).error();
   const PyValue& kl = keys->values[keys->root];
-  if (kl.kind != PyKind::list) return make_error(ErrorCode::schema, file, keys_at, "legacy storage key list is not a list");
+  if (kl.kind != PyKind::list)
+    return make_error(ErrorCode::schema, file, keys_at, "legacy storage key list is not a list");
 
   std::unordered_map<std::string, uint32_t> by_key;
   for (uint32_t s = 0; s < main->storages.size(); ++s) by_key.emplace(main->storages[s].key, s);
@@ -299,10 +312,12 @@ Result<Model> open_pytorch_legacy(const Probe& probe, const OpenOptions&) {
   r.seek(pos);
   for (uint32_t item : kl.items) {
     const PyValue& key = keys->values[item];
-    if (key.kind != PyKind::string) return make_error(ErrorCode::schema, file, keys_at, "legacy storage key is not a string");
+    if (key.kind != PyKind::string)
+      return make_error(ErrorCode::schema, file, keys_at, "legacy storage key is not a string");
     auto it = by_key.find(key.text);
     if (it == by_key.end())
-      return make_error(ErrorCode::schema, file, r.file_offset(), fmt::format("storage key '{}' is not used by any tensor", key.text));
+      return make_error(ErrorCode::schema, file, r.file_offset(),
+                        fmt::format("storage key '{}' is not used by any tensor", key.text));
     const PickleStorage& s = main->storages[it->second];
     const uint64_t count_at = r.file_offset();
     const uint64_t count = r.u64("storage element count");
@@ -351,7 +366,8 @@ Result<std::vector<uint8_t>> torch_tensor_bytes(const Model& model, uint32_t ind
   const TorchStorage& st = model.torch_storages[info.storage];
   const uint64_t elem = type_info(t.type).block_bytes;
   if (t.flags & kTensorUnsupported)
-    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset, fmt::format("tensor '{}' has a dtype akview cannot read", t.name));
+    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
+                      fmt::format("tensor '{}' has a dtype akview cannot read", t.name));
   auto storage = model.files[st.file].map.range(st.offset, st.nbytes);
   if (storage.size() != st.nbytes)
     return make_error(ErrorCode::out_of_bounds, model.files[st.file].path, st.offset, "storage lies outside its file");
@@ -384,4 +400,4 @@ Result<std::vector<uint8_t>> torch_tensor_bytes(const Model& model, uint32_t ind
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

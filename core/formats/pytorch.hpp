@@ -22,4 +22,4 @@ std::span<const int64_t> torch_strides(const Model& model, uint32_t index);
 // kTensorNonContiguous views too); each element keeps its stored bytes.
 Result<std::vector<uint8_t>> torch_tensor_bytes(const Model& model, uint32_t index);
 
-}  // namespace akview
+}   // namespace akview

@@ -24,7 +24,7 @@ std::string read_small(const std::string& path, size_t limit) {
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 bool sniff_pytorch_zip(const Probe& p) { return !p.is_dir && head_starts_with(p, "PK\x03\x04"); }
 
@@ -49,4 +49,4 @@ bool sniff_mlx_dir(const Probe& p) {
          config.find("\"quantization_config\"") != std::string::npos;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -12,4 +12,4 @@ bool sniff_ollama_manifest(const Probe& probe);
 bool sniff_ollama_store(const Probe& probe);
 bool sniff_mlx_dir(const Probe& probe);
 
-}  // namespace akview
+}   // namespace akview

@@ -21,7 +21,7 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-}  // namespace
+}   // namespace
 
 bool sniff_safetensors(const Probe& p) {
   if (p.is_dir) return false;
@@ -47,7 +47,8 @@ bool sniff_safetensors(const Probe& p) {
 bool sniff_safetensors_dir(const Probe& p) {
   if (!p.is_dir) return false;
   if (p.has_entry("model.safetensors.index.json") || p.has_entry("model.safetensors")) return true;
-  return std::count_if(p.entries.begin(), p.entries.end(), [](const std::string& e) { return ends_with(e, kExtension); }) == 1;
+  return std::count_if(p.entries.begin(), p.entries.end(),
+                       [](const std::string& e) { return ends_with(e, kExtension); }) == 1;
 }
 
 Result<Model> open_safetensors(const Probe& p, const OpenOptions& options) {
@@ -61,10 +62,12 @@ Result<Model> open_safetensors(const Probe& p, const OpenOptions& options) {
 
 Result<Model> open_safetensors_dir(const Probe& p, const OpenOptions& options) {
   const std::string dir = p.path.empty() || p.path.back() == '/' ? p.path : p.path + "/";
-  if (p.has_entry("model.safetensors.index.json")) return open_safetensors_index(dir + "model.safetensors.index.json", options);
+  if (p.has_entry("model.safetensors.index.json"))
+    return open_safetensors_index(dir + "model.safetensors.index.json", options);
   std::string file = "model.safetensors";
   if (!p.has_entry(file)) {
-    auto it = std::find_if(p.entries.begin(), p.entries.end(), [](const std::string& e) { return ends_with(e, kExtension); });
+    auto it =
+        std::find_if(p.entries.begin(), p.entries.end(), [](const std::string& e) { return ends_with(e, kExtension); });
     if (it == p.entries.end())
       return make_error(ErrorCode::not_recognized, p.path, kNoOffset, "directory holds no .safetensors file");
     file = *it;
@@ -76,4 +79,4 @@ Result<Model> open_safetensors_dir(const Probe& p, const OpenOptions& options) {
   return model;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -14,4 +14,4 @@ Result<Model> open_safetensors(const Probe& probe, const OpenOptions& options);
 // A directory with model.safetensors.index.json (sharded) or model.safetensors, or an index file itself.
 Result<Model> open_safetensors_dir(const Probe& probe, const OpenOptions& options);
 
-}  // namespace akview
+}   // namespace akview

@@ -25,8 +25,8 @@ namespace {
 constexpr uint64_t kLengthPrefixBytes = kSafetensorsPrefixBytes;
 constexpr uint64_t kMaxHeaderBytes = kSafetensorsMaxHeaderBytes;
 constexpr std::string_view kMetadataKey = "__metadata__";
-constexpr size_t kMaxFieldNotes = 8;                  // unknown-field notes before a summary
-constexpr uint64_t kMinBytesPerTensor = 50;           // `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]},`
+constexpr size_t kMaxFieldNotes = 8;          // unknown-field notes before a summary
+constexpr uint64_t kMinBytesPerTensor = 50;   // `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]},`
 
 // The dtype strings of a file are a handful repeated a million times: remember the last few.
 class DtypeCache {
@@ -52,9 +52,7 @@ class DtypeCache {
   size_t used_ = 0, next_ = 0;
 };
 
-std::string format_shape(std::span<const int64_t> shape) {
-  return fmt::format("[{}]", fmt::join(shape, ", "));
-}
+std::string format_shape(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 // Grows a vector's capacity geometrically to hold `extra` more items (reserve() to an exact size
 // would reallocate once per shard of a large sharded set).
@@ -69,8 +67,13 @@ class HeaderParser {
  public:
   HeaderParser(Model& model, uint32_t file_index, std::span<const uint8_t> header, uint64_t header_len,
                uint64_t file_size)
-      : model_(model), file_index_(file_index), path_(model.files[file_index].path),
-        header_(header), reader_(header, path_, kLengthPrefixBytes), header_len_(header_len), file_size_(file_size),
+      : model_(model),
+        file_index_(file_index),
+        path_(model.files[file_index].path),
+        header_(header),
+        reader_(header, path_, kLengthPrefixBytes),
+        header_len_(header_len),
+        file_size_(file_size),
         first_tensor_(static_cast<uint32_t>(model.tensors.size())) {}
 
   Status run() {
@@ -79,14 +82,15 @@ class HeaderParser {
     reserve_more(model_.dims, 2 * estimate);
     advise_huge_pages(model_.tensors.data() + model_.tensors.size(),
                       (model_.tensors.capacity() - model_.tensors.size()) * sizeof(Tensor));
-    advise_huge_pages(model_.dims.data() + model_.dims.size(), (model_.dims.capacity() - model_.dims.size()) * sizeof(int64_t));
+    advise_huge_pages(model_.dims.data() + model_.dims.size(),
+                      (model_.dims.capacity() - model_.dims.size()) * sizeof(int64_t));
     if (!parse_object()) return reader_.error();
     AKV_TRY(check_unique_names());
     AKV_TRY(validate_layout());
     if (unknown_fields_ > kMaxFieldNotes)
-      model_.notes.push_back({ErrorCode::schema, path_, kNoOffset,
-                              fmt::format("{} more unknown tensor fields were ignored", unknown_fields_ - kMaxFieldNotes),
-                              false});
+      model_.notes.push_back(
+          {ErrorCode::schema, path_, kNoOffset,
+           fmt::format("{} more unknown tensor fields were ignored", unknown_fields_ - kMaxFieldNotes), false});
     return {};
   }
 
@@ -98,13 +102,14 @@ class HeaderParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
       return reader_.fail(ErrorCode::schema, tok.offset,
-                  fmt::format("the header must be a JSON object, found {}", json_kind_name(tok.kind)));
+                          fmt::format("the header must be a JSON object, found {}", json_kind_name(tok.kind)));
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) break;
       const uint64_t key_offset = tok.offset;
       if (tok.text == kMetadataKey) {
-        if (seen_metadata_) return reader_.fail(ErrorCode::duplicate_key, key_offset, "the header has two '__metadata__' keys");
+        if (seen_metadata_)
+          return reader_.fail(ErrorCode::duplicate_key, key_offset, "the header has two '__metadata__' keys");
         seen_metadata_ = true;
         if (!parse_metadata()) return false;
         continue;
@@ -121,8 +126,9 @@ class HeaderParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind == JsonKind::null) return true;
     if (tok.kind != JsonKind::object_begin)
-      return reader_.fail(ErrorCode::schema, tok.offset,
-                  fmt::format("'__metadata__' must be an object of strings, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(
+          ErrorCode::schema, tok.offset,
+          fmt::format("'__metadata__' must be an object of strings, found {}", json_kind_name(tok.kind)));
     const size_t first = model_.meta.size();
     NameSet keys;
     auto key_of = [&](uint32_t i) { return model_.meta[first + i].key; };
@@ -136,14 +142,15 @@ class HeaderParser {
       entry.source = "safetensors";
       if (!reader_.next(tok)) return false;
       if (tok.kind != JsonKind::string)
-        return reader_.fail(ErrorCode::schema, tok.offset,
-                    fmt::format("metadata {} must be a string, found {}", quote_name(entry.key), json_kind_name(tok.kind)));
+        return reader_.fail(
+            ErrorCode::schema, tok.offset,
+            fmt::format("metadata {} must be a string, found {}", quote_name(entry.key), json_kind_name(tok.kind)));
       entry.value.type = MetaType::string;
       entry.value.str = keep(tok);
       const auto index = static_cast<uint32_t>(model_.meta.size() - first);
       if (keys.insert(entry.key, index, key_of) != NameSet::kAbsent)
         return reader_.fail(ErrorCode::duplicate_key, entry.offset,
-                    fmt::format("metadata key {} appears twice", quote_name(entry.key)));
+                            fmt::format("metadata key {} appears twice", quote_name(entry.key)));
       model_.meta.push_back(entry);
     }
   }
@@ -153,8 +160,8 @@ class HeaderParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
       return reader_.fail(ErrorCode::schema, tok.offset,
-                  fmt::format("tensor {}: expected an object with dtype, shape and data_offsets, found {}",
-                              quote_name(name), json_kind_name(tok.kind)));
+                          fmt::format("tensor {}: expected an object with dtype, shape and data_offsets, found {}",
+                                      quote_name(name), json_kind_name(tok.kind)));
     Tensor t;
     t.name = name;
     t.file = file_index_;
@@ -171,13 +178,15 @@ class HeaderParser {
         has_dtype = true;
         if (!reader_.next(tok)) return false;
         if (tok.kind != JsonKind::string)
-          return reader_.fail(ErrorCode::schema, tok.offset,
-                      fmt::format("tensor {}: dtype must be a string, found {}", quote_name(name), json_kind_name(tok.kind)));
+          return reader_.fail(
+              ErrorCode::schema, tok.offset,
+              fmt::format("tensor {}: dtype must be a string, found {}", quote_name(name), json_kind_name(tok.kind)));
         auto type = dtypes_.lookup(tok.text);
         if (!type)
-          return reader_.fail(ErrorCode::unknown_type, tok.offset,
-                      fmt::format("tensor {}: unknown dtype {} (names are exact and case-sensitive, e.g. 'BF16')",
-                                  quote_name(name), quote_name(tok.text)));
+          return reader_.fail(
+              ErrorCode::unknown_type, tok.offset,
+              fmt::format("tensor {}: unknown dtype {} (names are exact and case-sensitive, e.g. 'BF16')",
+                          quote_name(name), quote_name(tok.text)));
         t.type = *type;
       } else if (field == "shape") {
         if (has_shape) return duplicate_field(name, field, field_offset);
@@ -190,15 +199,16 @@ class HeaderParser {
       } else {
         // Unknown fields are ignored by the reference (no deny_unknown_fields): tolerate, but say so.
         if (++unknown_fields_ <= kMaxFieldNotes)
-          model_.notes.push_back({ErrorCode::schema, path_, field_offset,
-                                  fmt::format("tensor {}: unknown field {} ignored", quote_name(name), quote_name(field)),
-                                  false});
+          model_.notes.push_back(
+              {ErrorCode::schema, path_, field_offset,
+               fmt::format("tensor {}: unknown field {} ignored", quote_name(name), quote_name(field)), false});
         if (!reader_.next(tok) || !reader_.skip_value(tok)) return false;
       }
     }
     const char* missing = !has_dtype ? "dtype" : !has_shape ? "shape" : !has_offsets ? "data_offsets" : nullptr;
     if (missing)
-      return reader_.fail(ErrorCode::schema, key_offset, fmt::format("tensor {} has no '{}'", quote_name(name), missing));
+      return reader_.fail(ErrorCode::schema, key_offset,
+                          fmt::format("tensor {} has no '{}'", quote_name(name), missing));
     // Until validate_layout(): offset/nbytes hold the raw relative [begin, end).
     t.offset = begin;
     t.nbytes = end;
@@ -217,7 +227,8 @@ class HeaderParser {
   uint64_t key_offset(uint32_t i) const {
     const std::string_view name = model_.tensors[i].name;
     if (in_header(name))
-      return kLengthPrefixBytes + static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(name.data()) - header_.data()) - 1;
+      return kLengthPrefixBytes +
+             static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(name.data()) - header_.data()) - 1;
     auto it = std::lower_bound(escaped_keys_.begin(), escaped_keys_.end(), i,
                                [](const EscapedKey& k, uint32_t v) { return k.tensor < v; });
     return it != escaped_keys_.end() && it->tensor == i ? it->offset : kNoOffset;
@@ -240,7 +251,8 @@ class HeaderParser {
     auto name_of = [&](uint32_t i) { return model_.tensors[i].name; };
     constexpr uint32_t kAhead = 16;   // names whose slots are being loaded (each hashed once)
     uint64_t ahead[kAhead];
-    for (uint32_t i = first_tensor_; i < end && i - first_tensor_ < kAhead; ++i) ahead[i % kAhead] = hash_name(name_of(i));
+    for (uint32_t i = first_tensor_; i < end && i - first_tensor_ < kAhead; ++i)
+      ahead[i % kAhead] = hash_name(name_of(i));
     for (uint32_t i = first_tensor_; i < end; ++i) {
       const uint64_t h = ahead[i % kAhead];
       if (i + kAhead < end) {
@@ -255,28 +267,32 @@ class HeaderParser {
   }
 
   bool duplicate_field(std::string_view name, std::string_view field, uint64_t offset) {
-    return reader_.fail(ErrorCode::duplicate_key, offset, fmt::format("tensor {}: field '{}' appears twice", quote_name(name), field));
+    return reader_.fail(ErrorCode::duplicate_key, offset,
+                        fmt::format("tensor {}: field '{}' appears twice", quote_name(name), field));
   }
 
   bool parse_shape(std::string_view name, Tensor& t) {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::array_begin)
-      return reader_.fail(ErrorCode::schema, tok.offset,
-                  fmt::format("tensor {}: shape must be an array, found {}", quote_name(name), json_kind_name(tok.kind)));
+      return reader_.fail(
+          ErrorCode::schema, tok.offset,
+          fmt::format("tensor {}: shape must be an array, found {}", quote_name(name), json_kind_name(tok.kind)));
     size_t rank = 0;
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::array_end) break;
       if (tok.kind != JsonKind::number)
-        return reader_.fail(ErrorCode::schema, tok.offset,
-                    fmt::format("tensor {}: shape holds {}, not an integer", quote_name(name), json_kind_name(tok.kind)));
+        return reader_.fail(
+            ErrorCode::schema, tok.offset,
+            fmt::format("tensor {}: shape holds {}, not an integer", quote_name(name), json_kind_name(tok.kind)));
       if (tok.num != JsonNumber::uint || tok.u > static_cast<uint64_t>(INT64_MAX))
-        return reader_.fail(ErrorCode::bad_shape, tok.offset,
-                    fmt::format("tensor {}: dimension {} is not a non-negative integer", quote_name(name), tok.text));
+        return reader_.fail(
+            ErrorCode::bad_shape, tok.offset,
+            fmt::format("tensor {}: dimension {} is not a non-negative integer", quote_name(name), tok.text));
       if (++rank > 255)
         return reader_.fail(ErrorCode::too_many_dims, tok.offset,
-                    fmt::format("tensor {}: more than 255 dimensions", quote_name(name)));
+                            fmt::format("tensor {}: more than 255 dimensions", quote_name(name)));
       model_.dims.push_back(static_cast<int64_t>(tok.u));
     }
     t.rank = static_cast<uint8_t>(rank);
@@ -289,7 +305,8 @@ class HeaderParser {
     const uint64_t at = tok.offset;
     if (tok.kind != JsonKind::array_begin)
       return reader_.fail(ErrorCode::schema, at,
-                  fmt::format("tensor {}: data_offsets must be an array, found {}", quote_name(name), json_kind_name(tok.kind)));
+                          fmt::format("tensor {}: data_offsets must be an array, found {}", quote_name(name),
+                                      json_kind_name(tok.kind)));
     uint64_t values[2] = {0, 0};
     size_t count = 0;
     for (;;) {
@@ -297,16 +314,19 @@ class HeaderParser {
       if (tok.kind == JsonKind::array_end) break;
       if (tok.kind != JsonKind::number)
         return reader_.fail(ErrorCode::schema, tok.offset,
-                    fmt::format("tensor {}: data_offsets holds {}, not an integer", quote_name(name), json_kind_name(tok.kind)));
+                            fmt::format("tensor {}: data_offsets holds {}, not an integer", quote_name(name),
+                                        json_kind_name(tok.kind)));
       if (tok.num != JsonNumber::uint)
-        return reader_.fail(ErrorCode::bad_offset, tok.offset,
-                    fmt::format("tensor {}: data offset {} is not a non-negative integer", quote_name(name), tok.text));
+        return reader_.fail(
+            ErrorCode::bad_offset, tok.offset,
+            fmt::format("tensor {}: data offset {} is not a non-negative integer", quote_name(name), tok.text));
       if (count < 2) values[count] = tok.u;
       ++count;
     }
     if (count != 2)
-      return reader_.fail(ErrorCode::schema, at,
-                  fmt::format("tensor {}: data_offsets must hold exactly 2 integers, found {}", quote_name(name), count));
+      return reader_.fail(
+          ErrorCode::schema, at,
+          fmt::format("tensor {}: data_offsets must hold exactly 2 integers, found {}", quote_name(name), count));
     begin = values[0];
     end = values[1];
     return true;
@@ -335,16 +355,18 @@ class HeaderParser {
       Tensor& t = tensors[i];
       const uint64_t begin = t.offset, end = t.nbytes, at = key_offset(first_tensor_ + i);
       if (end < begin)
-        return make_error(ErrorCode::bad_offset, path_, at,
-                          fmt::format("tensor {}: data_offsets [{}, {}] end before they begin", quote_name(t.name), begin, end));
+        return make_error(
+            ErrorCode::bad_offset, path_, at,
+            fmt::format("tensor {}: data_offsets [{}, {}] end before they begin", quote_name(t.name), begin, end));
       if (begin < covered)
         return make_error(ErrorCode::bad_offset, path_, at,
                           fmt::format("tensor {}: data_offsets [{}, {}] overlap the data before, which ends at {}",
                                       quote_name(t.name), begin, end, covered));
       if (begin > covered)
-        return make_error(ErrorCode::bad_offset, path_, at,
-                          fmt::format("tensor {}: data_offsets [{}, {}] leave a gap: bytes [{}, {}) belong to no tensor",
-                                      quote_name(t.name), begin, end, covered, begin));
+        return make_error(
+            ErrorCode::bad_offset, path_, at,
+            fmt::format("tensor {}: data_offsets [{}, {}] leave a gap: bytes [{}, {}) belong to no tensor",
+                        quote_name(t.name), begin, end, covered, begin));
       const auto shape = model_.shape(t);
       std::optional<uint64_t> elems = 1;
       for (int64_t d : shape)
@@ -361,10 +383,10 @@ class HeaderParser {
                           fmt::format("tensor {}: {} elements of {} ({} bits) do not end on a byte boundary",
                                       quote_name(t.name), *elems, type.st_name, *bits));
       if (end - begin != *bits / 8)
-        return make_error(ErrorCode::size_mismatch, path_, at,
-                          fmt::format("tensor {}: shape {} of {} needs {} bytes but data_offsets [{}, {}] span {}",
-                                      quote_name(t.name), format_shape(shape), type.st_name, *bits / 8, begin, end,
-                                      end - begin));
+        return make_error(
+            ErrorCode::size_mismatch, path_, at,
+            fmt::format("tensor {}: shape {} of {} needs {} bytes but data_offsets [{}, {}] span {}",
+                        quote_name(t.name), format_shape(shape), type.st_name, *bits / 8, begin, end, end - begin));
       const auto absolute = checked_add(data_start, begin);
       if (!absolute)
         return make_error(ErrorCode::overflow, path_, at,
@@ -375,12 +397,14 @@ class HeaderParser {
     }
     const auto data_end = checked_add(data_start, covered);
     if (!data_end || *data_end > file_size_)
-      return make_error(ErrorCode::truncated, path_, file_size_,
-                        fmt::format("the data section needs {} bytes after the header, but the file ends {} bytes after it",
-                                    covered, file_size_ - data_start));
+      return make_error(
+          ErrorCode::truncated, path_, file_size_,
+          fmt::format("the data section needs {} bytes after the header, but the file ends {} bytes after it", covered,
+                      file_size_ - data_start));
     if (*data_end < file_size_)
-      return make_error(ErrorCode::trailing_bytes, path_, *data_end,
-                        fmt::format("{} bytes after the last tensor's data belong to no tensor", file_size_ - *data_end));
+      return make_error(
+          ErrorCode::trailing_bytes, path_, *data_end,
+          fmt::format("{} bytes after the last tensor's data belong to no tensor", file_size_ - *data_end));
     return {};
   }
 
@@ -421,7 +445,8 @@ Status parse_file(Model& model, uint32_t file_index) {
   file.header_bytes = kLengthPrefixBytes + header_len;
   file.data_offset = kLengthPrefixBytes + header_len;
   const auto header = file.map.bytes().subspan(kLengthPrefixBytes, header_len);
-  if (header.empty()) return make_error(ErrorCode::bad_json, path, kLengthPrefixBytes, "the JSON header is empty (length 0)");
+  if (header.empty())
+    return make_error(ErrorCode::bad_json, path, kLengthPrefixBytes, "the JSON header is empty (length 0)");
   if (size_t bad = find_invalid_utf8(header); bad != header.size())
     return make_error(ErrorCode::bad_utf8, path, kLengthPrefixBytes + bad,
                       fmt::format("the header is not valid UTF-8 (byte 0x{:02x})", header[bad]));
@@ -434,7 +459,7 @@ Status parse_file(Model& model, uint32_t file_index) {
   return parser.run();
 }
 
-}  // namespace
+}   // namespace
 
 Result<uint32_t> add_safetensors_file(Model& model, const std::string& path, const std::string& role) {
   auto map = MappedFile::open(path);
@@ -456,4 +481,4 @@ Result<uint32_t> add_safetensors_file(Model& model, const std::string& path, con
   return file_index;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -11,7 +11,7 @@
 
 namespace akview {
 
-inline constexpr uint64_t kSafetensorsPrefixBytes = 8;                 // u64 N, the header's length
+inline constexpr uint64_t kSafetensorsPrefixBytes = 8;                // u64 N, the header's length
 inline constexpr uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;   // MAX_HEADER_SIZE (decimal), N == 1e8 accepted
 
 // JSON's whitespace, which may precede the header's '{' (the reference reader tolerates it).
@@ -21,4 +21,4 @@ constexpr bool is_safetensors_json_ws(uint8_t c) { return c == ' ' || c == '\n' 
 // index; on failure the model is left as it was.
 Result<uint32_t> add_safetensors_file(Model& model, const std::string& path, const std::string& role);
 
-}  // namespace akview
+}   // namespace akview

@@ -3,10 +3,10 @@
 // the shards must agree tensor by tensor. A total_size that disagrees is only a warning.
 #include "core/formats/safetensors_index.hpp"
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <numeric>
 #include <optional>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 
@@ -40,7 +40,9 @@ struct IndexContents {
 class IndexParser {
  public:
   IndexParser(Model& model, uint32_t file_index)
-      : model_(model), file_index_(file_index), path_(model.files[file_index].path),
+      : model_(model),
+        file_index_(file_index),
+        path_(model.files[file_index].path),
         reader_(model.files[file_index].map.bytes(), path_) {}
 
   Result<IndexContents> run() {
@@ -55,7 +57,8 @@ class IndexParser {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("the index must be a JSON object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset,
+                          fmt::format("the index must be a JSON object, found {}", json_kind_name(tok.kind)));
     bool seen_map = false, seen_meta = false;
     for (;;) {
       if (!reader_.next(tok)) return false;
@@ -82,7 +85,8 @@ class IndexParser {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
-      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset,
+                          fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
     NameSet names, shard_names;
     auto name_of = [&](uint32_t i) { return out_.entries[i].name; };
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
@@ -93,8 +97,8 @@ class IndexParser {
       if (!reader_.next(tok)) return false;
       if (tok.kind != JsonKind::string)
         return reader_.fail(ErrorCode::schema, tok.offset,
-                    fmt::format("weight_map entry {} must name a shard file, found {}", quote_name(entry.name),
-                                json_kind_name(tok.kind)));
+                            fmt::format("weight_map entry {} must name a shard file, found {}", quote_name(entry.name),
+                                        json_kind_name(tok.kind)));
       const std::string_view shard = keep(tok);
       const auto new_shard = static_cast<uint32_t>(out_.shards.size());
       uint32_t id = shard_names.insert(shard, new_shard, shard_of);
@@ -106,7 +110,7 @@ class IndexParser {
       out_.entries.push_back(entry);
       if (names.insert(entry.name, static_cast<uint32_t>(out_.entries.size() - 1), name_of) != NameSet::kAbsent)
         return reader_.fail(ErrorCode::duplicate_key, entry.offset,
-                    fmt::format("weight_map names tensor {} twice", quote_name(entry.name)));
+                            fmt::format("weight_map names tensor {} twice", quote_name(entry.name)));
     }
   }
 
@@ -116,7 +120,8 @@ class IndexParser {
     if (!reader_.next(tok)) return false;
     if (tok.kind == JsonKind::null) return true;
     if (tok.kind != JsonKind::object_begin)
-      return reader_.fail(ErrorCode::schema, tok.offset, fmt::format("'metadata' must be an object, found {}", json_kind_name(tok.kind)));
+      return reader_.fail(ErrorCode::schema, tok.offset,
+                          fmt::format("'metadata' must be an object, found {}", json_kind_name(tok.kind)));
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) return true;
@@ -133,7 +138,9 @@ class IndexParser {
           v.str = keep(tok);
           break;
         case JsonKind::number:
-          v.type = tok.num == JsonNumber::uint ? MetaType::u64 : tok.num == JsonNumber::sint ? MetaType::i64 : MetaType::f64;
+          v.type = tok.num == JsonNumber::uint   ? MetaType::u64
+                   : tok.num == JsonNumber::sint ? MetaType::i64
+                                                 : MetaType::f64;
           if (tok.num == JsonNumber::uint) v.num.u = tok.u;
           else if (tok.num == JsonNumber::sint) v.num.i = tok.i;
           else v.num.f = tok.f;
@@ -195,8 +202,9 @@ Status check_agreement(const Model& model, const IndexContents& index, const std
     const std::string& shard_path = model.files[t.file].path;
     const uint32_t e = entry_of[k];
     if (e == NameSet::kAbsent)
-      return make_error(ErrorCode::shard_mismatch, shard_path, name_offset(model, t),
-                        fmt::format("tensor {} is in this shard but not in the index {}", quote_name(t.name), index_path));
+      return make_error(
+          ErrorCode::shard_mismatch, shard_path, name_offset(model, t),
+          fmt::format("tensor {} is in this shard but not in the index {}", quote_name(t.name), index_path));
     const ShardRef& named = index.shards[index.entries[e].shard];
     if (named.file == t.file) continue;
     if (found[e])
@@ -209,14 +217,14 @@ Status check_agreement(const Model& model, const IndexContents& index, const std
   }
   for (uint32_t e = 0; e < index.entries.size(); ++e)
     if (!found[e])
-      return make_error(ErrorCode::shard_mismatch, index_path, index.entries[e].offset,
-                        fmt::format("the index maps tensor {} to {}, which does not contain it",
-                                    quote_name(index.entries[e].name),
-                                    model.files[index.shards[index.entries[e].shard].file].path));
+      return make_error(
+          ErrorCode::shard_mismatch, index_path, index.entries[e].offset,
+          fmt::format("the index maps tensor {} to {}, which does not contain it", quote_name(index.entries[e].name),
+                      model.files[index.shards[index.entries[e].shard].file].path));
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 bool is_safetensors_index_name(std::string_view path) {
   return path.size() >= kIndexSuffix.size() && path.substr(path.size() - kIndexSuffix.size()) == kIndexSuffix;
@@ -236,7 +244,8 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   // Shards in name order (model-00001-of-0000n first), each opened once.
   std::vector<uint32_t> order(index.shards.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return index.shards[a].name < index.shards[b].name; });
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return index.shards[a].name < index.shards[b].name; });
   const std::string dir = directory_of(index_path);
   for (uint32_t shard : order) {
     const ShardRef& ref = index.shards[shard];
@@ -248,9 +257,11 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   }
   uint64_t data_bytes = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (options.cancel && options.cancel->load()) return make_error(ErrorCode::io, index_path, kNoOffset, "opening was cancelled");
+    if (options.cancel && options.cancel->load())
+      return make_error(ErrorCode::io, index_path, kNoOffset, "opening was cancelled");
     ShardRef& ref = index.shards[order[i]];
-    auto file = add_safetensors_file(model, dir + std::string(ref.name), fmt::format("shard {}/{}", i + 1, order.size()));
+    auto file =
+        add_safetensors_file(model, dir + std::string(ref.name), fmt::format("shard {}/{}", i + 1, order.size()));
     if (!file) return std::move(file).error();
     ref.file = *file;
     const SourceFile& sf = model.files[*file];
@@ -266,4 +277,4 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   return model;
 }
 
-}  // namespace akview
+}   // namespace akview

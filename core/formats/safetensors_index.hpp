@@ -13,4 +13,4 @@ bool is_safetensors_index_name(std::string_view path);
 // Opens the index at `index_path` and every shard it names, and checks that they agree.
 Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options);
 
-}  // namespace akview
+}   // namespace akview

@@ -61,4 +61,4 @@ class TensorNameSet {
   size_t size_ = 0;
 };
 
-}  // namespace akview
+}   // namespace akview

@@ -1,6 +1,7 @@
 // ZIP central directory (PKWARE APPNOTE 4.3.12-4.3.16, ZIP64 4.3.14-4.3.15) for FORMATS.md §5.2.
 //
-//   ... local header (30 B + name + extra) | data | ... | central directory | [zip64 EOCD | locator] | EOCD (22 B + comment)
+//   ... local header (30 B + name + extra) | data | ... | central directory | [zip64 EOCD | locator] | EOCD (22 B +
+//   comment)
 #include "core/formats/zip_reader.hpp"
 
 #include <algorithm>
@@ -51,7 +52,8 @@ Result<Directory> find_directory(std::span<const uint8_t> bytes, std::string_vie
     }
   }
   if (eocd == kNoOffset)
-    return make_error(ErrorCode::bad_magic, file, last, "no zip end-of-central-directory record at the end of the file");
+    return make_error(ErrorCode::bad_magic, file, last,
+                      "no zip end-of-central-directory record at the end of the file");
   ByteReader r(bytes.subspan(eocd, kEocdBytes), file, eocd);
   r.u32();
   uint16_t disk = r.u16(), cd_disk = r.u16();
@@ -71,9 +73,11 @@ Result<Directory> find_directory(std::span<const uint8_t> bytes, std::string_vie
     l.u32();
     const uint64_t z = l.u64();
     if (z > bytes.size() || bytes.size() - z < 56)
-      return make_error(ErrorCode::out_of_bounds, file, loc, fmt::format("zip64 end record offset 0x{:x} is past the end of the file", z));
+      return make_error(ErrorCode::out_of_bounds, file, loc,
+                        fmt::format("zip64 end record offset 0x{:x} is past the end of the file", z));
     ByteReader zr(bytes.subspan(z, 56), file, z);
-    if (zr.u32() != kZip64EocdSig) return make_error(ErrorCode::bad_magic, file, z, "bad zip64 end-of-central-directory signature");
+    if (zr.u32() != kZip64EocdSig)
+      return make_error(ErrorCode::bad_magic, file, z, "bad zip64 end-of-central-directory signature");
     zr.skip(8 + 2 + 2 + 4 + 4 + 8, "zip64 end record");
     d.entries = zr.u64();
     d.size = zr.u64();
@@ -110,7 +114,7 @@ void apply_zip64_extra(ByteReader& extra, ZipEntry& e, bool need_size, bool need
   }
 }
 
-}  // namespace
+}   // namespace
 
 Result<std::vector<ZipEntry>> read_zip_directory(std::span<const uint8_t> bytes, std::string_view file) {
   auto dir = find_directory(bytes, file);
@@ -143,11 +147,13 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const uint8_t> bytes,
     // The data offset needs the local header's own name and extra lengths (they may differ from
     // the central copy: torch pads the local extra field to align data to 64 bytes).
     if (e.local_header > bytes.size() || bytes.size() - e.local_header < kLocalFixedBytes)
-      return make_error(ErrorCode::out_of_bounds, file, e.directory_offset,
-                        fmt::format("entry '{}': local header at 0x{:x} is past the end of the file", e.name, e.local_header));
+      return make_error(
+          ErrorCode::out_of_bounds, file, e.directory_offset,
+          fmt::format("entry '{}': local header at 0x{:x} is past the end of the file", e.name, e.local_header));
     ByteReader lh(bytes.subspan(e.local_header, kLocalFixedBytes), file, e.local_header);
     if (lh.u32() != kLocalSig)
-      return make_error(ErrorCode::bad_magic, file, e.local_header, fmt::format("entry '{}': bad local header signature", e.name));
+      return make_error(ErrorCode::bad_magic, file, e.local_header,
+                        fmt::format("entry '{}': bad local header signature", e.name));
     lh.skip(22, "local header");
     uint64_t local_name = lh.u16(), local_extra = lh.u16();
     e.data_offset = e.local_header + kLocalFixedBytes + local_name + local_extra;
@@ -163,14 +169,17 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const uint8_t> bytes,
 Result<std::span<const uint8_t>> zip_entry_bytes(std::span<const uint8_t> bytes, std::string_view file,
                                                  const ZipEntry& entry) {
   if (entry.method != 0)
-    return make_error(ErrorCode::unsupported, file, entry.local_header,
-                      fmt::format("entry '{}' is compressed (method {}); only stored records are read", entry.name, entry.method));
+    return make_error(
+        ErrorCode::unsupported, file, entry.local_header,
+        fmt::format("entry '{}' is compressed (method {}); only stored records are read", entry.name, entry.method));
   if (entry.compressed_size != entry.size)
-    return make_error(ErrorCode::size_mismatch, file, entry.directory_offset,
-                      fmt::format("stored entry '{}' has different sizes ({} vs {})", entry.name, entry.size, entry.compressed_size));
+    return make_error(
+        ErrorCode::size_mismatch, file, entry.directory_offset,
+        fmt::format("stored entry '{}' has different sizes ({} vs {})", entry.name, entry.size, entry.compressed_size));
   if (entry.data_offset > bytes.size() || bytes.size() - entry.data_offset < entry.size)
-    return make_error(ErrorCode::out_of_bounds, file, entry.local_header, fmt::format("entry '{}' lies past the end of the file", entry.name));
+    return make_error(ErrorCode::out_of_bounds, file, entry.local_header,
+                      fmt::format("entry '{}' lies past the end of the file", entry.name));
   return bytes.subspan(entry.data_offset, entry.size);
 }
 
-}  // namespace akview
+}   // namespace akview

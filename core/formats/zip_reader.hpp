@@ -16,12 +16,12 @@ namespace akview {
 
 struct ZipEntry {
   std::string name;
-  uint16_t method = 0;            // 0 = stored; anything else is compressed (refused when read)
-  uint64_t size = 0;              // uncompressed size
+  uint16_t method = 0;   // 0 = stored; anything else is compressed (refused when read)
+  uint64_t size = 0;     // uncompressed size
   uint64_t compressed_size = 0;
-  uint64_t local_header = 0;      // absolute offset of the local file header
-  uint64_t data_offset = 0;       // absolute offset of the record's first data byte
-  uint64_t directory_offset = 0;  // absolute offset of its central-directory entry (for errors)
+  uint64_t local_header = 0;       // absolute offset of the local file header
+  uint64_t data_offset = 0;        // absolute offset of the record's first data byte
+  uint64_t directory_offset = 0;   // absolute offset of its central-directory entry (for errors)
 };
 
 // Lists every entry of the archive in `bytes` (the whole file). Checks that each record's data
@@ -32,4 +32,4 @@ Result<std::vector<ZipEntry>> read_zip_directory(std::span<const uint8_t> bytes,
 Result<std::span<const uint8_t>> zip_entry_bytes(std::span<const uint8_t> bytes, std::string_view file,
                                                  const ZipEntry& entry);
 
-}  // namespace akview
+}   // namespace akview

@@ -20,11 +20,13 @@ using D = FieldDecode;
 using R = FieldRole;
 using F = BlockField;
 
-constexpr F kQ4_0[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
-                       {"qs", 2, 16, D::nibbles, R::codes, "32 4-bit codes: element j low nibble of byte j, j+16 high; y = (q-8)*d"}};
-constexpr F kQ4_1[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
-                       {"m", 2, 2, D::f16, R::min, "block minimum (f16)"},
-                       {"qs", 4, 16, D::nibbles, R::codes, "32 4-bit codes (low nibbles: 0-15, high: 16-31); y = q*d + m"}};
+constexpr F kQ4_0[] = {
+    {"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
+    {"qs", 2, 16, D::nibbles, R::codes, "32 4-bit codes: element j low nibble of byte j, j+16 high; y = (q-8)*d"}};
+constexpr F kQ4_1[] = {
+    {"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
+    {"m", 2, 2, D::f16, R::min, "block minimum (f16)"},
+    {"qs", 4, 16, D::nibbles, R::codes, "32 4-bit codes (low nibbles: 0-15, high: 16-31); y = q*d + m"}};
 constexpr F kQ5_0[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
                        {"qh", 2, 4, D::bits, R::high_bits, "5th bit of each of the 32 codes (bit j: element j)"},
                        {"qs", 6, 16, D::nibbles, R::codes, "low 4 bits of 32 codes; y = (q-16)*d"}};
@@ -37,23 +39,27 @@ constexpr F kQ8_0[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
 constexpr F kQ8_1[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
                        {"s", 2, 2, D::f16, R::sums, "d * sum(qs) (f16)"},
                        {"qs", 4, 32, D::i8s, R::codes, "32 signed 8-bit codes; y = q*d"}};
-constexpr F kQ2_K[] = {{"scales", 0, 16, D::q2_k_scales, R::sub_scales, "16 sub-blocks of 16: 4-bit scale (low) and min (high)"},
-                       {"qs", 16, 64, D::crumbs, R::codes, "256 2-bit codes"},
-                       {"d", 80, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
-                       {"dmin", 82, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"}};
-constexpr F kQ3_K[] = {{"hmask", 0, 32, D::bits, R::high_bits, "high bit of each of the 256 codes (clear: subtract 4)"},
-                       {"qs", 32, 64, D::crumbs, R::codes, "low 2 bits of the 256 codes"},
-                       {"scales", 96, 12, D::q3_k_scales, R::sub_scales, "16 6-bit sub-block scales, stored offset by 32"},
-                       {"d", 108, 2, D::f16, R::scale, "super-block scale (f16)"}};
-constexpr F kQ4_K[] = {{"d", 0, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
-                       {"dmin", 2, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"},
-                       {"scales", 4, 12, D::kquant_scale_min, R::sub_scales, "6-bit scales and mins of 8 sub-blocks of 32"},
-                       {"qs", 16, 128, D::nibbles, R::codes, "256 4-bit codes; y = d*sc*q - dmin*m"}};
-constexpr F kQ5_K[] = {{"d", 0, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
-                       {"dmin", 2, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"},
-                       {"scales", 4, 12, D::kquant_scale_min, R::sub_scales, "6-bit scales and mins of 8 sub-blocks of 32"},
-                       {"qh", 16, 32, D::bits, R::high_bits, "5th bit of the 256 codes"},
-                       {"qs", 48, 128, D::nibbles, R::codes, "low 4 bits of the 256 codes"}};
+constexpr F kQ2_K[] = {
+    {"scales", 0, 16, D::q2_k_scales, R::sub_scales, "16 sub-blocks of 16: 4-bit scale (low) and min (high)"},
+    {"qs", 16, 64, D::crumbs, R::codes, "256 2-bit codes"},
+    {"d", 80, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
+    {"dmin", 82, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"}};
+constexpr F kQ3_K[] = {
+    {"hmask", 0, 32, D::bits, R::high_bits, "high bit of each of the 256 codes (clear: subtract 4)"},
+    {"qs", 32, 64, D::crumbs, R::codes, "low 2 bits of the 256 codes"},
+    {"scales", 96, 12, D::q3_k_scales, R::sub_scales, "16 6-bit sub-block scales, stored offset by 32"},
+    {"d", 108, 2, D::f16, R::scale, "super-block scale (f16)"}};
+constexpr F kQ4_K[] = {
+    {"d", 0, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
+    {"dmin", 2, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"},
+    {"scales", 4, 12, D::kquant_scale_min, R::sub_scales, "6-bit scales and mins of 8 sub-blocks of 32"},
+    {"qs", 16, 128, D::nibbles, R::codes, "256 4-bit codes; y = d*sc*q - dmin*m"}};
+constexpr F kQ5_K[] = {
+    {"d", 0, 2, D::f16, R::scale, "super-block scale of the sub-block scales (f16)"},
+    {"dmin", 2, 2, D::f16, R::min, "super-block scale of the sub-block mins (f16)"},
+    {"scales", 4, 12, D::kquant_scale_min, R::sub_scales, "6-bit scales and mins of 8 sub-blocks of 32"},
+    {"qh", 16, 32, D::bits, R::high_bits, "5th bit of the 256 codes"},
+    {"qs", 48, 128, D::nibbles, R::codes, "low 4 bits of the 256 codes"}};
 constexpr F kQ6_K[] = {{"ql", 0, 128, D::nibbles, R::codes, "low 4 bits of the 256 codes"},
                        {"qh", 128, 64, D::crumbs, R::high_bits, "high 2 bits of the 256 codes"},
                        {"scales", 192, 16, D::i8s, R::sub_scales, "16 signed 8-bit sub-block scales"},
@@ -61,8 +67,9 @@ constexpr F kQ6_K[] = {{"ql", 0, 128, D::nibbles, R::codes, "low 4 bits of the 2
 constexpr F kQ8_K[] = {{"d", 0, 4, D::f32, R::scale, "block scale (f32)"},
                        {"qs", 4, 256, D::i8s, R::codes, "256 signed 8-bit codes"},
                        {"bsums", 260, 32, D::i16s, R::sums, "sums of the codes of each 16"}};
-constexpr F kIq2Xxs[] = {{"d", 0, 2, D::f16, R::scale, "super-block scale (f16)"},
-                         {"qs", 2, 64, D::u16s, R::codes, "per 32: 4 grid indices (bytes), then 4x7 sign bits + a 4-bit scale"}};
+constexpr F kIq2Xxs[] = {
+    {"d", 0, 2, D::f16, R::scale, "super-block scale (f16)"},
+    {"qs", 2, 64, D::u16s, R::codes, "per 32: 4 grid indices (bytes), then 4x7 sign bits + a 4-bit scale"}};
 constexpr F kIq2Xs[] = {{"d", 0, 2, D::f16, R::scale, "super-block scale (f16)"},
                         {"qs", 2, 64, D::u16s, R::codes, "32 x (9-bit grid index + 7 sign bits)"},
                         {"scales", 66, 8, D::nibbles, R::sub_scales, "4-bit scales of 16 sub-blocks of 16"}};
@@ -88,16 +95,18 @@ constexpr F kIq4Xs[] = {{"d", 0, 2, D::f16, R::scale, "super-block scale (f16)"}
                         {"scales_h", 2, 2, D::crumbs, R::sub_scales, "high 2 bits of the 8 6-bit sub-block scales"},
                         {"scales_l", 4, 4, D::nibbles, R::sub_scales, "low 4 bits of the 8 sub-block scales"},
                         {"qs", 8, 128, D::nibbles, R::codes, "256 4-bit indices into the non-linear table"}};
-constexpr F kIq1M[] = {{"qs", 0, 32, D::u8s, R::codes, "low 8 bits of 32 grid indices"},
-                       {"qh", 32, 16, D::nibbles, R::high_bits, "per 8: 3 high index bits and a delta sign"},
-                       {"scales", 48, 8, D::u16s, R::sub_scales, "3-bit sub-block scales; the top nibbles form the f16 scale"}};
+constexpr F kIq1M[] = {
+    {"qs", 0, 32, D::u8s, R::codes, "low 8 bits of 32 grid indices"},
+    {"qh", 32, 16, D::nibbles, R::high_bits, "per 8: 3 high index bits and a delta sign"},
+    {"scales", 48, 8, D::u16s, R::sub_scales, "3-bit sub-block scales; the top nibbles form the f16 scale"}};
 constexpr F kTq1_0[] = {{"qs", 0, 48, D::u8s, R::codes, "240 ternary values, 5 per byte (base 3)"},
                         {"qh", 48, 4, D::u8s, R::codes, "16 ternary values, 4 per byte"},
                         {"d", 52, 2, D::f16, R::scale, "block scale (f16); y = (t-1)*d"}};
 constexpr F kTq2_0[] = {{"qs", 0, 64, D::crumbs, R::codes, "256 2-bit ternary codes; y = (q-1)*d"},
                         {"d", 64, 2, D::f16, R::scale, "block scale (f16)"}};
-constexpr F kMxfp4[] = {{"e", 0, 1, D::e8m0_half, R::scale, "shared E8M0 exponent: scale 2^(e-128) on doubled E2M1"},
-                        {"qs", 1, 16, D::nibbles, R::codes, "32 E2M1 codes (element j low nibble of byte j, j+16 high)"}};
+constexpr F kMxfp4[] = {
+    {"e", 0, 1, D::e8m0_half, R::scale, "shared E8M0 exponent: scale 2^(e-128) on doubled E2M1"},
+    {"qs", 1, 16, D::nibbles, R::codes, "32 E2M1 codes (element j low nibble of byte j, j+16 high)"}};
 constexpr F kNvfp4[] = {{"d", 0, 4, D::ue4m3_half, R::scale, "UE4M3 scales of the 4 sub-blocks of 16"},
                         {"qs", 4, 32, D::nibbles, R::codes, "64 E2M1 codes"}};
 constexpr F kQ1_0[] = {{"d", 0, 2, D::f16, R::scale, "block scale (f16)"},
@@ -110,15 +119,15 @@ struct TableRow {
   std::span<const F> fields;
 };
 constexpr std::array kBlockTables = {
-    TableRow{TypeId::q4_0, kQ4_0},     TableRow{TypeId::q4_1, kQ4_1},       TableRow{TypeId::q5_0, kQ5_0},
-    TableRow{TypeId::q5_1, kQ5_1},     TableRow{TypeId::q8_0, kQ8_0},       TableRow{TypeId::q8_1, kQ8_1},
-    TableRow{TypeId::q2_k, kQ2_K},     TableRow{TypeId::q3_k, kQ3_K},       TableRow{TypeId::q4_k, kQ4_K},
-    TableRow{TypeId::q5_k, kQ5_K},     TableRow{TypeId::q6_k, kQ6_K},       TableRow{TypeId::q8_k, kQ8_K},
-    TableRow{TypeId::iq2_xxs, kIq2Xxs}, TableRow{TypeId::iq2_xs, kIq2Xs},   TableRow{TypeId::iq3_xxs, kIq3Xxs},
-    TableRow{TypeId::iq1_s, kIq1S},    TableRow{TypeId::iq4_nl, kIq4Nl},    TableRow{TypeId::iq3_s, kIq3S},
-    TableRow{TypeId::iq2_s, kIq2S},    TableRow{TypeId::iq4_xs, kIq4Xs},    TableRow{TypeId::iq1_m, kIq1M},
-    TableRow{TypeId::tq1_0, kTq1_0},   TableRow{TypeId::tq2_0, kTq2_0},     TableRow{TypeId::mxfp4, kMxfp4},
-    TableRow{TypeId::nvfp4, kNvfp4},   TableRow{TypeId::q1_0, kQ1_0},       TableRow{TypeId::q2_0, kQ2_0},
+    TableRow{TypeId::q4_0, kQ4_0},      TableRow{TypeId::q4_1, kQ4_1},    TableRow{TypeId::q5_0, kQ5_0},
+    TableRow{TypeId::q5_1, kQ5_1},      TableRow{TypeId::q8_0, kQ8_0},    TableRow{TypeId::q8_1, kQ8_1},
+    TableRow{TypeId::q2_k, kQ2_K},      TableRow{TypeId::q3_k, kQ3_K},    TableRow{TypeId::q4_k, kQ4_K},
+    TableRow{TypeId::q5_k, kQ5_K},      TableRow{TypeId::q6_k, kQ6_K},    TableRow{TypeId::q8_k, kQ8_K},
+    TableRow{TypeId::iq2_xxs, kIq2Xxs}, TableRow{TypeId::iq2_xs, kIq2Xs}, TableRow{TypeId::iq3_xxs, kIq3Xxs},
+    TableRow{TypeId::iq1_s, kIq1S},     TableRow{TypeId::iq4_nl, kIq4Nl}, TableRow{TypeId::iq3_s, kIq3S},
+    TableRow{TypeId::iq2_s, kIq2S},     TableRow{TypeId::iq4_xs, kIq4Xs}, TableRow{TypeId::iq1_m, kIq1M},
+    TableRow{TypeId::tq1_0, kTq1_0},    TableRow{TypeId::tq2_0, kTq2_0},  TableRow{TypeId::mxfp4, kMxfp4},
+    TableRow{TypeId::nvfp4, kNvfp4},    TableRow{TypeId::q1_0, kQ1_0},    TableRow{TypeId::q2_0, kQ2_0},
 };
 
 // Every block-quant type of the type table has one field table, and its fields tile the block: in order,
@@ -141,9 +150,9 @@ static_assert(tables_tile_blocks(), "a block's fields tile it exactly");
 
 // One element of a plain type: a single field of the element's bytes (sub-byte types: one byte).
 constexpr F kElementFields[] = {
-    {"value", 0, 1, D::element, R::value, "one element"}, {"value", 0, 2, D::element, R::value, "one element"},
+    {"value", 0, 1, D::element, R::value, "one element"},         {"value", 0, 2, D::element, R::value, "one element"},
     {"value", 0, 3, D::element, R::value, "four 6-bit elements"}, {"value", 0, 4, D::element, R::value, "one element"},
-    {"value", 0, 8, D::element, R::value, "one element"}, {"value", 0, 16, D::element, R::value, "one element"},
+    {"value", 0, 8, D::element, R::value, "one element"},         {"value", 0, 16, D::element, R::value, "one element"},
 };
 
 template <typename Fn>
@@ -220,7 +229,8 @@ std::string field_value(D decode, std::span<const uint8_t> b, TypeId type) {
     case D::u16s: return join_n(n / 2, [&](size_t i) { return fmt::format("{}", fp::load_u16(p + 2 * i)); });
     case D::i16s:
       return join_n(n / 2, [&](size_t i) { return fmt::format("{}", static_cast<int16_t>(fp::load_u16(p + 2 * i))); });
-    case D::nibbles: return join_n(2 * n, [&](size_t i) { return fmt::format("{}", (p[i / 2] >> (4 * (i % 2))) & 15); });
+    case D::nibbles:
+      return join_n(2 * n, [&](size_t i) { return fmt::format("{}", (p[i / 2] >> (4 * (i % 2))) & 15); });
     case D::crumbs: return join_n(4 * n, [&](size_t i) { return fmt::format("{}", (p[i / 4] >> (2 * (i % 4))) & 3); });
     case D::bits: {
       std::string s;
@@ -263,7 +273,8 @@ Result<std::span<const uint8_t>> file_bytes(const Model& model, uint32_t file, u
 Result<BlockReport> describe_group(const Model& model, const Tensor& t, uint64_t block, BlockReport r) {
   const QuantInfo& q = model.quants[t.quant];
   if (q.group_size == 0 || q.bits == 0)
-    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset, "composite tensor without bits/group size");
+    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
+                      "composite tensor without bits/group size");
   r.block_elems = q.group_size;
   r.block_bytes = uint64_t{q.group_size} * q.bits / 8;
   r.n_blocks = model.n_elements(t) / q.group_size;
@@ -292,11 +303,12 @@ Result<BlockReport> describe_group(const Model& model, const Tensor& t, uint64_t
     auto b = file_bytes(model, c.file, c_at, elem);
     if (!b) return b.error();
     std::string value = element_value(c.type, *b);
-    if (c.type == TypeId::u8 && (t.type == TypeId::mlx_mxfp4 || t.type == TypeId::ollama_mxfp4 || t.type == TypeId::mlx_mxfp8 ||
-                                 t.type == TypeId::ollama_mxfp8))
+    if (c.type == TypeId::u8 && (t.type == TypeId::mlx_mxfp4 || t.type == TypeId::ollama_mxfp4 ||
+                                 t.type == TypeId::mlx_mxfp8 || t.type == TypeId::ollama_mxfp8))
       value = fmt::format("{} (E8M0 2^{})", fp::e8m0_to_f32((*b)[0]), static_cast<int>((*b)[0]) - 127);
     r.fields.push_back(FieldReport{std::move(name), c_at, elem, to_hex(*b), std::move(value),
-                                   fmt::format("{} ({}, row of {})", meaning, type_info(c.type).name, c.name), role, c.file});
+                                   fmt::format("{} ({}, row of {})", meaning, type_info(c.type).name, c.name), role,
+                                   c.file});
     return {};
   };
   AKV_TRY(add_companion(q.scales, "scale", R::scale, "group scale"));
@@ -304,7 +316,7 @@ Result<BlockReport> describe_group(const Model& model, const Tensor& t, uint64_t
   return r;
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const BlockField> block_fields(TypeId type) {
   for (const auto& row : kBlockTables)
@@ -340,10 +352,10 @@ Result<BlockReport> describe_block(const Model& model, uint32_t tensor_index, ui
   if (!bytes) return bytes.error();
   for (const BlockField& f : fields) {
     const auto b = bytes->subspan(f.offset, f.size);
-    r.fields.push_back(FieldReport{std::string(f.name), at + f.offset, f.size, to_hex(b), field_value(f.decode, b, t.type),
-                                   std::string(f.meaning), f.role, t.file});
+    r.fields.push_back(FieldReport{std::string(f.name), at + f.offset, f.size, to_hex(b),
+                                   field_value(f.decode, b, t.type), std::string(f.meaning), f.role, t.file});
   }
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

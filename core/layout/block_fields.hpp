@@ -21,18 +21,24 @@ enum class FieldRole : uint8_t { scale, min, sub_scales, codes, high_bits, signs
 
 // How a field's bytes decode into its value text.
 enum class FieldDecode : uint8_t {
-  raw,          // bytes (hex only)
-  f16, bf16, f32, f64,
+  raw,   // bytes (hex only)
+  f16,
+  bf16,
+  f32,
+  f64,
   e8m0_half,    // ggml MXFP4 shared exponent: 2^(e-128)
   ue4m3_half,   // ggml NVFP4 sub-block scales (one per byte)
-  u8s, i8s, u16s, i16s,
-  nibbles,      // 4-bit codes, low nibble first per byte
-  crumbs,       // 2-bit codes, lowest bits first per byte
-  bits,         // 1-bit flags, lowest bit first
+  u8s,
+  i8s,
+  u16s,
+  i16s,
+  nibbles,            // 4-bit codes, low nibble first per byte
+  crumbs,             // 2-bit codes, lowest bits first per byte
+  bits,               // 1-bit flags, lowest bit first
   kquant_scale_min,   // Q4_K/Q5_K 12 bytes -> 8 (scale, min) pairs of 6 bits
   q3_k_scales,        // Q3_K 12 bytes -> 16 6-bit scales (stored offset by 32)
   q2_k_scales,        // Q2_K 16 bytes: scale (low nibble) and min (high nibble)
-  element,      // one element of a plain type (decoded by the tensor's type)
+  element,            // one element of a plain type (decoded by the tensor's type)
 };
 
 struct BlockField {
@@ -50,22 +56,22 @@ std::span<const BlockField> block_fields(TypeId type);
 
 struct FieldReport {
   std::string name;
-  uint64_t offset = 0;    // absolute in the file holding it
+  uint64_t offset = 0;   // absolute in the file holding it
   uint64_t size = 0;
   std::string hex;
   std::string value;
   std::string meaning;
   FieldRole role = FieldRole::codes;
-  uint32_t file = 0;      // which Model::files (companion rows of an Ollama tensor live in other blobs)
+  uint32_t file = 0;   // which Model::files (companion rows of an Ollama tensor live in other blobs)
 };
 
 struct BlockReport {
   std::string name;
   std::string type;
   uint32_t file = 0;
-  uint64_t offset = 0;       // the tensor's data
+  uint64_t offset = 0;   // the tensor's data
   uint64_t nbytes = 0;
-  uint64_t block_bytes = 0;  // composite: the packed bytes of one group in the weight
+  uint64_t block_bytes = 0;   // composite: the packed bytes of one group in the weight
   uint64_t block_elems = 0;
   uint64_t n_blocks = 0;
   uint64_t block = 0;
@@ -76,4 +82,4 @@ struct BlockReport {
 // unsupported (a type with no block table), out_of_bounds (bytes outside the file).
 Result<BlockReport> describe_block(const Model& model, uint32_t tensor_index, uint64_t block);
 
-}  // namespace akview
+}   // namespace akview

@@ -29,7 +29,8 @@ bool looks_json(std::span<const uint8_t> b) {
 Status walk_opaque(const Model& model, uint32_t file_index, RegionWriter& writer) {
   const SourceFile& f = model.files[file_index];
   if (f.map.size() > 0)
-    writer.emit(0, 0, f.map.size(), RegionKind::text, f.role, fmt::format("{} bytes akview does not lay out", f.map.size()));
+    writer.emit(0, 0, f.map.size(), RegionKind::text, f.role,
+                fmt::format("{} bytes akview does not lay out", f.map.size()));
   return {};
 }
 
@@ -58,7 +59,7 @@ constexpr bool layouts_in_order() {
 }
 static_assert(layouts_in_order(), "one LayoutRow per LayoutFormat, in enum order");
 
-}  // namespace
+}   // namespace
 
 std::string_view layout_format_name(LayoutFormat format) { return kLayouts[static_cast<size_t>(format)].name; }
 
@@ -90,7 +91,8 @@ Error walk_unopened_layout(std::span<const uint8_t> bytes, std::string_view path
     auto [stop, walk_error] = layout::walk_gguf_prefix(bytes, path, failure_at, writer);
     at = stop;
     // Opening's message names the failure, unless the walk stopped at an earlier byte than it.
-    if (walk_error && !walk_error->message.empty() && open_error.offset != kNoOffset && walk_error->offset < open_error.offset)
+    if (walk_error && !walk_error->message.empty() && open_error.offset != kNoOffset &&
+        walk_error->offset < open_error.offset)
       error = *walk_error;
   } else if (failure_at != kNoOffset && failure_at > 0) {
     // No walker reads this file without opening it: the bytes before the failure, unexplained.
@@ -136,5 +138,5 @@ std::string shorten(std::string_view text, size_t max_bytes) {
   return std::string(text.substr(0, cut)) + "...";
 }
 
-}  // namespace layout
-}  // namespace akview
+}   // namespace layout
+}   // namespace akview

@@ -34,4 +34,4 @@ Status walk_layout(const Model& model, uint32_t file_index, const RegionSink& si
 Error walk_unopened_layout(std::span<const uint8_t> bytes, std::string_view path, const Error& open_error,
                            const RegionSink& sink);
 
-}  // namespace akview
+}   // namespace akview

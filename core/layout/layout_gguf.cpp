@@ -36,8 +36,13 @@ std::string render_value(const MetaValue& v) {
 class GgufWalker {
  public:
   GgufWalker(const Model& model, uint32_t file_index, RegionWriter& w)
-      : model_(&model), file_index_(file_index), path_(model.files[file_index].path), data_offset_(model.files[file_index].data_offset),
-        bytes_(model.files[file_index].map.bytes()), w_(w), r_(bytes_, path_) {}
+      : model_(&model),
+        file_index_(file_index),
+        path_(model.files[file_index].path),
+        data_offset_(model.files[file_index].data_offset),
+        bytes_(model.files[file_index].map.bytes()),
+        w_(w),
+        r_(bytes_, path_) {}
   // A file that did not open: no Model, the bytes alone.
   GgufWalker(std::span<const uint8_t> bytes, std::string_view path, RegionWriter& w)
       : path_(path), bytes_(bytes), w_(w), r_(bytes_, path_) {}
@@ -46,7 +51,9 @@ class GgufWalker {
   // failed; kNoOffset: nowhere known). Returns that item's offset and error, or the end of the
   // header and no error when every key and tensor info reads.
   std::pair<uint64_t, std::optional<Error>> run_prefix(uint64_t failure_at) {
-    auto holds = [&](uint64_t at, uint64_t end) { return failure_at != kNoOffset && failure_at >= at && failure_at < end; };
+    auto holds = [&](uint64_t at, uint64_t end) {
+      return failure_at != kNoOffset && failure_at >= at && failure_at < end;
+    };
     r_.skip(4, "magic");
     const uint32_t version = r_.u32("version");
     const int64_t n_tensors = r_.i64("tensor count");
@@ -59,8 +66,8 @@ class GgufWalker {
     w_.emit(1, 8, 8, RegionKind::count, "tensor count", fmt::format("{}", n_tensors));
     w_.emit(1, 16, 8, RegionKind::count, "key/value count", fmt::format("{}", n_kv));
     // Each section: measure the items that read (pass 1), emit the parent and them (pass 2).
-    auto section = [&](int64_t n, RegionKind kind, std::string_view label, std::string_view noun, auto read)
-        -> std::pair<uint64_t, std::optional<Error>> {
+    auto section = [&](int64_t n, RegionKind kind, std::string_view label, std::string_view noun,
+                       auto read) -> std::pair<uint64_t, std::optional<Error>> {
       const uint64_t begin = r_.pos();
       int64_t ok = 0;
       std::optional<Error> error;
@@ -152,7 +159,8 @@ class GgufWalker {
     const uint32_t code = r_.u32("metadata value type");
     if (!r_.ok()) return r_.error();
     const GgufValueType* type = gguf_value_type(code);
-    if (!type) return make_error(ErrorCode::unknown_type, path_, at + 8 + key_len, "value type is not a GGUF value type");
+    if (!type)
+      return make_error(ErrorCode::unknown_type, path_, at + 8 + key_len, "value type is not a GGUF value type");
     const uint64_t value_at = r_.pos();
     MetaValue v;
     AKV_TRY(read_gguf_value(r_, type->type, 0, GgufValueContext{nullptr, "metadata value"}, v));
@@ -203,13 +211,15 @@ class GgufWalker {
             fmt::format("n_dims {}, ne [{}]", n_dims, fmt::join(ne, ", ")));
     w->emit(2, end - 12, 4, RegionKind::type, "type", fmt::format("{} ({})", type_name, type));
     w->emit(2, end - 8, 8, RegionKind::offset, "offset",
-            model_ ? fmt::format("{} (absolute {:#x})", offset, data_offset_ + offset) : fmt::format("{} in the data section", offset));
+            model_ ? fmt::format("{} (absolute {:#x})", offset, data_offset_ + offset)
+                   : fmt::format("{} in the data section", offset));
     return {};
   }
 
   void emit_data(uint64_t data_start) {
     const uint64_t end = bytes_.size();
-    w_.emit(0, data_start, end - data_start, RegionKind::data, "data section", fmt::format("{} bytes", end - data_start));
+    w_.emit(0, data_start, end - data_start, RegionKind::data, "data section",
+            fmt::format("{} bytes", end - data_start));
     const uint32_t align = alignment();
     SpanCallbacks cb;
     cb.describe = [&](uint32_t id) { return describe_tensor(*model_, id); };
@@ -234,15 +244,15 @@ class GgufWalker {
   ByteReader r_;
 };
 
-}  // namespace
+}   // namespace
 
 Status walk_gguf(const Model& model, uint32_t file_index, RegionWriter& writer) {
   return GgufWalker(model, file_index, writer).run();
 }
 
 std::pair<uint64_t, std::optional<Error>> walk_gguf_prefix(std::span<const uint8_t> bytes, std::string_view path,
-                                                            uint64_t failure_at, RegionWriter& writer) {
+                                                           uint64_t failure_at, RegionWriter& writer) {
   return GgufWalker(bytes, path, writer).run_prefix(failure_at);
 }
 
-}  // namespace akview::layout
+}   // namespace akview::layout

@@ -30,8 +30,8 @@ std::string compact(std::span<const uint8_t> file, uint64_t begin, uint64_t end)
       space = true;
       continue;
     }
-    if (space && !out.empty() && c != ',' && c != ':' && c != '}' && c != ']' && out.back() != ':' && out.back() != ',' &&
-        out.back() != '{' && out.back() != '[')
+    if (space && !out.empty() && c != ',' && c != ':' && c != '}' && c != ']' && out.back() != ':' &&
+        out.back() != ',' && out.back() != '{' && out.back() != '[')
       out += ' ';
     space = false;
     out += c;
@@ -48,7 +48,7 @@ std::string syntax_label(std::span<const uint8_t> file, uint64_t begin, uint64_t
   return out;
 }
 
-}  // namespace
+}   // namespace
 
 Status walk_json_members(std::span<const uint8_t> file, std::string_view path, uint64_t begin, uint64_t end,
                          uint8_t depth, int levels, RegionWriter& w) {
@@ -81,7 +81,9 @@ Status walk_json_members(std::span<const uint8_t> file, std::string_view path, u
     const bool container = value_kind == JsonKind::object_begin || value_kind == JsonKind::array_begin;
     if (container && levels > 1) {
       // The member's children: the key (and colon) as syntax, then the value's own members.
-      if (value_at > member_at) w.emit(static_cast<uint8_t>(depth + 1), member_at, value_at - member_at, RegionKind::key, "key", shorten(label, 200));
+      if (value_at > member_at)
+        w.emit(static_cast<uint8_t>(depth + 1), member_at, value_at - member_at, RegionKind::key, "key",
+               shorten(label, 200));
       AKV_TRY(walk_json_members(file, path, value_at, member_end, static_cast<uint8_t>(depth + 1), levels - 1, w));
     }
     cursor = member_end;
@@ -98,14 +100,14 @@ Status walk_json_file(const Model& model, uint32_t file_index, RegionWriter& w) 
   // A blob that only starts like JSON (an Ollama template "{{ .Prompt }}") is shown as text.
   JsonReader check(bytes, f.path, 0);
   JsonToken tok;
-  while (check.next(tok) && tok.kind != JsonKind::end) {
-  }
+  while (check.next(tok) && tok.kind != JsonKind::end) {}
   if (!check.ok()) {
-    w.emit(0, 0, bytes.size(), RegionKind::text, f.role, shorten(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 64));
+    w.emit(0, 0, bytes.size(), RegionKind::text, f.role,
+           shorten(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), 64));
     return {};
   }
   w.emit(0, 0, bytes.size(), RegionKind::json, f.role, fmt::format("{} bytes of JSON", bytes.size()));
   return walk_json_members(bytes, f.path, 0, bytes.size(), 1, kFileLevels, w);
 }
 
-}  // namespace akview::layout
+}   // namespace akview::layout

@@ -32,26 +32,46 @@ struct OpcodeRow {
   Arg arg;
 };
 constexpr std::array kOpcodeArgs = {
-    OpcodeRow{0x80, "PROTO", Arg::u8},           OpcodeRow{0x95, "FRAME", Arg::u64},
-    OpcodeRow{0x2e, "STOP", Arg::none},          OpcodeRow{0x28, "MARK", Arg::none},
-    OpcodeRow{0x63, "GLOBAL", Arg::two_lines},   OpcodeRow{0x93, "STACK_GLOBAL", Arg::none},
-    OpcodeRow{0x51, "BINPERSID", Arg::none},     OpcodeRow{0x52, "REDUCE", Arg::none},
-    OpcodeRow{0x62, "BUILD", Arg::none},         OpcodeRow{0x81, "NEWOBJ", Arg::none},
-    OpcodeRow{0x7d, "EMPTY_DICT", Arg::none},    OpcodeRow{0x5d, "EMPTY_LIST", Arg::none},
-    OpcodeRow{0x29, "EMPTY_TUPLE", Arg::none},   OpcodeRow{0x8f, "EMPTY_SET", Arg::none},
-    OpcodeRow{0x74, "TUPLE", Arg::none},         OpcodeRow{0x85, "TUPLE1", Arg::none},
-    OpcodeRow{0x86, "TUPLE2", Arg::none},        OpcodeRow{0x87, "TUPLE3", Arg::none},
-    OpcodeRow{0x61, "APPEND", Arg::none},        OpcodeRow{0x65, "APPENDS", Arg::none},
-    OpcodeRow{0x73, "SETITEM", Arg::none},       OpcodeRow{0x75, "SETITEMS", Arg::none},
-    OpcodeRow{0x58, "BINUNICODE", Arg::bytes_u32}, OpcodeRow{0x8c, "SHORT_BINUNICODE", Arg::bytes_u8},
-    OpcodeRow{0x55, "SHORT_BINSTRING", Arg::bytes_u8}, OpcodeRow{0x42, "BINBYTES", Arg::bytes_u32},
-    OpcodeRow{0x43, "SHORT_BINBYTES", Arg::bytes_u8}, OpcodeRow{0x68, "BINGET", Arg::u8},
-    OpcodeRow{0x6a, "LONG_BINGET", Arg::u32},    OpcodeRow{0x71, "BINPUT", Arg::u8},
-    OpcodeRow{0x72, "LONG_BINPUT", Arg::u32},    OpcodeRow{0x94, "MEMOIZE", Arg::none},
-    OpcodeRow{0x4e, "NONE", Arg::none},          OpcodeRow{0x88, "NEWTRUE", Arg::none},
-    OpcodeRow{0x89, "NEWFALSE", Arg::none},      OpcodeRow{0x4a, "BININT", Arg::i32},
-    OpcodeRow{0x4b, "BININT1", Arg::u8},         OpcodeRow{0x4d, "BININT2", Arg::u16},
-    OpcodeRow{0x8a, "LONG1", Arg::long_u8},      OpcodeRow{0x47, "BINFLOAT", Arg::f64_be},
+    OpcodeRow{0x80, "PROTO", Arg::u8},
+    OpcodeRow{0x95, "FRAME", Arg::u64},
+    OpcodeRow{0x2e, "STOP", Arg::none},
+    OpcodeRow{0x28, "MARK", Arg::none},
+    OpcodeRow{0x63, "GLOBAL", Arg::two_lines},
+    OpcodeRow{0x93, "STACK_GLOBAL", Arg::none},
+    OpcodeRow{0x51, "BINPERSID", Arg::none},
+    OpcodeRow{0x52, "REDUCE", Arg::none},
+    OpcodeRow{0x62, "BUILD", Arg::none},
+    OpcodeRow{0x81, "NEWOBJ", Arg::none},
+    OpcodeRow{0x7d, "EMPTY_DICT", Arg::none},
+    OpcodeRow{0x5d, "EMPTY_LIST", Arg::none},
+    OpcodeRow{0x29, "EMPTY_TUPLE", Arg::none},
+    OpcodeRow{0x8f, "EMPTY_SET", Arg::none},
+    OpcodeRow{0x74, "TUPLE", Arg::none},
+    OpcodeRow{0x85, "TUPLE1", Arg::none},
+    OpcodeRow{0x86, "TUPLE2", Arg::none},
+    OpcodeRow{0x87, "TUPLE3", Arg::none},
+    OpcodeRow{0x61, "APPEND", Arg::none},
+    OpcodeRow{0x65, "APPENDS", Arg::none},
+    OpcodeRow{0x73, "SETITEM", Arg::none},
+    OpcodeRow{0x75, "SETITEMS", Arg::none},
+    OpcodeRow{0x58, "BINUNICODE", Arg::bytes_u32},
+    OpcodeRow{0x8c, "SHORT_BINUNICODE", Arg::bytes_u8},
+    OpcodeRow{0x55, "SHORT_BINSTRING", Arg::bytes_u8},
+    OpcodeRow{0x42, "BINBYTES", Arg::bytes_u32},
+    OpcodeRow{0x43, "SHORT_BINBYTES", Arg::bytes_u8},
+    OpcodeRow{0x68, "BINGET", Arg::u8},
+    OpcodeRow{0x6a, "LONG_BINGET", Arg::u32},
+    OpcodeRow{0x71, "BINPUT", Arg::u8},
+    OpcodeRow{0x72, "LONG_BINPUT", Arg::u32},
+    OpcodeRow{0x94, "MEMOIZE", Arg::none},
+    OpcodeRow{0x4e, "NONE", Arg::none},
+    OpcodeRow{0x88, "NEWTRUE", Arg::none},
+    OpcodeRow{0x89, "NEWFALSE", Arg::none},
+    OpcodeRow{0x4a, "BININT", Arg::i32},
+    OpcodeRow{0x4b, "BININT1", Arg::u8},
+    OpcodeRow{0x4d, "BININT2", Arg::u16},
+    OpcodeRow{0x8a, "LONG1", Arg::long_u8},
+    OpcodeRow{0x47, "BINFLOAT", Arg::f64_be},
 };
 
 const OpcodeRow* find_opcode(uint8_t byte) {
@@ -71,10 +91,12 @@ Result<Op> read_op(std::span<const uint8_t> file, std::string_view path, uint64_
   Op op;
   op.row = find_opcode(file[at]);
   if (!op.row)
-    return make_error(ErrorCode::refused, path, at, fmt::format("pickle opcode 0x{:02x} is not one akview reads", file[at]));
+    return make_error(ErrorCode::refused, path, at,
+                      fmt::format("pickle opcode 0x{:02x} is not one akview reads", file[at]));
   const uint64_t arg = at + 1;
   auto need = [&](uint64_t n) -> Status {
-    if (n > limit - arg) return make_error(ErrorCode::truncated, path, at, fmt::format("{} runs past the pickle", op.row->name));
+    if (n > limit - arg)
+      return make_error(ErrorCode::truncated, path, at, fmt::format("{} runs past the pickle", op.row->name));
     return {};
   };
   auto text = [&](uint64_t from, uint64_t n) {
@@ -82,15 +104,31 @@ Result<Op> read_op(std::span<const uint8_t> file, std::string_view path, uint64_
   };
   switch (op.row->arg) {
     case Arg::none: op.size = 1; break;
-    case Arg::u8: AKV_TRY(need(1)); op.size = 2; op.value = fmt::format("{}", file[arg]); break;
-    case Arg::u16: AKV_TRY(need(2)); op.size = 3; op.value = fmt::format("{}", load_le(file, arg, 2)); break;
-    case Arg::u32: AKV_TRY(need(4)); op.size = 5; op.value = fmt::format("{}", load_le(file, arg, 4)); break;
+    case Arg::u8:
+      AKV_TRY(need(1));
+      op.size = 2;
+      op.value = fmt::format("{}", file[arg]);
+      break;
+    case Arg::u16:
+      AKV_TRY(need(2));
+      op.size = 3;
+      op.value = fmt::format("{}", load_le(file, arg, 2));
+      break;
+    case Arg::u32:
+      AKV_TRY(need(4));
+      op.size = 5;
+      op.value = fmt::format("{}", load_le(file, arg, 4));
+      break;
     case Arg::i32:
       AKV_TRY(need(4));
       op.size = 5;
       op.value = fmt::format("{}", static_cast<int32_t>(load_le(file, arg, 4)));
       break;
-    case Arg::u64: AKV_TRY(need(8)); op.size = 9; op.value = fmt::format("{}", load_le(file, arg, 8)); break;
+    case Arg::u64:
+      AKV_TRY(need(8));
+      op.size = 9;
+      op.value = fmt::format("{}", load_le(file, arg, 8));
+      break;
     case Arg::f64_be: {
       AKV_TRY(need(8));
       uint64_t bits = 0;
@@ -109,7 +147,9 @@ Result<Op> read_op(std::span<const uint8_t> file, std::string_view path, uint64_
         // Two's complement, little-endian: sign-extend from the top byte.
         const int shift = 64 - 8 * static_cast<int>(n);
         if (n == 0) op.value = "0";
-        else if (n <= 8) op.value = fmt::format("{}", static_cast<int64_t>(load_le(file, arg + 1, static_cast<int>(n)) << shift) >> shift);
+        else if (n <= 8)
+          op.value =
+              fmt::format("{}", static_cast<int64_t>(load_le(file, arg + 1, static_cast<int>(n)) << shift) >> shift);
         else op.value = fmt::format("{}-byte integer", n);
       } else {
         op.value = text(arg + 1, n);
@@ -141,7 +181,7 @@ Result<Op> read_op(std::span<const uint8_t> file, std::string_view path, uint64_
   return op;
 }
 
-}  // namespace
+}   // namespace
 
 Result<uint64_t> pickle_end(std::span<const uint8_t> file, std::string_view path, uint64_t begin, uint64_t limit) {
   for (uint64_t at = begin; at < limit;) {
@@ -168,4 +208,4 @@ Status walk_pickle_opcodes(std::span<const uint8_t> file, std::string_view path,
   return {};
 }
 
-}  // namespace akview::layout
+}   // namespace akview::layout

@@ -46,7 +46,8 @@ bool emit_storage_tensors(const Model& model, uint32_t s, uint8_t depth, RegionW
   SpanCallbacks cb;
   cb.describe = [&](uint32_t id) { return describe_tensor(model, id); };
   cb.unclaimed = [&](uint64_t a, uint64_t b, uint8_t d) {
-    return w.emit(d, a, b - a, RegionKind::padding, "unused storage bytes", fmt::format("{} bytes no tensor views", b - a));
+    return w.emit(d, a, b - a, RegionKind::padding, "unused storage bytes",
+                  fmt::format("{} bytes no tensor views", b - a));
   };
   cb.claimed_twice = RegionKind::shared;
   return emit_spans(w, depth, st.offset, std::min(st.offset + st.nbytes, end), std::move(spans), cb);
@@ -62,7 +63,8 @@ class ZipWalker {
     if (!entries) return entries.error();
     entries_ = std::move(*entries);
     find_end_records();
-    if (eocd_ == kNoOffset) return make_error(ErrorCode::bad_magic, f_.path, bytes_.size(), "no end of central directory");
+    if (eocd_ == kNoOffset)
+      return make_error(ErrorCode::bad_magic, f_.path, bytes_.size(), "no end of central directory");
     std::vector<Span> spans;
     uint64_t cd_begin = zip64_eocd_ != kNoOffset ? zip64_eocd_ : locator_ != kNoOffset ? locator_ : eocd_;
     const uint64_t cd_end = cd_begin;
@@ -77,7 +79,9 @@ class ZipWalker {
     cd_begin_ = cd_begin;
     cd_end_ = cd_end;
     if (zip64_eocd_ != kNoOffset)   // its size field does not count the 12 bytes before it
-      spans.push_back(Span{zip64_eocd_, std::min<uint64_t>(load_le(bytes_, zip64_eocd_ + 4, 8), locator_ - zip64_eocd_ - 12) + 12, n + 1});
+      spans.push_back(Span{zip64_eocd_,
+                           std::min<uint64_t>(load_le(bytes_, zip64_eocd_ + 4, 8), locator_ - zip64_eocd_ - 12) + 12,
+                           n + 1});
     if (locator_ != kNoOffset) spans.push_back(Span{locator_, kLocatorBytes, n + 2});
     spans.push_back(Span{eocd_, bytes_.size() - eocd_, n + 3});
     SpanCallbacks cb;
@@ -106,8 +110,12 @@ class ZipWalker {
   // A data descriptor after the data (general purpose flag bit 3): 16 bytes, or 24 with ZIP64 sizes.
   uint64_t descriptor_bytes(const ZipEntry& e) const {
     const uint64_t at = e.data_offset + e.compressed_size;
-    if (!(load_le(bytes_, e.local_header + 6, 2) & 8) || at + 16 > bytes_.size() || load_le(bytes_, at, 4) != kDescriptorSig) return 0;
-    if (load_le(bytes_, at + 8, 4) == (e.compressed_size & 0xffffffff) && load_le(bytes_, at + 12, 4) == (e.size & 0xffffffff)) return 16;
+    if (!(load_le(bytes_, e.local_header + 6, 2) & 8) || at + 16 > bytes_.size() ||
+        load_le(bytes_, at, 4) != kDescriptorSig)
+      return 0;
+    if (load_le(bytes_, at + 8, 4) == (e.compressed_size & 0xffffffff) &&
+        load_le(bytes_, at + 12, 4) == (e.size & 0xffffffff))
+      return 16;
     return at + 24 <= bytes_.size() ? 24 : 0;
   }
 
@@ -115,10 +123,15 @@ class ZipWalker {
     const auto n = static_cast<uint32_t>(entries_.size());
     if (id < n) {
       const ZipEntry& e = entries_[id];
-      return Region{0, 0, 0, RegionKind::record, shorten(e.name, 200),
+      return Region{0,
+                    0,
+                    0,
+                    RegionKind::record,
+                    shorten(e.name, 200),
                     fmt::format("{} bytes{}", e.size, e.method == 0 ? " stored" : " compressed")};
     }
-    if (id == n) return Region{0, 0, 0, RegionKind::central_directory, "central directory", fmt::format("{} entries", n)};
+    if (id == n)
+      return Region{0, 0, 0, RegionKind::central_directory, "central directory", fmt::format("{} entries", n)};
     if (id == n + 1) return Region{0, 0, 0, RegionKind::end_record, "zip64 end of central directory", ""};
     if (id == n + 2) return Region{0, 0, 0, RegionKind::end_record, "zip64 end locator", ""};
     return Region{0, 0, 0, RegionKind::end_record, "end of central directory", fmt::format("{} entries", n)};
@@ -132,11 +145,18 @@ class ZipWalker {
       std::vector<Span> spans;
       for (uint32_t i = 0; i < n; ++i) {
         const uint64_t at = entries_[i].directory_offset;
-        spans.push_back(Span{at, kCentralFixedBytes + load_le(bytes_, at + 28, 2) + load_le(bytes_, at + 30, 2) + load_le(bytes_, at + 32, 2), i});
+        spans.push_back(Span{at,
+                             kCentralFixedBytes + load_le(bytes_, at + 28, 2) + load_le(bytes_, at + 30, 2) +
+                                 load_le(bytes_, at + 32, 2),
+                             i});
       }
       SpanCallbacks cb;
       cb.describe = [&](uint32_t i) {
-        return Region{0, 0, 0, RegionKind::directory_entry, shorten(entries_[i].name, 200),
+        return Region{0,
+                      0,
+                      0,
+                      RegionKind::directory_entry,
+                      shorten(entries_[i].name, 200),
                       fmt::format("local header at {:#x}", entries_[i].local_header)};
       };
       cb.children = [](uint32_t, uint8_t) { return true; };
@@ -148,18 +168,22 @@ class ZipWalker {
     const uint64_t name_len = load_le(bytes_, lh + 26, 2), extra_len = load_le(bytes_, lh + 28, 2);
     w_.emit(depth, lh, kLocalFixedBytes, RegionKind::header, "local header", fmt::format("method {}", e.method));
     w_.emit(depth, lh + kLocalFixedBytes, name_len, RegionKind::name, "name", shorten(e.name, 200));
-    if (extra_len) w_.emit(depth, lh + kLocalFixedBytes + name_len, extra_len, RegionKind::padding, "extra field", fmt::format("{} bytes", extra_len));
+    if (extra_len)
+      w_.emit(depth, lh + kLocalFixedBytes + name_len, extra_len, RegionKind::padding, "extra field",
+              fmt::format("{} bytes", extra_len));
     const auto sub = static_cast<uint8_t>(depth + 1);
     const uint32_t s = storage_at(model_, file_index_, e.data_offset);
     if (e.compressed_size == 0) {
       // nothing: an empty record has no data region
     } else if (s != kNone) {
-      w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::storage, fmt::format("storage {}", model_.torch_storages[s].key),
-              storage_value(model_, s));
+      w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::storage,
+              fmt::format("storage {}", model_.torch_storages[s].key), storage_value(model_, s));
       if (!emit_storage_tensors(model_, s, sub, w_, e.data_offset + e.compressed_size)) return false;
     } else if (e.name.ends_with(".pkl") && e.method == 0) {
-      w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::pickle, "pickle", fmt::format("{} bytes", e.compressed_size));
-      if (Status st = walk_pickle_opcodes(bytes_, f_.path, e.data_offset, e.data_offset + e.compressed_size, sub, w_); !st) {
+      w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::pickle, "pickle",
+              fmt::format("{} bytes", e.compressed_size));
+      if (Status st = walk_pickle_opcodes(bytes_, f_.path, e.data_offset, e.data_offset + e.compressed_size, sub, w_);
+          !st) {
         status_ = st;
         return false;
       }
@@ -168,7 +192,9 @@ class ZipWalker {
       w_.emit(depth, e.data_offset, e.compressed_size, RegionKind::record_data, "data", shorten(text, 64));
     }
     const uint64_t d = descriptor_bytes(e);
-    if (d) w_.emit(depth, e.data_offset + e.compressed_size, d, RegionKind::header, "data descriptor", fmt::format("{} bytes", d));
+    if (d)
+      w_.emit(depth, e.data_offset + e.compressed_size, d, RegionKind::header, "data descriptor",
+              fmt::format("{} bytes", d));
     return !w_.stopped();
   }
 
@@ -183,10 +209,10 @@ class ZipWalker {
   Status status_;
 };
 
-constexpr std::array<std::string_view, 5> kLegacyPickles = {"magic number", "protocol version", "sys_info", "state_dict",
-                                                             "storage keys"};
+constexpr std::array<std::string_view, 5> kLegacyPickles = {"magic number", "protocol version", "sys_info",
+                                                            "state_dict", "storage keys"};
 
-}  // namespace
+}   // namespace
 
 Status walk_pytorch_zip(const Model& model, uint32_t file_index, RegionWriter& writer) {
   return ZipWalker(model, file_index, writer).run();
@@ -210,7 +236,8 @@ Status walk_pytorch_legacy(const Model& model, uint32_t file_index, RegionWriter
   }
   SpanCallbacks cb;
   cb.describe = [&](uint32_t s) {
-    return Region{0, 0, 0, RegionKind::storage, fmt::format("storage {}", model.torch_storages[s].key), storage_value(model, s)};
+    return Region{
+        0, 0, 0, RegionKind::storage, fmt::format("storage {}", model.torch_storages[s].key), storage_value(model, s)};
   };
   cb.children = [&](uint32_t s, uint8_t depth) {
     const TorchStorage& st = model.torch_storages[s];
@@ -224,4 +251,4 @@ Status walk_pytorch_legacy(const Model& model, uint32_t file_index, RegionWriter
   return {};
 }
 
-}  // namespace akview::layout
+}   // namespace akview::layout

@@ -30,7 +30,7 @@ std::vector<std::string> companion_owners(const Model& model) {
   return owners;
 }
 
-}  // namespace
+}   // namespace
 
 Status walk_safetensors(const Model& model, uint32_t file_index, RegionWriter& w) {
   const SourceFile& f = model.files[file_index];
@@ -56,4 +56,4 @@ Status walk_safetensors(const Model& model, uint32_t file_index, RegionWriter& w
   return {};
 }
 
-}  // namespace akview::layout
+}   // namespace akview::layout

@@ -20,7 +20,7 @@ Status walk_gguf(const Model& model, uint32_t file_index, RegionWriter& writer);
 // error when it could not read it (an empty Error when it read but holds `failure_at`), or the end of
 // the tensor infos and nullopt when every item reads.
 std::pair<uint64_t, std::optional<Error>> walk_gguf_prefix(std::span<const uint8_t> bytes, std::string_view path,
-                                                            uint64_t failure_at, RegionWriter& writer);
+                                                           uint64_t failure_at, RegionWriter& writer);
 Status walk_safetensors(const Model& model, uint32_t file_index, RegionWriter& writer);
 Status walk_json_file(const Model& model, uint32_t file_index, RegionWriter& writer);
 Status walk_pytorch_zip(const Model& model, uint32_t file_index, RegionWriter& writer);
@@ -55,4 +55,4 @@ inline uint64_t load_le(std::span<const uint8_t> b, uint64_t at, int n) {
 // `max_bytes` bytes, never cutting a UTF-8 sequence, "..." when shortened.
 std::string shorten(std::string_view text, size_t max_bytes = 96);
 
-}  // namespace akview::layout
+}   // namespace akview::layout

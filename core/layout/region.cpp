@@ -59,8 +59,8 @@ constexpr bool kinds_in_order() {
 }
 static_assert(kinds_in_order(), "kRegionKinds rows follow the RegionKind order");
 
-}  // namespace
+}   // namespace
 
 std::string_view region_kind_name(RegionKind kind) { return kRegionKinds[static_cast<size_t>(kind)].name; }
 
-}  // namespace akview
+}   // namespace akview

@@ -81,4 +81,4 @@ bool emit_spans(RegionWriter& writer, uint8_t depth, uint64_t begin, uint64_t en
   return !writer.stopped();
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -53,4 +53,4 @@ struct SpanCallbacks {
 bool emit_spans(RegionWriter& writer, uint8_t depth, uint64_t begin, uint64_t end, std::vector<Span> spans,
                 const SpanCallbacks& callbacks);
 
-}  // namespace akview
+}   // namespace akview

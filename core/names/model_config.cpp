@@ -37,25 +37,39 @@ struct JsonKeyRow {
   std::string_view key;
 };
 constexpr std::array kJsonKeys = {
-    JsonKeyRow{&ModelConfig::dim, "hidden_size"},          JsonKeyRow{&ModelConfig::dim, "n_embd"},
-    JsonKeyRow{&ModelConfig::dim, "d_model"},              JsonKeyRow{&ModelConfig::dim, "dim"},
-    JsonKeyRow{&ModelConfig::layers, "num_hidden_layers"}, JsonKeyRow{&ModelConfig::layers, "n_layer"},
-    JsonKeyRow{&ModelConfig::layers, "n_layers"},          JsonKeyRow{&ModelConfig::layers, "num_layers"},
+    JsonKeyRow{&ModelConfig::dim, "hidden_size"},
+    JsonKeyRow{&ModelConfig::dim, "n_embd"},
+    JsonKeyRow{&ModelConfig::dim, "d_model"},
+    JsonKeyRow{&ModelConfig::dim, "dim"},
+    JsonKeyRow{&ModelConfig::layers, "num_hidden_layers"},
+    JsonKeyRow{&ModelConfig::layers, "n_layer"},
+    JsonKeyRow{&ModelConfig::layers, "n_layers"},
+    JsonKeyRow{&ModelConfig::layers, "num_layers"},
     JsonKeyRow{&ModelConfig::layers, "encoder_layers"},
-    JsonKeyRow{&ModelConfig::heads, "num_attention_heads"}, JsonKeyRow{&ModelConfig::heads, "n_head"},
-    JsonKeyRow{&ModelConfig::heads, "n_heads"},            JsonKeyRow{&ModelConfig::heads, "encoder_attention_heads"},
-    JsonKeyRow{&ModelConfig::kv_heads, "num_key_value_heads"}, JsonKeyRow{&ModelConfig::kv_heads, "n_kv_heads"},
+    JsonKeyRow{&ModelConfig::heads, "num_attention_heads"},
+    JsonKeyRow{&ModelConfig::heads, "n_head"},
+    JsonKeyRow{&ModelConfig::heads, "n_heads"},
+    JsonKeyRow{&ModelConfig::heads, "encoder_attention_heads"},
+    JsonKeyRow{&ModelConfig::kv_heads, "num_key_value_heads"},
+    JsonKeyRow{&ModelConfig::kv_heads, "n_kv_heads"},
     JsonKeyRow{&ModelConfig::kv_heads, "multi_query_group_num"},
     JsonKeyRow{&ModelConfig::head_dim, "head_dim"},
-    JsonKeyRow{&ModelConfig::ffn_dim, "intermediate_size"}, JsonKeyRow{&ModelConfig::ffn_dim, "n_inner"},
-    JsonKeyRow{&ModelConfig::ffn_dim, "ffn_dim"},          JsonKeyRow{&ModelConfig::ffn_dim, "hidden_dim"},
+    JsonKeyRow{&ModelConfig::ffn_dim, "intermediate_size"},
+    JsonKeyRow{&ModelConfig::ffn_dim, "n_inner"},
+    JsonKeyRow{&ModelConfig::ffn_dim, "ffn_dim"},
+    JsonKeyRow{&ModelConfig::ffn_dim, "hidden_dim"},
     JsonKeyRow{&ModelConfig::ffn_dim, "encoder_ffn_dim"},
     JsonKeyRow{&ModelConfig::vocab, "vocab_size"},
-    JsonKeyRow{&ModelConfig::context, "max_position_embeddings"}, JsonKeyRow{&ModelConfig::context, "n_positions"},
-    JsonKeyRow{&ModelConfig::context, "max_seq_len"},      JsonKeyRow{&ModelConfig::context, "seq_length"},
-    JsonKeyRow{&ModelConfig::norm_eps, "rms_norm_eps"},    JsonKeyRow{&ModelConfig::norm_eps, "layer_norm_eps"},
-    JsonKeyRow{&ModelConfig::norm_eps, "layer_norm_epsilon"}, JsonKeyRow{&ModelConfig::norm_eps, "norm_eps"},
-    JsonKeyRow{&ModelConfig::rope_theta, "rope_theta"},    JsonKeyRow{&ModelConfig::rope_theta, "rope_freq_base"},
+    JsonKeyRow{&ModelConfig::context, "max_position_embeddings"},
+    JsonKeyRow{&ModelConfig::context, "n_positions"},
+    JsonKeyRow{&ModelConfig::context, "max_seq_len"},
+    JsonKeyRow{&ModelConfig::context, "seq_length"},
+    JsonKeyRow{&ModelConfig::norm_eps, "rms_norm_eps"},
+    JsonKeyRow{&ModelConfig::norm_eps, "layer_norm_eps"},
+    JsonKeyRow{&ModelConfig::norm_eps, "layer_norm_epsilon"},
+    JsonKeyRow{&ModelConfig::norm_eps, "norm_eps"},
+    JsonKeyRow{&ModelConfig::rope_theta, "rope_theta"},
+    JsonKeyRow{&ModelConfig::rope_theta, "rope_freq_base"},
     JsonKeyRow{&ModelConfig::sliding_window, "sliding_window"},
 };
 
@@ -85,15 +99,15 @@ struct FileTypeRow {
   std::string_view name;
 };
 constexpr std::array kFileTypes = {
-    FileTypeRow{0, "ALL_F32"},  FileTypeRow{1, "MOSTLY_F16"}, FileTypeRow{2, "Q4_0"},     FileTypeRow{3, "Q4_1"},
-    FileTypeRow{7, "Q8_0"},     FileTypeRow{8, "Q5_0"},       FileTypeRow{9, "Q5_1"},     FileTypeRow{10, "Q2_K"},
-    FileTypeRow{11, "Q3_K_S"},  FileTypeRow{12, "Q3_K_M"},    FileTypeRow{13, "Q3_K_L"},  FileTypeRow{14, "Q4_K_S"},
-    FileTypeRow{15, "Q4_K_M"},  FileTypeRow{16, "Q5_K_S"},    FileTypeRow{17, "Q5_K_M"},  FileTypeRow{18, "Q6_K"},
-    FileTypeRow{19, "IQ2_XXS"}, FileTypeRow{20, "IQ2_XS"},    FileTypeRow{21, "Q2_K_S"},  FileTypeRow{22, "IQ3_XS"},
-    FileTypeRow{23, "IQ3_XXS"}, FileTypeRow{24, "IQ1_S"},     FileTypeRow{25, "IQ4_NL"},  FileTypeRow{26, "IQ3_S"},
-    FileTypeRow{27, "IQ3_M"},   FileTypeRow{28, "IQ2_S"},     FileTypeRow{29, "IQ2_M"},   FileTypeRow{30, "IQ4_XS"},
-    FileTypeRow{31, "IQ1_M"},   FileTypeRow{32, "BF16"},      FileTypeRow{36, "TQ1_0"},   FileTypeRow{37, "TQ2_0"},
-    FileTypeRow{38, "MXFP4_MOE"}, FileTypeRow{39, "NVFP4"},   FileTypeRow{40, "Q1_0"},    FileTypeRow{1024, "GUESSED"},
+    FileTypeRow{0, "ALL_F32"},    FileTypeRow{1, "MOSTLY_F16"}, FileTypeRow{2, "Q4_0"},    FileTypeRow{3, "Q4_1"},
+    FileTypeRow{7, "Q8_0"},       FileTypeRow{8, "Q5_0"},       FileTypeRow{9, "Q5_1"},    FileTypeRow{10, "Q2_K"},
+    FileTypeRow{11, "Q3_K_S"},    FileTypeRow{12, "Q3_K_M"},    FileTypeRow{13, "Q3_K_L"}, FileTypeRow{14, "Q4_K_S"},
+    FileTypeRow{15, "Q4_K_M"},    FileTypeRow{16, "Q5_K_S"},    FileTypeRow{17, "Q5_K_M"}, FileTypeRow{18, "Q6_K"},
+    FileTypeRow{19, "IQ2_XXS"},   FileTypeRow{20, "IQ2_XS"},    FileTypeRow{21, "Q2_K_S"}, FileTypeRow{22, "IQ3_XS"},
+    FileTypeRow{23, "IQ3_XXS"},   FileTypeRow{24, "IQ1_S"},     FileTypeRow{25, "IQ4_NL"}, FileTypeRow{26, "IQ3_S"},
+    FileTypeRow{27, "IQ3_M"},     FileTypeRow{28, "IQ2_S"},     FileTypeRow{29, "IQ2_M"},  FileTypeRow{30, "IQ4_XS"},
+    FileTypeRow{31, "IQ1_M"},     FileTypeRow{32, "BF16"},      FileTypeRow{36, "TQ1_0"},  FileTypeRow{37, "TQ2_0"},
+    FileTypeRow{38, "MXFP4_MOE"}, FileTypeRow{39, "NVFP4"},     FileTypeRow{40, "Q1_0"},   FileTypeRow{1024, "GUESSED"},
 };
 
 void set(ConfigValue& v, double value, std::string source) {
@@ -103,7 +117,9 @@ void set(ConfigValue& v, double value, std::string source) {
 }
 
 std::string describe_quant(const nlohmann::json& q) {
-  auto num = [&](const nlohmann::json& o, const char* k, int64_t d) { return o.contains(k) && o[k].is_number() ? o[k].get<int64_t>() : d; };
+  auto num = [&](const nlohmann::json& o, const char* k, int64_t d) {
+    return o.contains(k) && o[k].is_number() ? o[k].get<int64_t>() : d;
+  };
   std::string mode = q.contains("mode") && q["mode"].is_string() ? q["mode"].get<std::string>() : "affine";
   if (q.contains("quant_method") && q["quant_method"].is_string() && !q.contains("bits"))
     return q["quant_method"].get<std::string>();
@@ -122,10 +138,11 @@ std::string describe_quant(const nlohmann::json& q) {
 void derive(ModelConfig& c) {
   if (!c.head_dim.present && c.dim.present && c.heads.present && c.heads.value > 0)
     set(c.head_dim, std::floor(c.dim.value / c.heads.value), "derived: dim/heads");
-  if (!c.kv_heads.present && c.heads.present) set(c.kv_heads, c.heads.value, "derived: heads (no separate kv head count)");
+  if (!c.kv_heads.present && c.heads.present)
+    set(c.kv_heads, c.heads.value, "derived: heads (no separate kv head count)");
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const ConfigFieldRow> config_fields() { return kFields; }
 
@@ -189,7 +206,8 @@ ModelConfig config_from_gguf(const Model& model) {
       auto elems = read_gguf_array(model, *e, mv, 1);
       if (elems && !elems->empty()) {
         const MetaValue& first = elems->front();
-        if (auto fi = meta_integer(first)) set(v, static_cast<double>(*fi), fmt::format("gguf: {}[0] (per-layer array of {})", key, mv.count));
+        if (auto fi = meta_integer(first))
+          set(v, static_cast<double>(*fi), fmt::format("gguf: {}[0] (per-layer array of {})", key, mv.count));
       }
       if (row.field == &ModelConfig::sliding_window && c.sliding_window_pattern.empty()) {
         c.sliding_window_pattern = fmt::format("per-layer array of {}", mv.count);
@@ -227,4 +245,4 @@ Result<ModelConfig> extract_config(const Model& model) {
   return config_from_json(text, dir + "/config.json");
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -16,17 +16,17 @@ namespace akview {
 
 struct ConfigValue {
   bool present = false;
-  double value = 0;     // integers are exact up to 2^53
+  double value = 0;   // integers are exact up to 2^53
   std::string source;
 };
 
 struct ModelConfig {
-  std::string arch;                 // "llama", "qwen3", ... ("" when unknown)
+  std::string arch;   // "llama", "qwen3", ... ("" when unknown)
   std::string arch_source;
   ConfigValue dim, layers, heads, kv_heads, head_dim, ffn_dim, vocab, context, norm_eps, rope_theta, sliding_window;
   std::string sliding_window_pattern;   // e.g. "every 6th layer global" or a per-layer list, as given
   std::string sliding_window_pattern_source;
-  std::string quantization;         // "mlx affine 4-bit g64 (lm_head: 8-bit g64)", "Q4_K_M", ...
+  std::string quantization;   // "mlx affine 4-bit g64 (lm_head: 8-bit g64)", "Q4_K_M", ...
   std::string quantization_source;
 };
 
@@ -38,11 +38,12 @@ struct ConfigFieldRow {
 std::span<const ConfigFieldRow> config_fields();
 
 // From the text of a config.json (`source_name` prefixes each source, e.g. "config.json").
-Result<ModelConfig> config_from_json(std::string_view json_text, std::string_view file, std::string_view source_name = "config.json");
+Result<ModelConfig> config_from_json(std::string_view json_text, std::string_view file,
+                                     std::string_view source_name = "config.json");
 // From a GGUF model's metadata ({arch}.* keys, tokenizer token count).
 ModelConfig config_from_gguf(const Model& model);
 // Whatever the model carries: GGUF keys, a SourceFile with role "config", or <dir>/config.json.
 // An empty config (arch "") when nothing is found.
 Result<ModelConfig> extract_config(const Model& model);
 
-}  // namespace akview
+}   // namespace akview

@@ -79,7 +79,7 @@ void NameMap::finish_index() {
 uint32_t NameMap::find(std::string_view canonical) const {
   if (slots_.empty()) return kNone;
   const size_t mask = slots_.size() - 1;
-  for (size_t i = std::hash<std::string_view>{}(canonical) & mask; slots_[i] != 0; i = (i + 1) & mask)
+  for (size_t i = std::hash<std::string_view>{}(canonical)&mask; slots_[i] != 0; i = (i + 1) & mask)
     if (entries.canonical(slots_[i] - 1) == canonical) return slots_[i] - 1;
   return kNone;
 }
@@ -112,4 +112,4 @@ NameMap build_name_map(const Model& model, std::string_view arch) {
   return map;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -18,8 +18,8 @@ namespace akview {
 // One tensor's row of the map, as read (NameMap::entries hands these out by value; it stores 24
 // bytes a row, so a million-tensor map costs ~24 MB plus its canonical names).
 struct NameMapEntry {
-  uint32_t tensor = 0;          // index into Model::tensors
-  uint32_t rule = 0;            // row of name_rules() when mapped
+  uint32_t tensor = 0;   // index into Model::tensors
+  uint32_t rule = 0;     // row of name_rules() when mapped
   int64_t layer = -1;
   std::string_view canonical;   // empty when unmapped; the text lives in the NameMap that holds the entry
   std::string_view role;        // "attention.q", "norm", ... (empty when unmapped)
@@ -45,10 +45,18 @@ class NameMapEntries {
     using reference = NameMapEntry;
     iterator(const NameMapEntries* c, size_t i) : c_(c), i_(i) {}
     NameMapEntry operator*() const { return (*c_)[i_]; }
-    iterator& operator++() { ++i_; return *this; }
-    iterator operator++(int) { iterator was = *this; ++i_; return was; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator was = *this;
+      ++i_;
+      return was;
+    }
     bool operator==(const iterator& o) const { return i_ == o.i_; }
     bool operator!=(const iterator& o) const { return i_ != o.i_; }
+
    private:
     const NameMapEntries* c_;
     size_t i_;
@@ -62,9 +70,9 @@ class NameMapEntries {
   static constexpr uint32_t kHasNote = 1u << 31;   // in `rule`: the rule's note applies to this arch
   struct Row {
     uint32_t tensor;
-    uint32_t rule;        // kUnmapped, or the rule's row | kHasNote
+    uint32_t rule;   // kUnmapped, or the rule's row | kHasNote
     int32_t layer;
-    uint32_t block;       // canonical name: blocks_[block] + at, `size` bytes
+    uint32_t block;   // canonical name: blocks_[block] + at, `size` bytes
     uint32_t at;
     uint32_t size;
   };
@@ -83,9 +91,9 @@ class NameMap {
   NameMap(const NameMap&) = delete;
   NameMap& operator=(const NameMap&) = delete;
 
-  std::string arch;                     // the architecture used to pick arch-specific rows
-  NameMapEntries entries;               // one per non-companion tensor, in model order
-  std::vector<uint32_t> unmapped;       // tensor indices with no rule
+  std::string arch;                 // the architecture used to pick arch-specific rows
+  NameMapEntries entries;           // one per non-companion tensor, in model order
+  std::vector<uint32_t> unmapped;   // tensor indices with no rule
 
   // The entries index of the tensor with this canonical name, or kNone.
   uint32_t find(std::string_view canonical) const;
@@ -98,7 +106,7 @@ class NameMap {
 
  private:
   size_t block_used_ = 0, block_size_ = 0;
-  std::vector<uint32_t> slots_;         // entry index + 1; 0 = empty; size a power of two
+  std::vector<uint32_t> slots_;   // entry index + 1; 0 = empty; size a power of two
 };
 
 // `arch` empty: taken from the model's config (GGUF general.architecture or config.json model_type).
@@ -110,4 +118,4 @@ NameMap build_name_map(const Model& model, std::string_view arch = {});
 std::string name_map_arch(const Model& model);
 std::optional<CanonicalName> map_tensor_name(const Tensor& t, std::string_view arch);
 
-}  // namespace akview
+}   // namespace akview

@@ -8,7 +8,8 @@
 namespace akview {
 namespace {
 
-constexpr std::string_view kPermuted = "llama-arch GGUF: q/k rows are permuted from HF (LlamaModel.permute, k with n_head_kv)";
+constexpr std::string_view kPermuted =
+    "llama-arch GGUF: q/k rows are permuted from HF (LlamaModel.permute, k with n_head_kv)";
 constexpr std::string_view kPlusOne = "gemma/gemma2 GGUF: +1 added to norm weights at conversion";
 constexpr std::string_view kStacked = "GGUF stacks per-expert HF tensors into one [E, ...] tensor";
 
@@ -69,7 +70,8 @@ constexpr std::array kRules = {
     NameRule{"", "model.layers.{n}.self_attn.q_norm", "layers.{n}.attention.q_norm", "norm", ""},
     NameRule{"", "model.layers.{n}.self_attn.k_norm", "layers.{n}.attention.k_norm", "norm", ""},
     NameRule{"", "model.layers.{n}.post_attention_layernorm", "layers.{n}.ffn_norm", "norm", ""},
-    NameRule{"gemma2,gemma3,gemma3_text", "model.layers.{n}.post_attention_layernorm", "layers.{n}.post_attention_norm", "norm", ""},
+    NameRule{"gemma2,gemma3,gemma3_text", "model.layers.{n}.post_attention_layernorm", "layers.{n}.post_attention_norm",
+             "norm", ""},
     NameRule{"", "model.layers.{n}.pre_feedforward_layernorm", "layers.{n}.ffn_norm", "norm", ""},
     NameRule{"", "model.layers.{n}.post_feedforward_layernorm", "layers.{n}.post_ffn_norm", "norm", ""},
     NameRule{"", "model.layers.{n}.mlp.gate_proj", "layers.{n}.ffn.gate", "ffn.gate", ""},
@@ -80,24 +82,38 @@ constexpr std::array kRules = {
     NameRule{"", "model.layers.{n}.mlp.gate", "layers.{n}.ffn.router", "ffn.router", ""},
     NameRule{"", "model.layers.{n}.block_sparse_moe.gate", "layers.{n}.ffn.router", "ffn.router", ""},
     NameRule{"", "model.layers.{n}.mlp.router", "layers.{n}.ffn.router", "ffn.router", ""},
-    NameRule{"", "model.layers.{n}.mlp.experts.{e}.gate_proj", "layers.{n}.ffn.experts.{e}.gate", "ffn.experts.gate", ""},
+    NameRule{"", "model.layers.{n}.mlp.experts.{e}.gate_proj", "layers.{n}.ffn.experts.{e}.gate", "ffn.experts.gate",
+             ""},
     NameRule{"", "model.layers.{n}.mlp.experts.{e}.up_proj", "layers.{n}.ffn.experts.{e}.up", "ffn.experts.up", ""},
-    NameRule{"", "model.layers.{n}.mlp.experts.{e}.down_proj", "layers.{n}.ffn.experts.{e}.down", "ffn.experts.down", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w1", "layers.{n}.ffn.experts.{e}.gate", "ffn.experts.gate", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w3", "layers.{n}.ffn.experts.{e}.up", "ffn.experts.up", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w2", "layers.{n}.ffn.experts.{e}.down", "ffn.experts.down", ""},
+    NameRule{"", "model.layers.{n}.mlp.experts.{e}.down_proj", "layers.{n}.ffn.experts.{e}.down", "ffn.experts.down",
+             ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w1", "layers.{n}.ffn.experts.{e}.gate",
+             "ffn.experts.gate", ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w3", "layers.{n}.ffn.experts.{e}.up", "ffn.experts.up",
+             ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.experts.{e}.w2", "layers.{n}.ffn.experts.{e}.down",
+             "ffn.experts.down", ""},
     NameRule{"", "model.layers.{n}.mlp.switch_mlp.gate_proj", "layers.{n}.ffn.experts.gate", "ffn.experts.gate", ""},
     NameRule{"", "model.layers.{n}.mlp.switch_mlp.up_proj", "layers.{n}.ffn.experts.up", "ffn.experts.up", ""},
     NameRule{"", "model.layers.{n}.mlp.switch_mlp.down_proj", "layers.{n}.ffn.experts.down", "ffn.experts.down", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.gate_proj", "layers.{n}.ffn.experts.gate", "ffn.experts.gate", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.up_proj", "layers.{n}.ffn.experts.up", "ffn.experts.up", ""},
-    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.down_proj", "layers.{n}.ffn.experts.down", "ffn.experts.down", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_expert.gate_proj", "layers.{n}.ffn.shared_expert.gate", "ffn.shared_expert.gate", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_expert.up_proj", "layers.{n}.ffn.shared_expert.up", "ffn.shared_expert.up", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_expert.down_proj", "layers.{n}.ffn.shared_expert.down", "ffn.shared_expert.down", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_experts.gate_proj", "layers.{n}.ffn.shared_expert.gate", "ffn.shared_expert.gate", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_experts.up_proj", "layers.{n}.ffn.shared_expert.up", "ffn.shared_expert.up", ""},
-    NameRule{"", "model.layers.{n}.mlp.shared_experts.down_proj", "layers.{n}.ffn.shared_expert.down", "ffn.shared_expert.down", ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.gate_proj", "layers.{n}.ffn.experts.gate",
+             "ffn.experts.gate", ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.up_proj", "layers.{n}.ffn.experts.up", "ffn.experts.up",
+             ""},
+    NameRule{"", "model.layers.{n}.block_sparse_moe.switch_mlp.down_proj", "layers.{n}.ffn.experts.down",
+             "ffn.experts.down", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_expert.gate_proj", "layers.{n}.ffn.shared_expert.gate",
+             "ffn.shared_expert.gate", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_expert.up_proj", "layers.{n}.ffn.shared_expert.up",
+             "ffn.shared_expert.up", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_expert.down_proj", "layers.{n}.ffn.shared_expert.down",
+             "ffn.shared_expert.down", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_experts.gate_proj", "layers.{n}.ffn.shared_expert.gate",
+             "ffn.shared_expert.gate", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_experts.up_proj", "layers.{n}.ffn.shared_expert.up",
+             "ffn.shared_expert.up", ""},
+    NameRule{"", "model.layers.{n}.mlp.shared_experts.down_proj", "layers.{n}.ffn.shared_expert.down",
+             "ffn.shared_expert.down", ""},
     NameRule{"", "model.layers.{n}.mlp.shared_expert_gate", "layers.{n}.ffn.shared_expert_router", "ffn.router", ""},
 
     // ---- Whisper: HF transformers names ----
@@ -109,7 +125,8 @@ constexpr std::array kRules = {
     NameRule{"", "model.encoder.layers.{n}.self_attn.q_proj", "encoder.layers.{n}.attention.q", "attention.q", ""},
     NameRule{"", "model.encoder.layers.{n}.self_attn.k_proj", "encoder.layers.{n}.attention.k", "attention.k", ""},
     NameRule{"", "model.encoder.layers.{n}.self_attn.v_proj", "encoder.layers.{n}.attention.v", "attention.v", ""},
-    NameRule{"", "model.encoder.layers.{n}.self_attn.out_proj", "encoder.layers.{n}.attention.output", "attention.output", ""},
+    NameRule{"", "model.encoder.layers.{n}.self_attn.out_proj", "encoder.layers.{n}.attention.output",
+             "attention.output", ""},
     NameRule{"", "model.encoder.layers.{n}.final_layer_norm", "encoder.layers.{n}.ffn_norm", "norm", ""},
     NameRule{"", "model.encoder.layers.{n}.fc1", "encoder.layers.{n}.ffn.up", "ffn.up", ""},
     NameRule{"", "model.encoder.layers.{n}.fc2", "encoder.layers.{n}.ffn.down", "ffn.down", ""},
@@ -121,12 +138,18 @@ constexpr std::array kRules = {
     NameRule{"", "model.decoder.layers.{n}.self_attn.q_proj", "decoder.layers.{n}.attention.q", "attention.q", ""},
     NameRule{"", "model.decoder.layers.{n}.self_attn.k_proj", "decoder.layers.{n}.attention.k", "attention.k", ""},
     NameRule{"", "model.decoder.layers.{n}.self_attn.v_proj", "decoder.layers.{n}.attention.v", "attention.v", ""},
-    NameRule{"", "model.decoder.layers.{n}.self_attn.out_proj", "decoder.layers.{n}.attention.output", "attention.output", ""},
-    NameRule{"", "model.decoder.layers.{n}.encoder_attn_layer_norm", "decoder.layers.{n}.cross_attention_norm", "norm", ""},
-    NameRule{"", "model.decoder.layers.{n}.encoder_attn.q_proj", "decoder.layers.{n}.cross_attention.q", "cross_attention.q", ""},
-    NameRule{"", "model.decoder.layers.{n}.encoder_attn.k_proj", "decoder.layers.{n}.cross_attention.k", "cross_attention.k", ""},
-    NameRule{"", "model.decoder.layers.{n}.encoder_attn.v_proj", "decoder.layers.{n}.cross_attention.v", "cross_attention.v", ""},
-    NameRule{"", "model.decoder.layers.{n}.encoder_attn.out_proj", "decoder.layers.{n}.cross_attention.output", "cross_attention.output", ""},
+    NameRule{"", "model.decoder.layers.{n}.self_attn.out_proj", "decoder.layers.{n}.attention.output",
+             "attention.output", ""},
+    NameRule{"", "model.decoder.layers.{n}.encoder_attn_layer_norm", "decoder.layers.{n}.cross_attention_norm", "norm",
+             ""},
+    NameRule{"", "model.decoder.layers.{n}.encoder_attn.q_proj", "decoder.layers.{n}.cross_attention.q",
+             "cross_attention.q", ""},
+    NameRule{"", "model.decoder.layers.{n}.encoder_attn.k_proj", "decoder.layers.{n}.cross_attention.k",
+             "cross_attention.k", ""},
+    NameRule{"", "model.decoder.layers.{n}.encoder_attn.v_proj", "decoder.layers.{n}.cross_attention.v",
+             "cross_attention.v", ""},
+    NameRule{"", "model.decoder.layers.{n}.encoder_attn.out_proj", "decoder.layers.{n}.cross_attention.output",
+             "cross_attention.output", ""},
     NameRule{"", "model.decoder.layers.{n}.final_layer_norm", "decoder.layers.{n}.ffn_norm", "norm", ""},
     NameRule{"", "model.decoder.layers.{n}.fc1", "decoder.layers.{n}.ffn.up", "ffn.up", ""},
     NameRule{"", "model.decoder.layers.{n}.fc2", "decoder.layers.{n}.ffn.down", "ffn.down", ""},
@@ -152,10 +175,13 @@ constexpr std::array kRules = {
     NameRule{"", "decoder.blocks.{n}.attn.value", "decoder.layers.{n}.attention.v", "attention.v", ""},
     NameRule{"", "decoder.blocks.{n}.attn.out", "decoder.layers.{n}.attention.output", "attention.output", ""},
     NameRule{"", "decoder.blocks.{n}.cross_attn_ln", "decoder.layers.{n}.cross_attention_norm", "norm", ""},
-    NameRule{"", "decoder.blocks.{n}.cross_attn.query", "decoder.layers.{n}.cross_attention.q", "cross_attention.q", ""},
+    NameRule{"", "decoder.blocks.{n}.cross_attn.query", "decoder.layers.{n}.cross_attention.q", "cross_attention.q",
+             ""},
     NameRule{"", "decoder.blocks.{n}.cross_attn.key", "decoder.layers.{n}.cross_attention.k", "cross_attention.k", ""},
-    NameRule{"", "decoder.blocks.{n}.cross_attn.value", "decoder.layers.{n}.cross_attention.v", "cross_attention.v", ""},
-    NameRule{"", "decoder.blocks.{n}.cross_attn.out", "decoder.layers.{n}.cross_attention.output", "cross_attention.output", ""},
+    NameRule{"", "decoder.blocks.{n}.cross_attn.value", "decoder.layers.{n}.cross_attention.v", "cross_attention.v",
+             ""},
+    NameRule{"", "decoder.blocks.{n}.cross_attn.out", "decoder.layers.{n}.cross_attention.output",
+             "cross_attention.output", ""},
     NameRule{"", "decoder.blocks.{n}.mlp_ln", "decoder.layers.{n}.ffn_norm", "norm", ""},
     NameRule{"", "decoder.blocks.{n}.mlp.0", "decoder.layers.{n}.ffn.up", "ffn.up", ""},
     NameRule{"", "decoder.blocks.{n}.mlp.2", "decoder.layers.{n}.ffn.down", "ffn.down", ""},
@@ -206,7 +232,7 @@ bool shape_key(std::string_view name, std::string& key, std::vector<int64_t>& nu
   return true;
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const NameRule> name_rules() { return kRules; }
 
@@ -303,4 +329,4 @@ const NameMatcher& name_matcher() {
   return m;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -24,12 +24,12 @@ struct NameRule {
 std::span<const NameRule> name_rules();
 
 struct CanonicalName {
-  std::string name;             // canonical name including the suffix
-  uint32_t rule = 0;            // row of name_rules()
+  std::string name;    // canonical name including the suffix
+  uint32_t rule = 0;   // row of name_rules()
   std::string_view role;
   std::string_view note;
-  int64_t layer = -1;           // {n}, or -1
-  int64_t expert = -1;          // {e}, or -1
+  int64_t layer = -1;    // {n}, or -1
+  int64_t expert = -1;   // {e}, or -1
 };
 
 // The rules compiled once into a hash of "shape keys" (numeric segments replaced by '#'), so one
@@ -42,17 +42,17 @@ class NameMatcher {
 
  private:
   struct Slot {
-    char kind;        // 'n', 'e' or 'l' (a literal number in the pattern)
+    char kind;   // 'n', 'e' or 'l' (a literal number in the pattern)
     int64_t literal;
   };
   struct Compiled {
     uint32_t rule;
-    std::vector<Slot> slots;                  // one per numeric segment of the key, in order
-    std::vector<std::string_view> canonical;  // canonical pattern split at {n}/{e}: text, tag, text...
+    std::vector<Slot> slots;                   // one per numeric segment of the key, in order
+    std::vector<std::string_view> canonical;   // canonical pattern split at {n}/{e}: text, tag, text...
   };
   std::unordered_map<std::string, std::vector<Compiled>> by_key_;
 };
 
 const NameMatcher& name_matcher();
 
-}  // namespace akview
+}   // namespace akview

@@ -51,7 +51,9 @@ std::string percent_decode(std::string_view s) {
   return out;
 }
 
-Error bad(const std::string& text, std::string why) { return make_error(ErrorCode::usage, text, kNoOffset, std::move(why)); }
+Error bad(const std::string& text, std::string why) {
+  return make_error(ErrorCode::usage, text, kNoOffset, std::move(why));
+}
 
 bool valid_repo_part(const std::string& s) {
   if (s.empty() || s == "." || s == "..") return false;
@@ -107,7 +109,7 @@ bool parse_hub_url(const std::string& text, std::string_view path, Address& a) {
   return safe_path(a.path) && !a.revision.empty();
 }
 
-}  // namespace
+}   // namespace
 
 bool is_remote_address(std::string_view text) {
   return text.starts_with("hf://") || text.starts_with("ollama://") || text.starts_with("http://") ||
@@ -121,7 +123,8 @@ Result<Address> parse_address(const std::string& text) {
     a.kind = AddressKind::ollama;
     a.text = text;
     auto parts = split(std::string_view(text).substr(9), '/');
-    if (parts.empty() || parts.size() > 3) return bad(text, "an Ollama address is ollama://[HOST[:PORT]/][NAMESPACE/]MODEL[:TAG]");
+    if (parts.empty() || parts.size() > 3)
+      return bad(text, "an Ollama address is ollama://[HOST[:PORT]/][NAMESPACE/]MODEL[:TAG]");
     std::string host = parts.size() == 3 ? parts[0] : "registry.ollama.ai";
     a.name_space = parts.size() >= 2 ? parts[parts.size() - 2] : "library";
     std::string model = parts.back();
@@ -155,4 +158,4 @@ Result<Address> parse_address(const std::string& text) {
   return bad(text, "not a remote address (hf://, ollama://, http:// or https://)");
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

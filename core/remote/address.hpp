@@ -17,15 +17,15 @@ enum class AddressKind { hub, ollama, url };
 
 struct Address {
   AddressKind kind = AddressKind::url;
-  std::string text;         // as given
+  std::string text;   // as given
   // hub
-  std::string endpoint;     // https://huggingface.co
-  std::string repo;         // ORG/REPO
-  std::string revision;     // "main" unless given
-  std::string path;         // inside the repository ("" for its root)
+  std::string endpoint;        // https://huggingface.co
+  std::string repo;            // ORG/REPO
+  std::string revision;        // "main" unless given
+  std::string path;            // inside the repository ("" for its root)
   bool path_is_file = false;   // a blob/resolve URL names a file
   // ollama
-  std::string registry;     // https://registry.ollama.ai
+  std::string registry;   // https://registry.ollama.ai
   std::string name_space, model, tag;
   // url
   std::string url;
@@ -35,4 +35,4 @@ struct Address {
 bool is_remote_address(std::string_view text);
 Result<Address> parse_address(const std::string& text);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -1,18 +1,18 @@
 // userfaultfd behind remote mappings (see fault_mapping.hpp).
 #include "core/remote/fault_mapping.hpp"
 
-#include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
-#include <mutex>
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
-#include <thread>
 #include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -225,7 +225,7 @@ void FaultServer::serve() {
   }
 }
 
-}  // namespace
+}   // namespace
 
 Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path) {
   FaultServer& server = FaultServer::get();
@@ -247,4 +247,4 @@ Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::
   return MappedFile::adopt(display_path, base, file->size(), stat_fd, mapping);
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

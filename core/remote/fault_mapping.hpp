@@ -28,4 +28,4 @@ namespace akview::remote {
 // The MappedFile of a remote file: reads fetch on first touch (see above).
 Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -90,7 +90,7 @@ bool walk_value(Walker& w, uint32_t type, int depth, ArrayProgress& progress) {
   return true;
 }
 
-}  // namespace
+}   // namespace
 
 HeadExtent estimate_head_extent(std::span<const uint8_t> head, uint64_t file_size) {
   HeadExtent out{std::min<uint64_t>(head.size(), file_size), false};
@@ -98,8 +98,7 @@ HeadExtent estimate_head_extent(std::span<const uint8_t> head, uint64_t file_siz
   if (head.size() >= 9) {
     uint64_t n;
     std::memcpy(&n, head.data(), 8);
-    if (head[8] == '{' && n > 0 && n <= kMaxSafetensorsHeader && n <= file_size - 8)
-      return {8 + n, true};
+    if (head[8] == '{' && n > 0 && n <= kMaxSafetensorsHeader && n <= file_size - 8) return {8 + n, true};
   }
   if (head.size() < 24 || std::memcmp(head.data(), "GGUF", 4) != 0) return out;
   Walker w{head};
@@ -111,14 +110,14 @@ HeadExtent estimate_head_extent(std::span<const uint8_t> head, uint64_t file_siz
   uint64_t kv = 0;
   ArrayProgress progress;
   for (; kv < n_kv && !w.out; ++kv) {
-    w.skip(w.u64());            // key
+    w.skip(w.u64());   // key
     const uint32_t type = w.u32();
     if (w.out) break;
     if (!walk_value(w, type, 0, progress) && !w.out) return out;   // malformed: the parser will say so
   }
   uint64_t t = 0;
   for (; !w.out && t < n_tensors; ++t) {
-    w.skip(w.u64());            // name
+    w.skip(w.u64());   // name
     const uint32_t dims = w.u32();
     if (w.out || dims > 8) break;
     w.skip(8ull * dims + 4 + 8);
@@ -139,4 +138,4 @@ HeadExtent estimate_head_extent(std::span<const uint8_t> head, uint64_t file_siz
   return {std::min(estimate, file_size), false};
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

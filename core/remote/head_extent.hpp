@@ -14,10 +14,10 @@
 namespace akview::remote {
 
 struct HeadExtent {
-  uint64_t bytes = 0;     // [0, bytes) is the header, as far as can be told (≤ file size)
-  bool exact = false;     // the format said so (SafeTensors, or a GGUF header walked to its end)
+  uint64_t bytes = 0;   // [0, bytes) is the header, as far as can be told (≤ file size)
+  bool exact = false;   // the format said so (SafeTensors, or a GGUF header walked to its end)
 };
 
 HeadExtent estimate_head_extent(std::span<const uint8_t> head, uint64_t file_size);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -2,6 +2,7 @@
 // retries scheduled by hand, every answer checked against its request as it arrives.
 #include "core/remote/http.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -11,7 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <thread>
-#include <unistd.h>
 
 #include <curl/curl.h>
 #include <fmt/format.h>
@@ -22,11 +22,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int kMaxRedirects = 10;
-constexpr int kMaxAttempts = 5;          // tries of one hop: the first and four retries
+constexpr int kMaxAttempts = 5;   // tries of one hop: the first and four retries
 constexpr long kMaxRetryAfterSeconds = 60;
 constexpr uint64_t kErrorBodyBytes = 16 << 10;
 constexpr long kMaxHostConnections = 6;
-constexpr size_t kMaxActive = 256;       // transfers at once (HTTP/2 streams share connections)
+constexpr size_t kMaxActive = 256;   // transfers at once (HTTP/2 streams share connections)
 
 long env_seconds(const char* name, long fallback) {
   const char* v = std::getenv(name);
@@ -43,7 +43,8 @@ std::string lower(std::string s) {
 
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
   return std::string(s);
 }
 
@@ -79,7 +80,8 @@ void note_start() {
 }
 void note_end() {
   std::lock_guard lock(g_busy_mutex);
-  if (g_in_flight.fetch_sub(1) == 1) g_busy_seconds += std::chrono::duration<double>(Clock::now() - g_busy_since).count();
+  if (g_in_flight.fetch_sub(1) == 1)
+    g_busy_seconds += std::chrono::duration<double>(Clock::now() - g_busy_since).count();
 }
 
 // One request's life: hops (redirects) and attempts (retries), and what came back so far.
@@ -98,7 +100,7 @@ struct Transfer {
   uint64_t written = 0;
   uint64_t expected = 0;   // body bytes the 206's Content-Range announced
   bool empty = false;      // the file is empty (its first range had nothing to give)
-  std::string refused;   // set by a callback that stopped the transfer, with the reason
+  std::string refused;     // set by a callback that stopped the transfer, with the reason
   bool counted = false;
 };
 
@@ -112,17 +114,19 @@ bool is_redirect(long s) { return s == 301 || s == 302 || s == 303 || s == 307 |
 bool is_retryable_status(long s) { return s == 429 || s == 500 || s == 502 || s == 503 || s == 504; }
 bool is_retryable_curl(CURLcode c) {
   switch (c) {
-    case CURLE_RECV_ERROR: case CURLE_SEND_ERROR: case CURLE_GOT_NOTHING: case CURLE_PARTIAL_FILE:
-    case CURLE_OPERATION_TIMEDOUT: case CURLE_COULDNT_CONNECT: case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
-      return true;
-    default:
-      return false;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_OPERATION_TIMEDOUT:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM: return true;
+    default: return false;
   }
 }
 
-std::string range_text(const HttpRequest& r) {
-  return fmt::format("bytes {}-{}", r.range_begin, r.range_end - 1);
-}
+std::string range_text(const HttpRequest& r) { return fmt::format("bytes {}-{}", r.range_begin, r.range_end - 1); }
 
 // "bytes A-B/T" -> A, B, T (T may be '*').
 bool parse_content_range(const std::string& v, uint64_t& a, uint64_t& b, uint64_t& total) {
@@ -138,7 +142,7 @@ bool parse_content_range(const std::string& v, uint64_t& a, uint64_t& b, uint64_
   return false;
 }
 
-}  // namespace
+}   // namespace
 
 std::string HttpResponse::header(const std::string& name) const {
   if (auto it = headers.find(name); it != headers.end()) return it->second;
@@ -195,7 +199,8 @@ struct HttpClient::Impl {
       t->headers.clear();
       t->headers_done = false;
       auto sp = line.find(' ');
-      t->status = sp == std::string_view::npos ? 0 : std::strtol(std::string(line.substr(sp + 1, 3)).c_str(), nullptr, 10);
+      t->status =
+          sp == std::string_view::npos ? 0 : std::strtol(std::string(line.substr(sp + 1, 3)).c_str(), nullptr, 10);
       return len;
     }
     if (trim(line).empty()) {
@@ -215,8 +220,7 @@ struct HttpClient::Impl {
         const std::string etag = t->headers.count("etag") ? t->headers["etag"] : "";
         if (!r.if_range.empty() && etag != r.if_range && t->headers["last-modified"] != r.if_range)
           t->refused = "changed";
-        else
-          t->refused = "the server ignored the Range request and began sending the whole file (200): stopped";
+        else t->refused = "the server ignored the Range request and began sending the whole file (200): stopped";
         return 0;
       }
       if (r.has_range && t->status == 206) {
@@ -245,7 +249,8 @@ struct HttpClient::Impl {
     const HttpRequest& r = *t->req;
     g_bytes.fetch_add(len, std::memory_order_relaxed);
     if (is_redirect(t->status) || t->status >= 300 || t->status < 200) {   // an error page: keep its start
-      if (t->resp.body.size() < kErrorBodyBytes) t->resp.body.append(data, std::min<size_t>(len, kErrorBodyBytes - t->resp.body.size()));
+      if (t->resp.body.size() < kErrorBodyBytes)
+        t->resp.body.append(data, std::min<size_t>(len, kErrorBodyBytes - t->resp.body.size()));
       return len;
     }
     if (r.has_range) {
@@ -256,7 +261,8 @@ struct HttpClient::Impl {
       }
       if (r.dest_fd >= 0) {
         for (size_t done = 0; done < len;) {
-          const ssize_t n = pwrite(r.dest_fd, data + done, len - done, static_cast<off_t>(r.range_begin + t->written + done));
+          const ssize_t n =
+              pwrite(r.dest_fd, data + done, len - done, static_cast<off_t>(r.range_begin + t->written + done));
           if (n <= 0) {
             t->refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
             return 0;
@@ -300,7 +306,7 @@ struct HttpClient::Impl {
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, &Impl::on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, progress);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);          // redirects by hand: the token policy
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);   // redirects by hand: the token policy
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
@@ -360,8 +366,16 @@ struct HttpClient::Impl {
     if (auto it = t.headers.find("x-error-message"); it != t.headers.end()) detail = it->second;
     std::string hint;
     switch (t.status) {
-      case 401: hint = "authentication needed: set HF_TOKEN (or log in with `huggingface-cli login`) for a private or gated repository"; break;
-      case 403: hint = "access refused: the token lacks access (a gated repository: accept its conditions on the Hub's page first)"; break;
+      case 401:
+        hint =
+            "authentication needed: set HF_TOKEN (or log in with `huggingface-cli login`) for a private or gated "
+            "repository";
+        break;
+      case 403:
+        hint =
+            "access refused: the token lacks access (a gated repository: accept its conditions on the Hub's page "
+            "first)";
+        break;
       case 404: hint = "not found: check the repository, the revision and the path"; break;
       case 416: hint = "the server refused the byte range (the file may have changed)"; break;
       default: hint = fmt::format("the server answered HTTP {}", t.status); break;
@@ -378,7 +392,8 @@ struct HttpClient::Impl {
       for (const auto& [name, text] : kHubCodes)
         if (code->second == name) hint = text;
     if (t.status == 401 || t.status == 403 || t.status == 404) hint = fmt::format("HTTP {}, {}", t.status, hint);
-    return make_error(ErrorCode::network, what, kNoOffset, detail.empty() ? hint : fmt::format("{} ({})", hint, detail));
+    return make_error(ErrorCode::network, what, kNoOffset,
+                      detail.empty() ? hint : fmt::format("{} ({})", hint, detail));
   }
 };
 
@@ -446,7 +461,8 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       Transfer* t = waiting.front();
       waiting.pop_front();
       if (cancelled) {
-        finish(*t, make_error(ErrorCode::network, t->req->label.empty() ? t->url : t->req->label, kNoOffset, "cancelled"));
+        finish(*t,
+               make_error(ErrorCode::network, t->req->label.empty() ? t->url : t->req->label, kNoOffset, "cancelled"));
         continue;
       }
       if (t->not_before > now) {
@@ -482,13 +498,13 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       const HttpRequest& r = *t.req;
       const std::string what = r.label.empty() ? t.url : r.label;
       if (im.trace && (code != CURLE_OK || t.status < 200 || t.status >= 300))
-        std::fprintf(stderr, "akview http: %.3f %ld %s: %s%s\n", trace_clock(), t.status, t.url.c_str(), curl_easy_strerror(code),
-                     t.refused.empty() ? "" : (" / " + t.refused).c_str());
+        std::fprintf(stderr, "akview http: %.3f %ld %s: %s%s\n", trace_clock(), t.status, t.url.c_str(),
+                     curl_easy_strerror(code), t.refused.empty() ? "" : (" / " + t.refused).c_str());
       if (!t.refused.empty()) {
         if (t.refused == "changed")
-          finish(t, make_error(ErrorCode::changed, what, r.range_begin, "changed on the server since it was opened; R reloads"));
-        else
-          finish(t, make_error(ErrorCode::network, what, r.has_range ? r.range_begin : kNoOffset, t.refused));
+          finish(t, make_error(ErrorCode::changed, what, r.range_begin,
+                               "changed on the server since it was opened; R reloads"));
+        else finish(t, make_error(ErrorCode::network, what, r.has_range ? r.range_begin : kNoOffset, t.refused));
         continue;
       }
       if (code == CURLE_ABORTED_BY_CALLBACK) {
@@ -507,17 +523,20 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       if (is_redirect(t.status)) {
         auto loc = t.headers.find("location");
         if (loc == t.headers.end()) {
-          finish(t, make_error(ErrorCode::network, what, kNoOffset, fmt::format("redirect {} without a Location", t.status)));
+          finish(t, make_error(ErrorCode::network, what, kNoOffset,
+                               fmt::format("redirect {} without a Location", t.status)));
           continue;
         }
         if (++t.resp.redirects > kMaxRedirects) {
-          finish(t, make_error(ErrorCode::network, what, kNoOffset, fmt::format("more than {} redirects (a redirect loop?)", kMaxRedirects)));
+          finish(t, make_error(ErrorCode::network, what, kNoOffset,
+                               fmt::format("more than {} redirects (a redirect loop?)", kMaxRedirects)));
           continue;
         }
         if (t.resp.redirects == 1) t.resp.first_headers = t.headers;
         std::string next = Impl::resolve_location(t.url, loc->second);
         if (next.empty() || url_origin(next).empty()) {
-          finish(t, make_error(ErrorCode::network, what, kNoOffset, fmt::format("redirect to '{}', which is no http(s) URL", loc->second)));
+          finish(t, make_error(ErrorCode::network, what, kNoOffset,
+                               fmt::format("redirect to '{}', which is no http(s) URL", loc->second)));
           continue;
         }
         t.url = next;
@@ -544,13 +563,15 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
             continue;
           }
           finish(t, make_error(ErrorCode::network, what, r.range_begin,
-                               fmt::format("the server sent {} of the {} bytes asked for", t.written, r.range_end - r.range_begin)));
+                               fmt::format("the server sent {} of the {} bytes asked for", t.written,
+                                           r.range_end - r.range_begin)));
           continue;
         }
       }
       if (im.trace)
-        std::fprintf(stderr, "akview http: %.3f %ld %s %s%s (%llu bytes, attempt %d)\n", trace_clock(), t.status, t.url.c_str(),
-                     r.has_range ? "range " : "", r.has_range ? fmt::format("{}-{}", r.range_begin, r.range_end - 1).c_str() : "",
+        std::fprintf(stderr, "akview http: %.3f %ld %s %s%s (%llu bytes, attempt %d)\n", trace_clock(), t.status,
+                     t.url.c_str(), r.has_range ? "range " : "",
+                     r.has_range ? fmt::format("{}-{}", r.range_begin, r.range_end - 1).c_str() : "",
                      static_cast<unsigned long long>(t.written), t.attempt + 1);
       t.resp.status = t.status;
       t.resp.url = t.url;
@@ -567,7 +588,8 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
     if (finished == requests.size()) break;
     int timeout_ms = 100;
     if (active == 0 && !waiting.empty()) {
-      auto soonest = std::min_element(waiting.begin(), waiting.end(), [](auto* a, auto* b) { return a->not_before < b->not_before; });
+      auto soonest = std::min_element(waiting.begin(), waiting.end(),
+                                      [](auto* a, auto* b) { return a->not_before < b->not_before; });
       auto wait = std::chrono::duration_cast<std::chrono::milliseconds>((*soonest)->not_before - Clock::now()).count();
       timeout_ms = static_cast<int>(std::clamp<long long>(wait, 0, 100));
       if (timeout_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
@@ -605,4 +627,4 @@ TransferStats transfer_stats() {
   return s;
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -22,23 +22,23 @@ namespace akview::remote {
 struct HttpRequest {
   std::string url;
   bool has_range = false;
-  uint64_t range_begin = 0;     // [begin, end) in bytes
+  uint64_t range_begin = 0;   // [begin, end) in bytes
   uint64_t range_end = 0;
-  std::string if_range;         // a validator (strong ETag or HTTP date) the bytes must still have
-  bool allow_short = false;     // the range may end early at the file's end (the size is not known yet)
-  uint8_t* dest = nullptr;      // Range requests write here (range_end - range_begin bytes) ...
-  int dest_fd = -1;             // ... or into this file at their own offsets (pwrite), when it is set
+  std::string if_range;              // a validator (strong ETag or HTTP date) the bytes must still have
+  bool allow_short = false;          // the range may end early at the file's end (the size is not known yet)
+  uint8_t* dest = nullptr;           // Range requests write here (range_end - range_begin bytes) ...
+  int dest_fd = -1;                  // ... or into this file at their own offsets (pwrite), when it is set
   uint64_t max_body = 64ull << 20;   // other requests: the largest body kept (longer is refused)
-  std::string accept;           // Accept header, when the server needs one (registry manifests)
-  std::string label;            // what the request is for, in messages ("model.safetensors")
+  std::string accept;                // Accept header, when the server needs one (registry manifests)
+  std::string label;                 // what the request is for, in messages ("model.safetensors")
 };
 
 struct HttpResponse {
   long status = 0;
-  std::string url;              // the URL that answered last (after redirects)
-  std::string body;             // for requests without dest
+  std::string url;    // the URL that answered last (after redirects)
+  std::string body;   // for requests without dest
   uint64_t body_bytes = 0;
-  uint64_t total_size = 0;      // from Content-Range (the file's size), or Content-Length of a 200
+  uint64_t total_size = 0;   // from Content-Range (the file's size), or Content-Length of a 200
   // Lower-case header names of the last answer; the first redirect's headers are kept apart
   // (the Hub puts X-Repo-Commit / X-Linked-Etag on its resolve answer, not on the CDN's).
   std::map<std::string, std::string> headers;
@@ -52,7 +52,7 @@ struct TransferStats {
   uint64_t requests = 0;
   uint64_t bytes = 0;
   uint64_t in_flight = 0;
-  double busy_seconds = 0;      // wall time with at least one transfer running
+  double busy_seconds = 0;   // wall time with at least one transfer running
 };
 
 class HttpClient {
@@ -82,4 +82,4 @@ std::string hub_endpoint();
 // scheme://host[:port] of a URL, lower-case ("" when it is not an http(s) URL).
 std::string url_origin(const std::string& url);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

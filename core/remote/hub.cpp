@@ -1,8 +1,8 @@
 // The Hub's and an Ollama registry's API calls (see hub.hpp).
 #include "core/remote/hub.hpp"
 
-#include <nlohmann/json.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/remote/http.hpp"
 
@@ -17,7 +17,8 @@ constexpr uint64_t kMaxApiBody = 64ull << 20;
 std::string encode(const std::string& s, bool keep_slash) {
   std::string out;
   for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/')) out += static_cast<char>(c);
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || (keep_slash && c == '/'))
+      out += static_cast<char>(c);
     else out += fmt::format("%{:02X}", c);
   }
   return out;
@@ -50,12 +51,13 @@ Result<nlohmann::json> get_json(const std::string& url, const std::string& label
   auto resp = http_client().run_one(r);
   if (!resp) return std::move(resp).error();
   auto j = nlohmann::json::parse(resp->body, nullptr, false);
-  if (j.is_discarded()) return make_error(ErrorCode::bad_json, label, kNoOffset, fmt::format("the answer of {} is not JSON", url));
+  if (j.is_discarded())
+    return make_error(ErrorCode::bad_json, label, kNoOffset, fmt::format("the answer of {} is not JSON", url));
   if (out) *out = std::move(*resp);
   return j;
 }
 
-}  // namespace
+}   // namespace
 
 bool is_commit_hash(const std::string& revision) {
   if (revision.size() != 40) return false;
@@ -69,7 +71,8 @@ Result<std::string> hub_resolve_commit(const Address& a) {
   const std::string label = fmt::format("hf://{}@{}", a.repo, a.revision);
   auto j = get_json(fmt::format("{}/api/models/{}/revision/{}", a.endpoint, a.repo, encode(a.revision, false)), label);
   if (!j) return std::move(j).error();
-  if (!j->is_object() || !j->contains("sha") || !(*j)["sha"].is_string() || !is_commit_hash((*j)["sha"].get<std::string>()))
+  if (!j->is_object() || !j->contains("sha") || !(*j)["sha"].is_string() ||
+      !is_commit_hash((*j)["sha"].get<std::string>()))
     return make_error(ErrorCode::schema, label, kNoOffset, "the Hub's revision answer has no commit (sha)");
   return (*j)["sha"].get<std::string>();
 }
@@ -80,11 +83,13 @@ Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string
                                 dir.empty() ? "" : "/", encode(dir, true));
   std::vector<TreeEntry> out;
   for (int page = 0; !url.empty(); ++page) {
-    if (page >= kMaxTreePages) return make_error(ErrorCode::count_too_large, label, kNoOffset, "the file list has too many pages");
+    if (page >= kMaxTreePages)
+      return make_error(ErrorCode::count_too_large, label, kNoOffset, "the file list has too many pages");
     HttpResponse resp;
     auto j = get_json(url, label, &resp);
     if (!j) return std::move(j).error();
-    if (!j->is_array()) return make_error(ErrorCode::schema, label, kNoOffset, "the Hub's file list is not a JSON array");
+    if (!j->is_array())
+      return make_error(ErrorCode::schema, label, kNoOffset, "the Hub's file list is not a JSON array");
     for (const auto& e : *j) {
       if (!e.is_object() || !e.contains("path") || !e["path"].is_string()) continue;
       TreeEntry t;
@@ -98,7 +103,8 @@ Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string
       }
       if (t.path.empty() || t.path.find("..") != std::string::npos || t.path.front() == '/') continue;
       out.push_back(std::move(t));
-      if (out.size() > kMaxTreeEntries) return make_error(ErrorCode::count_too_large, label, kNoOffset, "the repository lists too many files");
+      if (out.size() > kMaxTreeEntries)
+        return make_error(ErrorCode::count_too_large, label, kNoOffset, "the repository lists too many files");
     }
     url = next_link(resp.header("link"));
   }
@@ -124,4 +130,4 @@ std::string ollama_blob_url(const Address& a, const std::string& digest) {
   return fmt::format("{}/v2/{}/{}/blobs/{}", a.registry, a.name_space, a.model, digest);
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -14,10 +14,10 @@
 namespace akview::remote {
 
 struct TreeEntry {
-  std::string path;          // relative to the repository's root
+  std::string path;   // relative to the repository's root
   uint64_t size = 0;
   bool is_dir = false;
-  std::string lfs_oid;       // sha256 of an LFS file ("" for small files kept in git)
+  std::string lfs_oid;   // sha256 of an LFS file ("" for small files kept in git)
 };
 
 bool is_commit_hash(const std::string& revision);
@@ -30,4 +30,4 @@ std::string hub_file_url(const Address& a, const std::string& commit, const std:
 Result<std::string> ollama_fetch_manifest(const Address& a);
 std::string ollama_blob_url(const Address& a, const std::string& digest);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

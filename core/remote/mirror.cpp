@@ -1,6 +1,7 @@
 // Laying remote models out in the cache (see mirror.hpp).
 #include "core/remote/mirror.hpp"
 
+#include <sys/stat.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -8,7 +9,6 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <sys/stat.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -17,8 +17,8 @@
 #include "core/model.hpp"
 #include "core/remote/address.hpp"
 #include "core/remote/fault_mapping.hpp"
-#include "core/remote/hub.hpp"
 #include "core/remote/http.hpp"
+#include "core/remote/hub.hpp"
 #include "core/sha256.hpp"
 
 namespace fs = std::filesystem;
@@ -26,9 +26,9 @@ namespace fs = std::filesystem;
 namespace akview::remote {
 namespace {
 
-constexpr uint64_t kMaxWholeText = 16ull << 20;      // text files fetched whole at the open
-constexpr size_t kMaxHeadsAtOpen = 8;                // weight files whose headers come with the open
-constexpr uint64_t kMaxIndexBytes = 256ull << 20;    // a SafeTensors index read whole at the open
+constexpr uint64_t kMaxWholeText = 16ull << 20;     // text files fetched whole at the open
+constexpr size_t kMaxHeadsAtOpen = 8;               // weight files whose headers come with the open
+constexpr uint64_t kMaxIndexBytes = 256ull << 20;   // a SafeTensors index read whole at the open
 constexpr uint64_t kDefaultCacheLimit = 20ull << 30;
 
 struct Registered {
@@ -83,7 +83,9 @@ Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteI
   return *file;
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) { return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0; }
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
 
 bool is_whole_text(const std::string& name, uint64_t size) {
   if (size > kMaxWholeText) return false;
@@ -186,7 +188,8 @@ std::optional<std::vector<TreeEntry>> read_tree_cache(const std::string& path) {
 void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& entries) {
   std::ofstream out(path + ".tmp");
   out << "akview-tree 1\n";
-  for (const auto& e : entries) out << (e.is_dir ? "d " : "f ") << e.size << " " << (e.lfs_oid.empty() ? "-" : e.lfs_oid) << " " << e.path << "\n";
+  for (const auto& e : entries)
+    out << (e.is_dir ? "d " : "f ") << e.size << " " << (e.lfs_oid.empty() ? "-" : e.lfs_oid) << " " << e.path << "\n";
   out.close();
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
@@ -371,7 +374,8 @@ Result<std::string> materialize_url(const Address& a) {
   AKV_TRY(RemoteFile::ensure_whole(one));
   auto shards = index_shards(dir + "/" + name);
   if (shards.empty()) return dir + "/" + name;
-  const std::string base = url.substr(0, url.find_first_of("?#")).substr(0, url.substr(0, url.find_first_of("?#")).find_last_of('/') + 1);
+  const std::string base =
+      url.substr(0, url.find_first_of("?#")).substr(0, url.substr(0, url.find_first_of("?#")).find_last_of('/') + 1);
   std::vector<std::string> urls;
   for (const auto& s : shards) {
     if (s.find('/') != std::string::npos || s == "." || s == "..") continue;
@@ -403,16 +407,20 @@ uint64_t parse_size(const char* text, uint64_t fallback) {
   if (end == text || v < 0) return fallback;
   uint64_t mult = 1;
   switch (*end) {
-    case 'K': case 'k': mult = 1ull << 10; break;
-    case 'M': case 'm': mult = 1ull << 20; break;
-    case 'G': case 'g': mult = 1ull << 30; break;
-    case 'T': case 't': mult = 1ull << 40; break;
+    case 'K':
+    case 'k': mult = 1ull << 10; break;
+    case 'M':
+    case 'm': mult = 1ull << 20; break;
+    case 'G':
+    case 'g': mult = 1ull << 30; break;
+    case 'T':
+    case 't': mult = 1ull << 40; break;
     default: break;
   }
   return static_cast<uint64_t>(v * static_cast<double>(mult));
 }
 
-}  // namespace
+}   // namespace
 
 std::string cache_root() {
   if (const char* d = std::getenv("AKVIEW_CACHE_DIR"); d && *d) return d;
@@ -493,7 +501,8 @@ uint64_t trim_cache(uint64_t limit) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with(".") || !name.ends_with(".akview")) continue;
     const std::string data = (it->path().parent_path() / name.substr(1, name.size() - 8)).string();
-    struct stat sd {}, ss {};
+    struct stat sd {
+    }, ss{};
     if (stat(data.c_str(), &sd) != 0 || stat(it->path().c_str(), &ss) != 0) continue;
     const uint64_t bytes = static_cast<uint64_t>(sd.st_blocks) * 512;
     total += bytes;
@@ -512,4 +521,4 @@ uint64_t trim_cache(uint64_t limit) {
   return freed;
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -57,4 +57,4 @@ uint64_t unfetched_tensor_bytes(const Model& model);
 // (files this process has laid out are kept). Returns the bytes freed.
 uint64_t trim_cache(uint64_t limit);
 
-}  // namespace akview::remote
+}   // namespace akview::remote

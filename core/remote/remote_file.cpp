@@ -1,15 +1,15 @@
 // Remote bytes into the cache's stand-in files (see remote_file.hpp).
 #include "core/remote/remote_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -20,8 +20,8 @@ namespace akview::remote {
 namespace {
 
 constexpr uint64_t kMaxRequestBytes = 16ull << 20;
-constexpr uint64_t kMaxWindowChunks = 64;          // read-ahead grows to 16 MiB
-constexpr double kByteUrlSeconds = 600;            // a CDN's signed URL is reused this long
+constexpr uint64_t kMaxWindowChunks = 64;   // read-ahead grows to 16 MiB
+constexpr double kByteUrlSeconds = 600;     // a CDN's signed URL is reused this long
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -41,7 +41,7 @@ std::string validator_of(const HttpResponse& r) {
   return {};
 }
 
-}  // namespace
+}   // namespace
 
 Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, std::string standin_path) {
   std::shared_ptr<RemoteFile> f(new RemoteFile());
@@ -52,15 +52,16 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
   std::filesystem::create_directories(std::filesystem::path(f->path_).parent_path(), ec);
   f->fd_ = ::open(f->path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (f->fd_ < 0)
-    return make_error(ErrorCode::io, f->path_, kNoOffset, fmt::format("cannot create the cache file: {}", std::strerror(errno)));
+    return make_error(ErrorCode::io, f->path_, kNoOffset,
+                      fmt::format("cannot create the cache file: {}", std::strerror(errno)));
   const uint64_t chunks = (f->id_.size + kChunkBytes - 1) / kChunkBytes;
   f->bits_.assign((chunks + 63) / 64, 0);
   // What an earlier run fetched, if it was fetched under the same identity.
   std::ifstream in(f->sidecar_, std::ios::binary);
   std::string magic, key, url, validator, linked, size_text;
   bool reuse = false;
-  if (in && std::getline(in, magic) && magic == "akview-remote 1" && std::getline(in, url) && std::getline(in, size_text) &&
-      std::getline(in, validator) && std::getline(in, linked)) {
+  if (in && std::getline(in, magic) && magic == "akview-remote 1" && std::getline(in, url) &&
+      std::getline(in, size_text) && std::getline(in, validator) && std::getline(in, linked)) {
     reuse = size_text == std::to_string(f->id_.size) && linked == f->id_.linked_etag;
     if (reuse) {
       in.read(reinterpret_cast<char*>(f->bits_.data()), static_cast<std::streamsize>(f->bits_.size() * 8));
@@ -73,7 +74,8 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
     std::fill(f->bits_.begin(), f->bits_.end(), 0);
     f->validator_.clear();
     if (ftruncate(f->fd_, 0) != 0 || ftruncate(f->fd_, static_cast<off_t>(f->id_.size)) != 0)
-      return make_error(ErrorCode::io, f->path_, kNoOffset, fmt::format("cannot size the cache file: {}", std::strerror(errno)));
+      return make_error(ErrorCode::io, f->path_, kNoOffset,
+                        fmt::format("cannot size the cache file: {}", std::strerror(errno)));
     // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
     std::remove(f->sidecar_.c_str());
   }
@@ -204,9 +206,10 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
     }
     const HttpResponse& resp = *r;
     if (resp.total_size != 0 && resp.total_size != f.id_.size) {
-      Error e = make_error(ErrorCode::changed, f.id_.label, kNoOffset,
-                           fmt::format("changed on the server since it was opened: it is {} bytes, it was {}; R reloads",
-                                       resp.total_size, f.id_.size));
+      Error e =
+          make_error(ErrorCode::changed, f.id_.label, kNoOffset,
+                     fmt::format("changed on the server since it was opened: it is {} bytes, it was {}; R reloads",
+                                 resp.total_size, f.id_.size));
       f.set_error(e);
       if (status.ok()) status = e;
       continue;
@@ -303,7 +306,9 @@ Status RemoteFile::seed(std::span<const uint8_t> bytes, const std::string& valid
   uint64_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = pwrite(fd_, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-    if (n <= 0) return make_error(ErrorCode::io, path_, done, fmt::format("cannot write the cache file: {}", std::strerror(errno)));
+    if (n <= 0)
+      return make_error(ErrorCode::io, path_, done,
+                        fmt::format("cannot write the cache file: {}", std::strerror(errno)));
     done += static_cast<uint64_t>(n);
   }
   validator_ = validator;
@@ -329,7 +334,8 @@ Status RemoteFile::ensure(uint64_t offset, uint64_t length, uint64_t max_request
 }
 
 Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset) {
-  if (offset >= id_.size) return make_error(ErrorCode::out_of_bounds, id_.label, offset, "read past the end of the file");
+  if (offset >= id_.size)
+    return make_error(ErrorCode::out_of_bounds, id_.label, offset, "read past the end of the file");
   bool head_done;
   {
     std::lock_guard lock(mutex_);
@@ -351,7 +357,8 @@ Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset
                              : 4;
         end = begin + window_chunks_ * kChunkBytes;
       }
-      auto missing = missing_spans(begin, end, end - begin > kMaxRequestBytes && offset < head_extent_ ? ~uint64_t{0} : kMaxRequestBytes);
+      auto missing = missing_spans(
+          begin, end, end - begin > kMaxRequestBytes && offset < head_extent_ ? ~uint64_t{0} : kMaxRequestBytes);
       // The first run of missing chunks from the one read: one request.
       if (!missing.empty()) spans.push_back(missing.front());
       last_chunk_ = c;
@@ -366,4 +373,4 @@ Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset
   return span;
 }
 
-}  // namespace akview::remote
+}   // namespace akview::remote

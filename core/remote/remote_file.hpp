@@ -27,11 +27,11 @@ inline constexpr uint64_t kChunkBytes = 256 << 10;
 
 // Who the file is on the server, as recorded when it was first listed or fetched.
 struct RemoteIdentity {
-  std::string url;            // where a range is asked for (the Hub's resolve URL, a registry blob, a URL)
-  std::string label;          // how messages name it ("hf://org/repo/model.safetensors")
+  std::string url;     // where a range is asked for (the Hub's resolve URL, a registry blob, a URL)
+  std::string label;   // how messages name it ("hf://org/repo/model.safetensors")
   uint64_t size = 0;
-  std::string commit;         // the Hub's commit the revision resolved to ("" elsewhere)
-  std::string linked_etag;    // what the listing says the content is (the Hub's LFS sha256, a blob digest)
+  std::string commit;        // the Hub's commit the revision resolved to ("" elsewhere)
+  std::string linked_etag;   // what the listing says the content is (the Hub's LFS sha256, a blob digest)
 };
 
 class RemoteFile {
@@ -76,7 +76,7 @@ class RemoteFile {
   struct Span {
     uint64_t begin, end;
   };
-  Status fetch_spans(std::vector<Span> spans);              // caller holds no lock
+  Status fetch_spans(std::vector<Span> spans);   // caller holds no lock
   static Status fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans);
   void mark(uint64_t begin, uint64_t end);
   bool chunk_has(uint64_t chunk) const;
@@ -90,15 +90,15 @@ class RemoteFile {
   std::string sidecar_;
   int fd_ = -1;
   mutable std::mutex mutex_;
-  std::vector<uint64_t> bits_;      // one bit per chunk
-  std::string validator_;           // If-Range value of the byte server
-  std::string byte_url_;            // where the last redirect led (a CDN), reused for later ranges
+  std::vector<uint64_t> bits_;   // one bit per chunk
+  std::string validator_;        // If-Range value of the byte server
+  std::string byte_url_;         // where the last redirect led (a CDN), reused for later ranges
   double byte_url_at_ = 0;
-  uint64_t head_extent_ = 0;        // 0: not known yet
+  uint64_t head_extent_ = 0;   // 0: not known yet
   uint64_t last_chunk_ = ~uint64_t{0};
   uint64_t window_chunks_ = 4;
   std::string last_error_;
   bool head_done_ = false;
 };
 
-}  // namespace akview::remote
+}   // namespace akview::remote

@@ -34,7 +34,8 @@ void make_dirs(const std::string& dir) {
 GgufWriter gguf_model(int64_t rows = 16) {
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama"));
-  w.add_tensor(GgufTensorSpec("blk.0.attn_q.weight", static_cast<uint32_t>(type_info(TypeId::q4_0).ggml_id), {32, rows}));
+  w.add_tensor(
+      GgufTensorSpec("blk.0.attn_q.weight", static_cast<uint32_t>(type_info(TypeId::q4_0).ggml_id), {32, rows}));
   w.add_tensor(GgufTensorSpec("blk.0.attn_norm.weight", static_cast<uint32_t>(type_info(TypeId::f32).ggml_id), {32}));
   return w;
 }
@@ -48,7 +49,8 @@ void write_gguf(const std::string& path, int64_t rows = 16) {
 void write_st_folder(const std::string& dir) {
   make_dirs(dir);
   std::vector<float> values(64, 0.5f);
-  ASSERT_TRUE(write_safetensors(dir + "/model.safetensors", {{"model.norm.weight", "BF16", {64}, quantize(TypeId::bf16, values)}}));
+  ASSERT_TRUE(write_safetensors(dir + "/model.safetensors",
+                                {{"model.norm.weight", "BF16", {64}, quantize(TypeId::bf16, values)}}));
   ASSERT_TRUE(write_text(dir + "/config.json", R"({"model_type": "llama"})"));
 }
 
@@ -130,7 +132,8 @@ void write_hf_repo(const std::string& hub, const std::string& folder, const std:
   write_st_folder(scratch.path());
   for (const std::string file : {"model.safetensors", "config.json"}) {
     auto bytes = file_bytes(scratch.file(file));
-    std::ofstream(repo + "/blobs/" + file + "-blob", std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(repo + "/blobs/" + file + "-blob", std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     for (const auto& rev : revisions) {
       make_dirs(repo + "/snapshots/" + rev);
       fs::create_symlink("../../blobs/" + file + "-blob", repo + "/snapshots/" + rev + "/" + file);
@@ -154,8 +157,9 @@ TEST(Catalog, HuggingFaceCacheNamesReposAndFollowsSnapshotSymlinks) {
 
   auto catalog = list_catalog(hub);
   ASSERT_TRUE(catalog);
-  EXPECT_EQ(names(*catalog), (std::vector<std::string>{"org/tiny", "org/tiny-GGUF/tiny-Q4_0.gguf",
-                                                       "org/tiny-GGUF/tiny-Q8_0.gguf", "solo@aaaaaaa", "solo@bbbbbbb"}));
+  EXPECT_EQ(names(*catalog),
+            (std::vector<std::string>{"org/tiny", "org/tiny-GGUF/tiny-Q4_0.gguf", "org/tiny-GGUF/tiny-Q8_0.gguf",
+                                      "solo@aaaaaaa", "solo@bbbbbbb"}));
   for (const auto& e : *catalog) EXPECT_EQ(e.source, "huggingface") << e.name;
   EXPECT_EQ((*catalog)[0].open_path, hub + "/models--org--tiny/snapshots/0123456789abcdef");
   EXPECT_EQ((*catalog)[1].open_path, hub + "/models--org--tiny-GGUF/snapshots/cafe/tiny-Q4_0.gguf");
@@ -202,7 +206,8 @@ TEST(Catalog, PlainFolderListsFilesSplitSetsAndModelFoldersInNaturalOrder) {
   write_gguf(dir.file("m10.gguf"));
   write_gguf(dir.file("m2.gguf"));
   GgufWriter split = gguf_model();
-  split.add_tensor(GgufTensorSpec("blk.1.attn_q.weight", static_cast<uint32_t>(type_info(TypeId::q4_0).ggml_id), {32, 16}));
+  split.add_tensor(
+      GgufTensorSpec("blk.1.attn_q.weight", static_cast<uint32_t>(type_info(TypeId::q4_0).ggml_id), {32, 16}));
   ASSERT_EQ(write_gguf_split(dir.path(), "set", 2, split).size(), 2u);
   write_st_folder(dir.file("folder"));
   make_dirs(dir.file("empty-folder"));
@@ -228,7 +233,8 @@ TEST(Catalog, PlainFolderListsFilesSplitSetsAndModelFoldersInNaturalOrder) {
   ASSERT_FALSE(opened.ok());
   EXPECT_EQ(opened.error().code, ErrorCode::usage);
   EXPECT_EQ(opened.error().file, dir.path());
-  EXPECT_NE(opened.error().message.find("holds 4 models (folder, m2.gguf, m10.gguf, set-00001-of-00002.gguf)"), std::string::npos)
+  EXPECT_NE(opened.error().message.find("holds 4 models (folder, m2.gguf, m10.gguf, set-00001-of-00002.gguf)"),
+            std::string::npos)
       << opened.error().to_string();
 }
 
@@ -255,17 +261,17 @@ TEST(Catalog, SingleModelsAreNotCatalogs) {
   EXPECT_FALSE(list_catalog(dir.file("one")));              // a folder of one GGUF
   make_dirs(dir.file("split"));
   ASSERT_EQ(write_gguf_split(dir.file("split"), "set", 2, gguf_model()).size(), 2u);
-  EXPECT_FALSE(list_catalog(dir.file("split")));            // one split set
+  EXPECT_FALSE(list_catalog(dir.file("split")));   // one split set
   write_st_folder(dir.file("st"));
-  EXPECT_FALSE(list_catalog(dir.file("st")));               // model.safetensors
-  write_gguf(dir.file("st/original/other.gguf"));           // a model folder's sub-folders are its own
+  EXPECT_FALSE(list_catalog(dir.file("st")));       // model.safetensors
+  write_gguf(dir.file("st/original/other.gguf"));   // a model folder's sub-folders are its own
   EXPECT_FALSE(list_catalog(dir.file("st")));
   make_dirs(dir.file("mlx"));
   ASSERT_TRUE(write_text(dir.file("mlx/config.json"), R"({"quantization": {"group_size": 64, "bits": 4}})"));
-  EXPECT_FALSE(list_catalog(dir.file("mlx")));              // MLX config
-  EXPECT_FALSE(list_catalog(dir.file("nothing-here")));     // absent
+  EXPECT_FALSE(list_catalog(dir.file("mlx")));            // MLX config
+  EXPECT_FALSE(list_catalog(dir.file("nothing-here")));   // absent
   make_dirs(dir.file("empty"));
-  EXPECT_FALSE(list_catalog(dir.file("empty")));            // nothing in it: opening says so
+  EXPECT_FALSE(list_catalog(dir.file("empty")));   // nothing in it: opening says so
   // A folder holding one model folder is a list of one: the folder itself would not open.
   make_dirs(dir.file("wrapper"));
   write_st_folder(dir.file("wrapper/inner"));
@@ -314,7 +320,8 @@ TEST(Catalog, DefaultStoresComeFromHomeOllamaModelsAndHfHome) {
     // Only what exists: no OLLAMA_MODELS, no HF_HOME, a HOME with only ~/.ollama/models (empty).
     TempDir bare;
     make_dirs(bare.path() + "/.ollama/models");
-    ScopedEnv h("HOME", bare.path().c_str()), o("OLLAMA_MODELS", nullptr), f("HF_HOME", nullptr), c("HF_HUB_CACHE", nullptr);
+    ScopedEnv h("HOME", bare.path().c_str()), o("OLLAMA_MODELS", nullptr), f("HF_HOME", nullptr),
+        c("HF_HUB_CACHE", nullptr);
     auto stores = list_default_stores();
     ASSERT_EQ(stores.size(), 1u);
     EXPECT_EQ(stores[0].source, "ollama");
@@ -323,5 +330,5 @@ TEST(Catalog, DefaultStoresComeFromHomeOllamaModelsAndHfHome) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

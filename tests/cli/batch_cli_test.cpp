@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/cli/cli_util.hpp"
 #include "tests/cli/run_process.hpp"
@@ -138,11 +138,11 @@ TEST(BatchCli, MalformedFilesGetTheirVerdict) {
 }
 
 TEST(BatchCli, ExitCodes) {
-  EXPECT_EQ(run_akview({"info"}).exit_code, 2);                          // missing PATH
-  EXPECT_EQ(run_akview({"frobnicate", "x"}).exit_code, 2);               // unknown command
+  EXPECT_EQ(run_akview({"info"}).exit_code, 2);              // missing PATH
+  EXPECT_EQ(run_akview({"frobnicate", "x"}).exit_code, 2);   // unknown command
   EXPECT_EQ(run_akview({"tensors", kOracles + "/gguf/f32.gguf", "--sort", "nope"}).exit_code, 2);
   EXPECT_EQ(run_akview({"tensors", kOracles + "/gguf/f32.gguf", "--filter", "("}).exit_code, 2);
-  EXPECT_EQ(run_akview({"info", kOracles + "/README.md"}).exit_code, 1);  // not a weight file
+  EXPECT_EQ(run_akview({"info", kOracles + "/README.md"}).exit_code, 1);   // not a weight file
   EXPECT_EQ(run_akview({"info", "/nonexistent/model.gguf"}).exit_code, 1);
   EXPECT_EQ(run_akview({"meta", kOracles + "/gguf/f32.gguf", "no.such.key"}).exit_code, 1);
   EXPECT_EQ(run_akview({"check", kOracles + "/gguf/f32.gguf"}).exit_code, 0);
@@ -174,7 +174,8 @@ TEST(BatchCli, MlxCompanionsStayBeneathTheirTensor) {
   for (const auto& m : manifest["safetensors"]["models"]) {
     if (m["kind"] != "safetensors-mlx-affine") continue;
     std::string dir = kOracles + "/" + m["dir"].get<std::string>();
-    for (std::vector<std::string> sort : {std::vector<std::string>{}, {"--sort", "bytes"}, {"--sort", "bytes", "--desc"}}) {
+    for (std::vector<std::string> sort :
+         {std::vector<std::string>{}, {"--sort", "bytes"}, {"--sort", "bytes", "--desc"}}) {
       std::vector<std::string> args = {"tensors", dir, "--json"};
       args.insert(args.end(), sort.begin(), sort.end());
       auto r = run_akview(args);
@@ -219,5 +220,5 @@ TEST(BatchCli, BatchOutputHasNoEscapeBytes) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -30,8 +30,8 @@ TEST(CliHelp, UsageLineThenTheCommandsAndTheInteractiveView) {
   const size_t commands = out.find("\nCommands:\n");
   ASSERT_NE(commands, std::string::npos) << out;
   EXPECT_LT(out.find("Usage:"), commands);
-  for (const char* name : {"info", "tensors", "meta", "check", "dump", "groups", "explain", "layout", "stats", "map", "diff",
-                           "run", "devices"})
+  for (const char* name : {"info", "tensors", "meta", "check", "dump", "groups", "explain", "layout", "stats", "map",
+                           "diff", "run", "devices"})
     EXPECT_NE(out.find(std::string("\n  ") + name + " "), std::string::npos) << name << "\n" << out;
   EXPECT_NE(out.find("interactive view"), std::string::npos) << out;
   EXPECT_NE(out.find("? lists every key"), std::string::npos) << out;
@@ -73,7 +73,8 @@ TEST(CliHelp, ManPageHasEveryCommandOptionAndKey) {
   EXPECT_NE(r.out.find(backend_line), std::string::npos) << backend_line;
   // Every context of the key table has its subsection (the rendered text is checked by the install test).
   for (const tui::KeyBinding& b : tui::key_table())
-    EXPECT_NE(r.out.find(".SS " + std::string(tui::context_title(b.context))), std::string::npos) << tui::context_title(b.context);
+    EXPECT_NE(r.out.find(".SS " + std::string(tui::context_title(b.context))), std::string::npos)
+        << tui::context_title(b.context);
   EXPECT_EQ(r.out.find('\033'), std::string::npos);
 }
 
@@ -87,5 +88,5 @@ TEST(CliHelp, CompletionScriptsForEachShell) {
   EXPECT_EQ(run_akview({"--completion", "tcsh"}).exit_code, 2);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

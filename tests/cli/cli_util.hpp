@@ -36,4 +36,4 @@ inline std::vector<float> read_f32(const std::string& path) {
   return v;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -28,9 +28,9 @@ struct DemoModel {
 const DemoModel kModels[] = {
     {kGguf, "gguf", 39},
     {kBf16, "safetensors-sharded", 39},
-    {kMlx, "mlx", 39 + 2 * 30},           // 30 matrices, each with .scales and .biases
+    {kMlx, "mlx", 39 + 2 * 30},   // 30 matrices, each with .scales and .biases
     {kOllamaGguf, "ollama", 39},
-    {kOllamaInt4, "ollama", 39 + 2 * 28},  // 28 matrices int4 (not the embedding, not lm_head)
+    {kOllamaInt4, "ollama", 39 + 2 * 28},   // 28 matrices int4 (not the embedding, not lm_head)
 };
 
 TEST(DemoModel, EveryModelPassesCheck) {
@@ -72,9 +72,11 @@ TEST(DemoModel, FolderListsEveryFormatInBatchMode) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j.size(), 5u) << r.out;
-  const std::pair<const char*, const char*> want[] = {
-      {"llama-demo-bf16", "safetensors-sharded"}, {"llama-demo-mlx-4bit", "mlx"}, {"llama-demo-q4km.gguf", "gguf"},
-      {"ollama/llama-demo:int4", "ollama"},       {"ollama/llama-demo:q4_k_m", "ollama"}};
+  const std::pair<const char*, const char*> want[] = {{"llama-demo-bf16", "safetensors-sharded"},
+                                                      {"llama-demo-mlx-4bit", "mlx"},
+                                                      {"llama-demo-q4km.gguf", "gguf"},
+                                                      {"ollama/llama-demo:int4", "ollama"},
+                                                      {"ollama/llama-demo:q4_k_m", "ollama"}};
   for (size_t i = 0; i < 5; ++i) {
     EXPECT_EQ(j[i]["name"], want[i].first);
     EXPECT_EQ(j[i]["format"], want[i].second) << j[i].dump();
@@ -140,5 +142,5 @@ TEST(DemoModel, QuantizedAgainstOriginalPairsEveryTensor) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

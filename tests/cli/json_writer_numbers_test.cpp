@@ -34,9 +34,26 @@ std::string written(const std::vector<double>& values) {
 }
 
 TEST(JsonWriterNumbers, DoublesAreSpelledAsNlohmannSpellsThem) {
-  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 32.0, 4.5, 0.1, 1e14, 1e15 - 1, 1e15, -1e15, 1e16, 123456789012345.0,
-                           999999999999999.0, 2.5e-8, 1e300, -3.0, std::numeric_limits<double>::denorm_min(),
-                           std::numeric_limits<double>::infinity(), std::nan("")};
+  std::vector<double> v = {0.0,
+                           -0.0,
+                           1.0,
+                           -1.0,
+                           32.0,
+                           4.5,
+                           0.1,
+                           1e14,
+                           1e15 - 1,
+                           1e15,
+                           -1e15,
+                           1e16,
+                           123456789012345.0,
+                           999999999999999.0,
+                           2.5e-8,
+                           1e300,
+                           -3.0,
+                           std::numeric_limits<double>::denorm_min(),
+                           std::numeric_limits<double>::infinity(),
+                           std::nan("")};
   std::mt19937_64 rng(3);
   for (int i = 0; i < 20000; ++i) {
     const double scale = std::ldexp(1.0, static_cast<int>(rng() % 120) - 20);
@@ -49,5 +66,5 @@ TEST(JsonWriterNumbers, DoublesAreSpelledAsNlohmannSpellsThem) {
   EXPECT_EQ(written(v), expected.dump(2) + "\n");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -19,7 +19,8 @@ struct ProcessResult {
 
 // Starts akview with `args` (and `env` entries "K=V" added), its stdout and stderr on the given
 // descriptors (closed here after the fork) and stdin on /dev/null; returns its pid.
-inline pid_t spawn_akview(const std::vector<std::string>& args, int out_fd, int err_fd, const std::vector<std::string>& env = {}) {
+inline pid_t spawn_akview(const std::vector<std::string>& args, int out_fd, int err_fd,
+                          const std::vector<std::string>& env = {}) {
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out_fd, 1);
@@ -68,4 +69,4 @@ inline ProcessResult run_akview(const std::vector<std::string>& args, const std:
   return r;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

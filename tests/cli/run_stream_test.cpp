@@ -84,5 +84,5 @@ TEST(RunStream, JsonIsTheDocumentedDocumentInOrder) {
   EXPECT_EQ(std::count(csv.out.begin(), csv.out.end(), '\n'), 8);   // header + 7 rows
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

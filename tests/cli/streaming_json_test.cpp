@@ -40,8 +40,17 @@ constexpr Dtype kDtypes[] = {{"F32", "f32", 4}, {"BF16", "bf16", 2}, {"F16", "f1
 // Names a terminal or a JSON writer could get wrong: quotes, backslashes, C0 controls, DEL,
 // multi-byte UTF-8, a bidi override, an emoji, CJK; every tenth a name the rules map.
 std::string odd_name(int i) {
-  static const char* kOdd[] = {"quote\"d", "back\\slash", "ctl\x01\x1f", "new\nline", "tab\tbed", "del\x7f",
-                               "\xc3\xbcn\xc3\xaf" "c\xc3\xb6" "d\xc3\xa9", "bidi\xe2\x80\xae", "emoji\xf0\x9f\x98\x80",
+  static const char* kOdd[] = {"quote\"d",
+                               "back\\slash",
+                               "ctl\x01\x1f",
+                               "new\nline",
+                               "tab\tbed",
+                               "del\x7f",
+                               "\xc3\xbcn\xc3\xaf"
+                               "c\xc3\xb6"
+                               "d\xc3\xa9",
+                               "bidi\xe2\x80\xae",
+                               "emoji\xf0\x9f\x98\x80",
                                "cjk\xe4\xb8\xad\xe6\x96\x87"};
   if (i % 10 == 9) return "model.layers." + std::to_string(i) + ".self_attn.q_proj.weight";
   return std::string(kOdd[i % 10]) + "." + std::to_string(i);
@@ -195,7 +204,8 @@ TEST_F(StreamingJsonLong, ChunkedTextAndCsvListEveryRowInOrder) {
   r = run_akview({"tensors", path_});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::vector<std::string> lines;
-  for (size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1) lines.push_back(r.out.substr(at, end - at));
+  for (size_t at = 0, end; (end = r.out.find('\n', at)) != std::string::npos; at = end + 1)
+    lines.push_back(r.out.substr(at, end - at));
   ASSERT_EQ(lines.size(), static_cast<size_t>(kLongTensors) + 1);
   const size_t type_at = lines[0].find("  type") + 2;
   EXPECT_EQ(type_at, std::string("model.layers.69999.self_attn.q_proj.weight").size() + 2);
@@ -213,12 +223,8 @@ TEST_F(StreamingJsonLong, ChunkedTextAndCsvListEveryRowInOrder) {
 // The other streamed documents: what nlohmann makes of them again is the same bytes.
 TEST_F(StreamingJson, MapDiffMetaStatsJsonEqualTheirNlohmannDump) {
   const std::vector<std::vector<std::string>> commands = {
-      {"map", path_, "--json"},
-      {"diff", path_, path_, "--json"},
-      {"diff", path_, path_, "--no-values", "--json"},
-      {"meta", path_, "--json"},
-      {"stats", path_, "--json"},
-      {"tensors", path_, "--json", "--sort", "bpw"},
+      {"map", path_, "--json"},  {"diff", path_, path_, "--json"}, {"diff", path_, path_, "--no-values", "--json"},
+      {"meta", path_, "--json"}, {"stats", path_, "--json"},       {"tensors", path_, "--json", "--sort", "bpw"},
   };
   for (const auto& args : commands) {
     auto r = run_akview(args);
@@ -275,7 +281,8 @@ TEST_F(StreamingJson, TextTablesEscapeEveryName) {
   for (const char* command : {"tensors", "map"}) {
     auto r = run_akview({command, path_});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    for (char c : r.out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << command << ": raw control byte";
+    for (char c : r.out)
+      EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << command << ": raw control byte";
     EXPECT_NE(r.out.find("new\\x0aline.3"), std::string::npos) << command;
     EXPECT_NE(r.out.find("ctl\\x01\\x1f.2"), std::string::npos) << command;
     EXPECT_NE(r.out.find("del\\x7f.5"), std::string::npos) << command;
@@ -287,5 +294,5 @@ TEST_F(StreamingJson, TextTablesEscapeEveryName) {
   EXPECT_NE(r.out.find(std::to_string(kTensors) + " paired, 0 only in A"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -211,13 +211,14 @@ TEST(ValueCommands, RunOnAChosenOpenClDevice) {
       EXPECT_EQ(dev["index"].get<int>(), static_cast<int>(device_names.size()));
       device_names.push_back(dev["name"]);
     }
-  auto past = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device",
-                          std::to_string(device_names.size())});
+  auto past = run_akview(
+      {"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device", std::to_string(device_names.size())});
   EXPECT_EQ(past.exit_code, device_names.empty() ? 1 : 2) << past.err;   // no OpenCL at all: unavailable
   EXPECT_NE(past.err.find("opencl"), std::string::npos) << past.err;
   if (device_names.empty()) GTEST_SKIP() << "no OpenCL device";
   const int last = static_cast<int>(device_names.size()) - 1;
-  auto r = run_akview({"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device", std::to_string(last), "--json"});
+  auto r = run_akview(
+      {"run", kOracles + "/gguf/q8_0.gguf", "--backend", "opencl", "--device", std::to_string(last), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto runs = nlohmann::json::parse(r.out)["runs"];
   ASSERT_FALSE(runs.empty());
@@ -228,5 +229,5 @@ TEST(ValueCommands, RunOnAChosenOpenClDevice) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

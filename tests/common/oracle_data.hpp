@@ -32,7 +32,8 @@ inline std::string oracle_json_problem(const std::string& rel) {
 // Parses oracles/`rel`; throws MissingTestData naming the file when it is absent or not JSON.
 inline nlohmann::json oracle_json(const std::string& rel) {
   std::ifstream in(oracle_data_path(rel));
-  nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false) : nlohmann::json(nlohmann::json::value_t::discarded);
+  nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
+                        : nlohmann::json(nlohmann::json::value_t::discarded);
   if (j.is_discarded()) throw MissingTestData(oracle_json_problem(rel));
   return j;
 }
@@ -42,8 +43,9 @@ inline nlohmann::json oracle_json(const std::string& rel) {
 // own presence test reports oracle_json_problem().
 inline nlohmann::json oracle_json_or_empty(const std::string& rel) {
   std::ifstream in(oracle_data_path(rel));
-  nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false) : nlohmann::json(nlohmann::json::value_t::discarded);
+  nlohmann::json j = in ? nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false)
+                        : nlohmann::json(nlohmann::json::value_t::discarded);
   return j.is_discarded() ? nlohmann::json::object() : j;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

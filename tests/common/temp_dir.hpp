@@ -41,4 +41,4 @@ class TempDir {
   std::string path_;
 };
 
-}  // namespace akview::testing
+}   // namespace akview::testing

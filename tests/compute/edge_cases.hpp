@@ -46,26 +46,26 @@ inline float coarse_scale(std::mt19937_64& rng, int e, int sig_bits = 7) {
   return std::ldexp(static_cast<float>(top + rng() % top), e - (sig_bits - 1));
 }
 
-
 // How one ggml block type places its zero: codes at `zero_code` decode to 0 when the min is
 // `zero_code` steps of d (types with a min), or always (types without). `levels` = codes per element.
 struct ZeroPoint {
   TypeId type;
   int levels;
-  int zero_code;     // fixed zero code (no-min types); -1: chosen per sub-block (min types)
-  int scale_bits;    // sub-block scale code width (0: none)
-  int n_sub;         // sub-blocks per block
+  int zero_code;    // fixed zero code (no-min types); -1: chosen per sub-block (min types)
+  int scale_bits;   // sub-block scale code width (0: none)
+  int n_sub;        // sub-blocks per block
 };
 constexpr ZeroPoint kZeroPoints[] = {
-    {TypeId::q4_0, 16, 8, 0, 1},  {TypeId::q5_0, 32, 16, 0, 1}, {TypeId::q8_0, 256, 0, 0, 1},
-    {TypeId::q4_1, 16, -1, 0, 1}, {TypeId::q5_1, 32, -1, 0, 1}, {TypeId::q2_k, 4, -1, 4, 16},
-    {TypeId::q3_k, 8, 4, 6, 16},  {TypeId::q4_k, 16, -1, 6, 8}, {TypeId::q5_k, 32, -1, 6, 8},
+    {TypeId::q4_0, 16, 8, 0, 1},   {TypeId::q5_0, 32, 16, 0, 1}, {TypeId::q8_0, 256, 0, 0, 1},
+    {TypeId::q4_1, 16, -1, 0, 1},  {TypeId::q5_1, 32, -1, 0, 1}, {TypeId::q2_k, 4, -1, 4, 16},
+    {TypeId::q3_k, 8, 4, 6, 16},   {TypeId::q4_k, 16, -1, 6, 8}, {TypeId::q5_k, 32, -1, 6, 8},
     {TypeId::q6_k, 64, 32, 8, 16},
 };
 
 // One block of `zp.type` for `kind`; `block_index` alternates zero / huge blocks for zero_huge and
 // `one_at` (or -1) is the element that stays non-zero for kind one.
-inline BlockCodes edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_index, int one_at, std::mt19937_64& rng) {
+inline BlockCodes edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_index, int one_at,
+                             std::mt19937_64& rng) {
   const int elems = static_cast<int>(type_info(zp.type).block_elems), per_sub = elems / zp.n_sub;
   const bool has_min = zp.zero_code < 0, signed_codes = zp.type == TypeId::q8_0;
   BlockCodes f;
@@ -76,14 +76,16 @@ inline BlockCodes edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_i
   if (kind == EdgeKind::near && has_min) f.m = f.d * (1.0f + 1.0f / 1024.0f);   // an ulp or two of f16 once stored
   std::vector<int> zero(static_cast<size_t>(zp.n_sub), zp.zero_code);
   for (int s = 0; s < zp.n_sub; ++s) {
-    if (has_min) zero[s] = kind == EdgeKind::one ? 0 : 1 + static_cast<int>(rng() % static_cast<unsigned>(zp.levels - 1));
+    if (has_min)
+      zero[s] = kind == EdgeKind::one ? 0 : 1 + static_cast<int>(rng() % static_cast<unsigned>(zp.levels - 1));
     if (zp.scale_bits == 0) continue;
     if (zp.type == TypeId::q3_k) {   // signed scale (code - 32), never 0
       f.scales.push_back(32 + (rng() % 2 ? 1 : -1) * (1 + static_cast<int>(rng() % 31)));
     } else if (zp.type == TypeId::q6_k) {
       f.scales.push_back((rng() % 2 ? 1 : -1) * (1 + static_cast<int>(rng() % 127)));
-    } else {                         // unsigned scale and min codes, min = scale * zero code
-      const int top = (1 << zp.scale_bits) - 1, sc = 1 + static_cast<int>(rng() % static_cast<unsigned>(std::max(1, top / std::max(1, zero[s]))));
+    } else {   // unsigned scale and min codes, min = scale * zero code
+      const int top = (1 << zp.scale_bits) - 1,
+                sc = 1 + static_cast<int>(rng() % static_cast<unsigned>(std::max(1, top / std::max(1, zero[s]))));
       f.scales.push_back(sc);
       f.mins.push_back(sc * zero[s]);
     }
@@ -94,14 +96,17 @@ inline BlockCodes edge_block(const ZeroPoint& zp, EdgeKind kind, int64_t block_i
   for (int e = 0; e < elems; ++e) {
     const int z = zero[static_cast<size_t>(e / per_sub)];
     int c = z;
-    if (kind == EdgeKind::zero_huge || (kind == EdgeKind::one ? e == one_at : rng() % (kind == EdgeKind::near ? 50 : 10) == 0)) c = any(rng);
+    if (kind == EdgeKind::zero_huge ||
+        (kind == EdgeKind::one ? e == one_at : rng() % (kind == EdgeKind::near ? 50 : 10) == 0))
+      c = any(rng);
     if (kind == EdgeKind::one && e == one_at && c == z) c = (z + 1) % zp.levels;
     f.codes.push_back(signed_codes ? c - 256 * (c >= 128) : c);
   }
   return f;
 }
 
-inline EdgeCase make_block_edge_case(const ZeroPoint& zp, EdgeKind kind, int64_t rows, int64_t blocks_per_row, uint64_t seed) {
+inline EdgeCase make_block_edge_case(const ZeroPoint& zp, EdgeKind kind, int64_t rows, int64_t blocks_per_row,
+                                     uint64_t seed) {
   const TypeInfo& info = type_info(zp.type);
   EdgeCase c;
   c.family = info.name;
@@ -123,11 +128,13 @@ inline EdgeCase make_block_edge_case(const ZeroPoint& zp, EdgeKind kind, int64_t
 }
 
 // MLX affine: w = scale * q + bias per group, bias = -scale * k (k per group), stored as `scale_type`.
-inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_type, EdgeKind kind, int64_t rows, int64_t cols, uint64_t seed) {
+inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_type, EdgeKind kind, int64_t rows,
+                                      int64_t cols, uint64_t seed) {
   EdgeCase c;
   c.family = "mlx_affine " + std::to_string(bits) + "-bit";
   c.kind = kind;
-  c.label = c.family + " g" + std::to_string(group) + " " + std::string(type_info(scale_type).name) + " " + edge_kind_name(kind);
+  c.label = c.family + " g" + std::to_string(group) + " " + std::string(type_info(scale_type).name) + " " +
+            edge_kind_name(kind);
   std::mt19937_64 rng(seed);
   const int levels = 1 << bits;
   std::uniform_int_distribution<int> any(0, levels - 1);
@@ -138,7 +145,8 @@ inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_typ
     for (int64_t g = 0; g < groups; ++g) {
       // -scale * k exact in the stored type: f16 keeps 11 significant bits, bf16 8, f32 24.
       const int mantissa = scale_type == TypeId::f16 ? 11 : scale_type == TypeId::bf16 ? 8 : 24;
-      float s = (rng() % 2 ? 1.0f : -1.0f) * coarse_scale(rng, -8 - static_cast<int>(rng() % 4), std::clamp(mantissa - bits, 1, 12));
+      float s = (rng() % 2 ? 1.0f : -1.0f) *
+                coarse_scale(rng, -8 - static_cast<int>(rng() % 4), std::clamp(mantissa - bits, 1, 12));
       const int k = kind == EdgeKind::one ? 0 : 1 + static_cast<int>(rng() % static_cast<unsigned>(levels - 1));
       float b = -s * static_cast<float>(k);
       if (kind == EdgeKind::near) b *= 1.0f + std::ldexp(1.0f, 1 - mantissa);   // two ulps of the stored type
@@ -150,7 +158,9 @@ inline EdgeCase make_affine_edge_case(int bits, uint32_t group, TypeId scale_typ
       put_scalar(c.biases, scale_type, b);
       for (int64_t e = g * group; e < (g + 1) * group; ++e) {
         int q = k;
-        if (kind == EdgeKind::zero_huge || (kind == EdgeKind::one ? e == one_at : rng() % (kind == EdgeKind::near ? 50 : 10) == 0)) q = any(rng);
+        if (kind == EdgeKind::zero_huge ||
+            (kind == EdgeKind::one ? e == one_at : rng() % (kind == EdgeKind::near ? 50 : 10) == 0))
+          q = any(rng);
         if (kind == EdgeKind::one && e == one_at && q == k) q = k + 1;
         codes.push_back(q);
       }
@@ -178,8 +188,9 @@ inline std::vector<EdgeCase> all_edge_cases() {
   for (int bits : {2, 3, 4, 5, 6, 8})
     for (uint32_t group : {32u, 64u, 128u})
       for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
-        for (EdgeKind kind : kEdgeKinds) cases.push_back(make_affine_edge_case(bits, group, st, kind, 13, 2048, seed++));
+        for (EdgeKind kind : kEdgeKinds)
+          cases.push_back(make_affine_edge_case(bits, group, st, kind, 13, 2048, seed++));
   return cases;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -87,8 +87,8 @@ TEST_P(EdgeRows, EveryRowWithinItsBound) {
       const double ratio = err == 0 ? 0.0 : bound > 0 ? err / bound : INFINITY;
       if (!(ratio <= w.ratio)) {
         w.ratio = std::isnan(ratio) ? INFINITY : ratio;
-        w.where = c.label + " row " + std::to_string(r) + ": y=" + std::to_string(y[r]) + " ref=" + std::to_string(ref[r]) +
-                  " sum|wx|=" + std::to_string(abs_wx[r]);
+        w.where = c.label + " row " + std::to_string(r) + ": y=" + std::to_string(y[r]) +
+                  " ref=" + std::to_string(ref[r]) + " sum|wx|=" + std::to_string(abs_wx[r]);
       }
     }
   }
@@ -101,5 +101,5 @@ TEST_P(EdgeRows, EveryRowWithinItsBound) {
 
 INSTANTIATE_TEST_SUITE_P(All, EdgeRows, testing::every_backend(), testing::backend_test_name);
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

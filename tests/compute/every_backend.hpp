@@ -33,4 +33,4 @@ class EveryBackend : public ::testing::TestWithParam<std::string> {
   compute::Backend* backend_ = nullptr;   // the parameter's backend, available
 };
 
-}  // namespace akview::testing
+}   // namespace akview::testing

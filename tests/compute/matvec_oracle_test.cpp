@@ -60,8 +60,8 @@ TEST_P(BackendOnOracles, MatchesFloat64Reference) {
       for (int64_t j = 0; j < cols; ++j) abs_wx += std::fabs(static_cast<double>(c.deq[r * cols + j]) * c.x[j]);
       const double err = std::fabs(static_cast<double>(y[kGuard + r]) - c.y_ref[r]);
       if (!(err <= 1e-5 * abs_wx) && bad++ < 3)
-        ADD_FAILURE() << GetParam() << " on " << c.label << " row " << r << ": y=" << y[kGuard + r] << " ref=" << c.y_ref[r]
-                      << " |err|=" << err << " bound=" << 1e-5 * abs_wx;
+        ADD_FAILURE() << GetParam() << " on " << c.label << " row " << r << ": y=" << y[kGuard + r]
+                      << " ref=" << c.y_ref[r] << " |err|=" << err << " bound=" << 1e-5 * abs_wx;
     }
   }
   RecordProperty("tensors_run", ran);
@@ -74,7 +74,9 @@ TEST_P(BackendOnOracles, MatchesFloat64Reference) {
   if (std::string_view(GetParam()) == "cpu") {
     EXPECT_TRUE(not_run.empty()) << "cpu cannot run " << not_run.size() << " oracle tensors:" << skipped;
   }
-  if (!not_run.empty()) std::cout << "[  NOTE    ] " << GetParam() << " cannot run " << not_run.size() << " oracle tensors:" << skipped << "\n";
+  if (!not_run.empty())
+    std::cout << "[  NOTE    ] " << GetParam() << " cannot run " << not_run.size() << " oracle tensors:" << skipped
+              << "\n";
 }
 
 INSTANTIATE_TEST_SUITE_P(All, BackendOnOracles, testing::every_backend(), testing::backend_test_name);
@@ -94,5 +96,5 @@ TEST(MatvecOracles, ReferenceIsTight) {
   }
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

@@ -32,16 +32,17 @@ void expect_matches_reference(Backend& b, const TensorView& v, const std::vector
   std::vector<double> ref(rows), abs_wx(rows);
   ASSERT_TRUE(reference_matvec(v, x.data(), ref.data(), abs_wx.data()).ok()) << what;
   for (size_t r = 0; r < rows; ++r)
-    ASSERT_LE(std::fabs(y[kGuard + r] - ref[r]), 1e-5 * abs_wx[r] + 1e-30) << what << " row " << r << " y=" << y[kGuard + r] << " ref=" << ref[r];
+    ASSERT_LE(std::fabs(y[kGuard + r] - ref[r]), 1e-5 * abs_wx[r] + 1e-30)
+        << what << " row " << r << " y=" << y[kGuard + r] << " ref=" << ref[r];
 }
 
 class BackendSizes : public testing::EveryBackend {};
 
-constexpr std::array kBlockTypes = {TypeId::f32, TypeId::f16, TypeId::bf16, TypeId::q4_0, TypeId::q4_1, TypeId::q5_0,
-                                    TypeId::q5_1, TypeId::q8_0, TypeId::iq4_nl, TypeId::q2_k, TypeId::q3_k, TypeId::q4_k,
-                                    TypeId::q5_k, TypeId::q6_k, TypeId::iq4_xs, TypeId::iq2_xxs, TypeId::iq2_xs,
-                                    TypeId::iq2_s, TypeId::iq3_xxs, TypeId::iq3_s, TypeId::iq1_s, TypeId::iq1_m,
-                                    TypeId::tq1_0, TypeId::tq2_0};
+constexpr std::array kBlockTypes = {TypeId::f32,     TypeId::f16,    TypeId::bf16,  TypeId::q4_0,    TypeId::q4_1,
+                                    TypeId::q5_0,    TypeId::q5_1,   TypeId::q8_0,  TypeId::iq4_nl,  TypeId::q2_k,
+                                    TypeId::q3_k,    TypeId::q4_k,   TypeId::q5_k,  TypeId::q6_k,    TypeId::iq4_xs,
+                                    TypeId::iq2_xxs, TypeId::iq2_xs, TypeId::iq2_s, TypeId::iq3_xxs, TypeId::iq3_s,
+                                    TypeId::iq1_s,   TypeId::iq1_m,  TypeId::tq1_0, TypeId::tq2_0};
 
 TEST_P(BackendSizes, BlockTypesAtOddSizes) {
   for (TypeId type : kBlockTypes) {
@@ -53,7 +54,9 @@ TEST_P(BackendSizes, BlockTypesAtOddSizes) {
       for (int64_t rows : {1, 17, 1000}) {
         SyntheticTensor t = testing::make_block_tensor(type, rows, blocks, 1000 * rows + blocks);
         const auto x = testing::normal_vector(t.view.n_cols, 7);
-        expect_matches_reference(*backend_, t.view, x, std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
+        expect_matches_reference(
+            *backend_, t.view, x,
+            std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
         if (HasFatalFailure()) return;
       }
     }
@@ -67,11 +70,13 @@ TEST_P(BackendSizes, AffineEveryBitWidthGroupAndScaleType) {
       for (uint32_t group : {32u, 64u, 128u})
         for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
           for (int64_t rows : {1, 19}) {
-            SyntheticTensor t = testing::make_affine_tensor(type, bits, group, st, rows, 3 * 128, bits * 100 + group + rows);
+            SyntheticTensor t =
+                testing::make_affine_tensor(type, bits, group, st, rows, 3 * 128, bits * 100 + group + rows);
             const auto x = testing::normal_vector(t.view.n_cols, 11);
             expect_matches_reference(*backend_, t.view, x,
-                                     std::string(type_info(type).name) + " bits " + std::to_string(bits) + " g" + std::to_string(group) + " " +
-                                         std::string(type_info(st).name) + " rows " + std::to_string(rows));
+                                     std::string(type_info(type).name) + " bits " + std::to_string(bits) + " g" +
+                                         std::to_string(group) + " " + std::string(type_info(st).name) + " rows " +
+                                         std::to_string(rows));
             if (HasFatalFailure()) return;
           }
     }
@@ -84,11 +89,12 @@ TEST_P(BackendSizes, AffineRowsOfManyGroups) {
     for (uint32_t group : {64u, 128u})
       for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32})
         for (int64_t rows : {3, 5}) {
-          SyntheticTensor t = testing::make_affine_tensor(TypeId::mlx_affine, bits, group, st, rows, 2560, bits * 1000 + group + rows);
+          SyntheticTensor t =
+              testing::make_affine_tensor(TypeId::mlx_affine, bits, group, st, rows, 2560, bits * 1000 + group + rows);
           const auto x = testing::normal_vector(t.view.n_cols, 13);
           expect_matches_reference(*backend_, t.view, x,
-                                   "bits " + std::to_string(bits) + " g" + std::to_string(group) + " " + std::string(type_info(st).name) +
-                                       " rows " + std::to_string(rows));
+                                   "bits " + std::to_string(bits) + " g" + std::to_string(group) + " " +
+                                       std::string(type_info(st).name) + " rows " + std::to_string(rows));
           if (HasFatalFailure()) return;
         }
 }
@@ -99,14 +105,17 @@ TEST_P(BackendSizes, AffineManyGroupsAndSubnormalScales) {
   for (int bits : {2, 3, 4, 5, 6, 8})
     for (uint32_t group : {16u, 32u})
       for (TypeId st : {TypeId::f16, TypeId::bf16, TypeId::f32}) {
-        SyntheticTensor t = testing::make_affine_tensor(TypeId::mlx_affine, bits, group, st, 5, 35 * 32, bits * 10 + group);
+        SyntheticTensor t =
+            testing::make_affine_tensor(TypeId::mlx_affine, bits, group, st, 5, 35 * 32, bits * 10 + group);
         if (st == TypeId::f16) {
           const uint16_t odd[] = {0x0001, 0x83ff, 0x0200, 0x8000, 0x0000, 0x03ff, 0x0400};
-          for (size_t g = 3, i = 0; g * 2 + 2 <= t.scales.size(); g += 7, ++i) std::memcpy(t.scales.data() + g * 2, &odd[i % 7], 2);
+          for (size_t g = 3, i = 0; g * 2 + 2 <= t.scales.size(); g += 7, ++i)
+            std::memcpy(t.scales.data() + g * 2, &odd[i % 7], 2);
         }
         const auto x = testing::normal_vector(t.view.n_cols, 13);
         expect_matches_reference(*backend_, t.view, x,
-                                 "mlx bits " + std::to_string(bits) + " g" + std::to_string(group) + " " + std::string(type_info(st).name) + " 35*32 cols");
+                                 "mlx bits " + std::to_string(bits) + " g" + std::to_string(group) + " " +
+                                     std::string(type_info(st).name) + " 35*32 cols");
         if (HasFatalFailure()) return;
       }
 }
@@ -125,7 +134,9 @@ TEST_P(BackendSizes, Mxfp4BlocksAndGroups) {
           for (size_t b = 0; b < t.data.size() / 17; b += 7) t.data[b * 17] = static_cast<uint8_t>(b % 2);
         if (!backend_->can_run(t.view)) continue;
         const auto x = testing::normal_vector(t.view.n_cols, seed);
-        expect_matches_reference(*backend_, t.view, x, std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
+        expect_matches_reference(
+            *backend_, t.view, x,
+            std::string(type_info(type).name) + " " + std::to_string(rows) + "x" + std::to_string(t.view.n_cols));
         if (HasFatalFailure()) return;
         ++ran;
       }
@@ -191,7 +202,7 @@ TEST_P(BackendSizes, MalformedViewIsAnErrorNotACrash) {
   short_data.data = short_data.data.first(short_data.data.size() - 1);   // last row truncated
   EXPECT_FALSE(backend_->matvec(short_data, x.data(), y.data()).ok());
   TensorView bad_cols = t.view;
-  bad_cols.n_cols += 32;                                                  // row_bytes disagrees
+  bad_cols.n_cols += 32;   // row_bytes disagrees
   EXPECT_FALSE(backend_->matvec(bad_cols, x.data(), y.data()).ok());
   SyntheticTensor a = testing::make_affine_tensor(TypeId::mlx_affine, 4, 64, TypeId::f16, 4, 128, 3);
   TensorView few_scales = a.view;
@@ -224,5 +235,5 @@ TEST(OpenClFallback, TypeWithoutKernelRunsOnCpuWithANote) {
   EXPECT_LT(run->vs_reference->nmse, 1e-10);
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

@@ -48,7 +48,8 @@ TEST(OpenClDevice, IndexMatchesListDevicesAndRuns) {
 
   const Status past_end = select_opencl_device(n);
   ASSERT_FALSE(past_end.ok());
-  EXPECT_NE(past_end.error().to_string().find("0.." + std::to_string(n - 1)), std::string::npos) << past_end.error().to_string();
+  EXPECT_NE(past_end.error().to_string().find("0.." + std::to_string(n - 1)), std::string::npos)
+      << past_end.error().to_string();
 
   const int last = n - 1;
   ASSERT_TRUE(select_opencl_device(last).ok());
@@ -70,5 +71,5 @@ TEST(OpenClDevice, IndexMatchesListDevicesAndRuns) {
   EXPECT_TRUE(ocl->availability().available);
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

@@ -95,5 +95,5 @@ TEST(OpenClResident, OtherBackendsUploadNothing) {
   }
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

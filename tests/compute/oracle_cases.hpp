@@ -30,11 +30,11 @@ inline std::vector<float> read_f32(const std::string& rel) {
 }
 
 struct OracleCase {
-  std::string label;                 // "gguf/q4_k...: blk.0.attn_k.weight"
-  std::shared_ptr<Model> model;      // owns the mapping the view points into
+  std::string label;              // "gguf/q4_k...: blk.0.attn_k.weight"
+  std::shared_ptr<Model> model;   // owns the mapping the view points into
   TensorView view;
-  std::vector<float> x, y_ref, deq;  // deq: the reference dequantization, row-major
-  std::string error;                 // why the case could not be built
+  std::vector<float> x, y_ref, deq;   // deq: the reference dequantization, row-major
+  std::string error;                  // why the case could not be built
 };
 
 namespace detail {
@@ -54,7 +54,8 @@ inline std::shared_ptr<Model> model_over(const std::string& rel, std::string& er
   return m;
 }
 
-inline uint32_t add(Model& m, const std::string& name, TypeId type, uint64_t offset, uint64_t nbytes, const std::vector<int64_t>& shape) {
+inline uint32_t add(Model& m, const std::string& name, TypeId type, uint64_t offset, uint64_t nbytes,
+                    const std::vector<int64_t>& shape) {
   Tensor t;
   t.name = m.intern(name);
   t.type = type;
@@ -83,7 +84,8 @@ inline nlohmann::json blob_header(const Model& m) {
   uint64_t len;
   std::memcpy(&len, bytes.data(), 8);
   if (len > bytes.size() - 8) return {};
-  auto j = nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(len), nullptr, false);
+  auto j =
+      nlohmann::json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<std::ptrdiff_t>(len), nullptr, false);
   if (j.is_discarded()) return {};
   for (auto& [k, e] : j.items())
     if (k != "__metadata__") {
@@ -93,9 +95,11 @@ inline nlohmann::json blob_header(const Model& m) {
   return j;
 }
 
-inline TypeId st_type(const nlohmann::json& dtype) { return type_from_st_dtype(dtype.get<std::string>()).value_or(TypeId::u8); }
+inline TypeId st_type(const nlohmann::json& dtype) {
+  return type_from_st_dtype(dtype.get<std::string>()).value_or(TypeId::u8);
+}
 
-}  // namespace detail
+}   // namespace detail
 
 inline std::vector<OracleCase> load_matvec_cases() {
   using nlohmann::json;
@@ -110,7 +114,8 @@ inline std::vector<OracleCase> load_matvec_cases() {
       c.model = detail::model_over(f["path"], c.error);
       if (c.model) {
         auto type = type_from_ggml(t["type_id"].get<int64_t>());
-        const uint32_t i = detail::add(*c.model, t["name"], type.value_or(TypeId::u8), t["abs_offset"], t["nbytes"], t["shape"].get<std::vector<int64_t>>());
+        const uint32_t i = detail::add(*c.model, t["name"], type.value_or(TypeId::u8), t["abs_offset"], t["nbytes"],
+                                       t["shape"].get<std::vector<int64_t>>());
         detail::finish(c, t, i);
       }
       cases.push_back(std::move(c));
@@ -124,7 +129,10 @@ inline std::vector<OracleCase> load_matvec_cases() {
       OracleCase c;
       c.label = mo["name"].get<std::string>() + ": " + t["name"].get<std::string>();
       const bool ollama = kind == "ollama-tensor-store";
-      const std::string file = ollama ? t["blob"].get<std::string>() : (t.contains("file") ? t["file"].get<std::string>() : t["weight"].value("file", mo["files"][0]["path"].get<std::string>()));
+      const std::string file =
+          ollama ? t["blob"].get<std::string>()
+                 : (t.contains("file") ? t["file"].get<std::string>()
+                                       : t["weight"].value("file", mo["files"][0]["path"].get<std::string>()));
       c.model = detail::model_over(file, c.error);
       if (!c.model) {
         cases.push_back(std::move(c));
@@ -147,31 +155,41 @@ inline std::vector<OracleCase> load_matvec_cases() {
           QuantInfo q;
           q.bits = static_cast<uint8_t>(bits);
           q.group_size = t["group_size"];
-          q.scales = detail::add(model, name + ".scale", detail::st_type(s["dtype"]), s["abs_offset"], s["nbytes"], s["shape"].get<std::vector<int64_t>>());
-          q.biases = detail::add(model, name + ".bias", detail::st_type(b["dtype"]), b["abs_offset"], b["nbytes"], b["shape"].get<std::vector<int64_t>>());
+          q.scales = detail::add(model, name + ".scale", detail::st_type(s["dtype"]), s["abs_offset"], s["nbytes"],
+                                 s["shape"].get<std::vector<int64_t>>());
+          q.biases = detail::add(model, name + ".bias", detail::st_type(b["dtype"]), b["abs_offset"], b["nbytes"],
+                                 b["shape"].get<std::vector<int64_t>>());
           model.quants.push_back(q);
-          index = detail::add(model, name, type, w["abs_offset"], w["nbytes"], t["logical_shape"].get<std::vector<int64_t>>());
+          index = detail::add(model, name, type, w["abs_offset"], w["nbytes"],
+                              t["logical_shape"].get<std::vector<int64_t>>());
           model.tensors[index].quant = static_cast<uint32_t>(model.quants.size() - 1);
         } else {
           const json& w = h[name];
-          index = detail::add(model, name, detail::st_type(w["dtype"]), w["abs_offset"], w["nbytes"], w["shape"].get<std::vector<int64_t>>());
+          index = detail::add(model, name, detail::st_type(w["dtype"]), w["abs_offset"], w["nbytes"],
+                              w["shape"].get<std::vector<int64_t>>());
         }
       } else if (t.contains("weight")) {
         const json& w = t["weight"];
         const json& s = t["scales"];
         const json& b = t["biases"];
-        auto nbytes = [](const json& e) { return e["data_offsets"][1].get<uint64_t>() - e["data_offsets"][0].get<uint64_t>(); };
+        auto nbytes = [](const json& e) {
+          return e["data_offsets"][1].get<uint64_t>() - e["data_offsets"][0].get<uint64_t>();
+        };
         QuantInfo q;
         q.bits = static_cast<uint8_t>(t["bits"].get<int>());
         q.group_size = t["group_size"];
-        q.scales = detail::add(model, s["name"], detail::st_type(s["dtype"]), s["abs_offset"], nbytes(s), s["shape"].get<std::vector<int64_t>>());
-        q.biases = detail::add(model, b["name"], detail::st_type(b["dtype"]), b["abs_offset"], nbytes(b), b["shape"].get<std::vector<int64_t>>());
+        q.scales = detail::add(model, s["name"], detail::st_type(s["dtype"]), s["abs_offset"], nbytes(s),
+                               s["shape"].get<std::vector<int64_t>>());
+        q.biases = detail::add(model, b["name"], detail::st_type(b["dtype"]), b["abs_offset"], nbytes(b),
+                               b["shape"].get<std::vector<int64_t>>());
         model.quants.push_back(q);
-        index = detail::add(model, w["name"], TypeId::mlx_affine, w["abs_offset"], nbytes(w), t["logical_shape"].get<std::vector<int64_t>>());
+        index = detail::add(model, w["name"], TypeId::mlx_affine, w["abs_offset"], nbytes(w),
+                            t["logical_shape"].get<std::vector<int64_t>>());
         model.tensors[index].quant = static_cast<uint32_t>(model.quants.size() - 1);
       } else {
         const uint64_t nb = t["data_offsets"][1].get<uint64_t>() - t["data_offsets"][0].get<uint64_t>();
-        index = detail::add(model, t["name"], detail::st_type(t["dtype"]), t["abs_offset"], nb, t["shape"].get<std::vector<int64_t>>());
+        index = detail::add(model, t["name"], detail::st_type(t["dtype"]), t["abs_offset"], nb,
+                            t["shape"].get<std::vector<int64_t>>());
       }
       if (c.error.empty()) detail::finish(c, t, index);
       cases.push_back(std::move(c));
@@ -180,4 +198,4 @@ inline std::vector<OracleCase> load_matvec_cases() {
   return cases;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -15,8 +15,8 @@
 #include "compute/devices.hpp"
 #include "compute/metrics.hpp"
 #include "compute/runner.hpp"
-#include "tests/common/temp_dir.hpp"
 #include "synthetic.hpp"
+#include "tests/common/temp_dir.hpp"
 
 namespace akview::compute {
 namespace {
@@ -156,7 +156,7 @@ TEST(Runner, XQuantRunsBesideTheExactPath) {
   EXPECT_GE(q.median_seconds, q.min_seconds);
   ASSERT_TRUE(q.vs_reference.has_value() && run->vs_reference.has_value());
   EXPECT_GT(q.vs_reference->rel_rms, 10 * run->vs_reference->rel_rms);   // 8-bit x is visibly less exact
-  EXPECT_LT(q.vs_reference->rel_rms, 0.05);                               // but still the same product
+  EXPECT_LT(q.vs_reference->rel_rms, 0.05);                              // but still the same product
   EXPECT_NE(q.y, run->y);
 
   auto f = testing::make_block_tensor(TypeId::f16, 8, 64, 6);
@@ -282,14 +282,15 @@ int child_blas_unavailable() {
   std::vector<float> x(static_cast<size_t>(t.view.n_cols), 1.0f), y(static_cast<size_t>(t.view.n_rows));
   const Status s = find_backend("blas")->matvec(t.view, x.data(), y.data());
   auto picked = pick_backend("auto", t.view);
-  const bool ok = !a.available && !s.ok() && s.error().to_string().find("cannot load") != std::string::npos && picked.ok() &&
-                  (*picked)->name() != "blas";
+  const bool ok = !a.available && !s.ok() && s.error().to_string().find("cannot load") != std::string::npos &&
+                  picked.ok() && (*picked)->name() != "blas";
   std::exit(ok ? 0 : 1);
 }
 
 TEST(BlasUnavailableDeathTest, MissingLibrary) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(child_blas_unavailable(), ::testing::ExitedWithCode(0), "reason: cannot load /nonexistent/libopenblas.so.0");
+  EXPECT_EXIT(child_blas_unavailable(), ::testing::ExitedWithCode(0),
+              "reason: cannot load /nonexistent/libopenblas.so.0");
 }
 
 TEST(OpenClUnavailableDeathTest, NoIcdInstalled) {
@@ -298,5 +299,5 @@ TEST(OpenClUnavailableDeathTest, NoIcdInstalled) {
               ::testing::ExitedWithCode(0), "reason: no OpenCL platform");
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

@@ -26,13 +26,13 @@ struct BlockFields {
   std::array<int, 2> f16_offsets;   // -1: none
 };
 constexpr std::array kBlockFields = {
-    BlockFields{TypeId::q4_0, {0, -1}},   BlockFields{TypeId::q4_1, {0, 2}},   BlockFields{TypeId::q5_0, {0, -1}},
-    BlockFields{TypeId::q5_1, {0, 2}},    BlockFields{TypeId::q8_0, {0, -1}},  BlockFields{TypeId::iq4_nl, {0, -1}},
-    BlockFields{TypeId::q2_k, {80, 82}},  BlockFields{TypeId::q3_k, {108, -1}}, BlockFields{TypeId::q4_k, {0, 2}},
-    BlockFields{TypeId::q5_k, {0, 2}},    BlockFields{TypeId::q6_k, {208, -1}}, BlockFields{TypeId::iq4_xs, {0, -1}},
-    BlockFields{TypeId::tq2_0, {64, -1}}, BlockFields{TypeId::tq1_0, {52, -1}}, BlockFields{TypeId::q1_0, {0, -1}},  BlockFields{TypeId::iq2_xxs, {0, -1}},
-    BlockFields{TypeId::iq3_xxs, {0, -1}}, BlockFields{TypeId::iq2_xs, {0, -1}}, BlockFields{TypeId::iq2_s, {0, -1}},
-    BlockFields{TypeId::iq3_s, {0, -1}},   BlockFields{TypeId::iq1_s, {0, -1}},
+    BlockFields{TypeId::q4_0, {0, -1}},    BlockFields{TypeId::q4_1, {0, 2}},     BlockFields{TypeId::q5_0, {0, -1}},
+    BlockFields{TypeId::q5_1, {0, 2}},     BlockFields{TypeId::q8_0, {0, -1}},    BlockFields{TypeId::iq4_nl, {0, -1}},
+    BlockFields{TypeId::q2_k, {80, 82}},   BlockFields{TypeId::q3_k, {108, -1}},  BlockFields{TypeId::q4_k, {0, 2}},
+    BlockFields{TypeId::q5_k, {0, 2}},     BlockFields{TypeId::q6_k, {208, -1}},  BlockFields{TypeId::iq4_xs, {0, -1}},
+    BlockFields{TypeId::tq2_0, {64, -1}},  BlockFields{TypeId::tq1_0, {52, -1}},  BlockFields{TypeId::q1_0, {0, -1}},
+    BlockFields{TypeId::iq2_xxs, {0, -1}}, BlockFields{TypeId::iq3_xxs, {0, -1}}, BlockFields{TypeId::iq2_xs, {0, -1}},
+    BlockFields{TypeId::iq2_s, {0, -1}},   BlockFields{TypeId::iq3_s, {0, -1}},   BlockFields{TypeId::iq1_s, {0, -1}},
 };
 
 inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t blocks_per_row, uint64_t seed) {
@@ -58,7 +58,8 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
     for (auto& b : t.data) b = static_cast<uint8_t>(rng());
     // mxfp4's E8M0 byte: scales 2^-16 .. 2^-1 (a random byte reaches 2^127, and inf once multiplied).
     if (type == TypeId::mxfp4)
-      for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk) t.data[static_cast<size_t>(blk * info.block_bytes)] = static_cast<uint8_t>(112 + rng() % 16);
+      for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
+        t.data[static_cast<size_t>(blk * info.block_bytes)] = static_cast<uint8_t>(112 + rng() % 16);
     // iq1_m's f16 d is spread over the top nibbles of its four scale words (+48..+55).
     if (type == TypeId::iq1_m)
       for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk) {
@@ -72,7 +73,9 @@ inline SyntheticTensor make_block_tensor(TypeId type, int64_t rows, int64_t bloc
       if (f.type == type)
         for (int64_t blk = 0; blk < rows * blocks_per_row; ++blk)
           for (int off : f.f16_offsets)
-            if (off >= 0) put16(static_cast<size_t>(blk * info.block_bytes + off), f32_to_f16(0.01f + 0.05f * std::fabs(normal(rng))));
+            if (off >= 0)
+              put16(static_cast<size_t>(blk * info.block_bytes + off),
+                    f32_to_f16(0.01f + 0.05f * std::fabs(normal(rng))));
   }
   t.view.data = t.data;
   return t;
@@ -105,7 +108,8 @@ inline TensorView affine_view(TypeId type, int bits, uint32_t group, TypeId scal
   return v;
 }
 
-inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group, TypeId scale_type, int64_t rows, int64_t cols, uint64_t seed) {
+inline SyntheticTensor make_affine_tensor(TypeId type, int bits, uint32_t group, TypeId scale_type, int64_t rows,
+                                          int64_t cols, uint64_t seed) {
   SyntheticTensor t;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -134,7 +138,8 @@ inline SyntheticTensor make_mxfp4_tensor(TypeId type, int64_t rows, int64_t cols
   for (auto& b : t.data) b = static_cast<uint8_t>(rng());
   t.scales.resize(static_cast<size_t>(rows * cols / 32));
   for (size_t g = 0; g < t.scales.size(); ++g)
-    t.scales[g] = zero_every && g % static_cast<size_t>(zero_every) == 0 ? uint8_t{0} : static_cast<uint8_t>(110 + rng() % 16);
+    t.scales[g] =
+        zero_every && g % static_cast<size_t>(zero_every) == 0 ? uint8_t{0} : static_cast<uint8_t>(110 + rng() % 16);
   t.view.data = t.data;
   t.view.scales = t.scales;
   return t;
@@ -148,4 +153,4 @@ inline std::vector<float> normal_vector(int64_t n, uint64_t seed) {
   return x;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

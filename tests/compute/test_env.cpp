@@ -14,7 +14,7 @@ struct PoclCacheDir {
   }
 } g_pocl_cache_dir;
 
-}  // namespace
+}   // namespace
 
 // LeakSanitizer (ASan builds): PoCL and its LLVM keep compiler state alive until exit, which LSan
 // reports as leaks when a kernel is built cold. Only leaks whose stack passes through those two

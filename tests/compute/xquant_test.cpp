@@ -42,7 +42,7 @@ float half_to_float(uint16_t h) {   // binary16 -> float, by its definition
 #if defined(__AVX__)
 constexpr bool kX86Avx = true;   // ggml's AVX path: multiplier 127/amax, ties to even
 #else
-constexpr bool kX86Avx = false;  // ggml's reference: multiplier 1/d, half away from zero
+constexpr bool kX86Avx = false;   // ggml's reference: multiplier 1/d, half away from zero
 #endif
 
 // q8_0 and q8_1 (s appended when with_s): f16 d, 32 codes.
@@ -130,27 +130,28 @@ const std::vector<testing::OracleCase>& cases() {
 TEST(XQuantBlocks, EqualGgmlOnEveryOracleInput) {
   std::set<std::vector<float>> seen;
   for (const auto& c : cases())
-    if (c.error.empty() && !c.x.empty() && c.x.size() % 32 == 0 && seen.insert(c.x).second) expect_blocks_equal(c.x, c.label);
+    if (c.error.empty() && !c.x.empty() && c.x.size() % 32 == 0 && seen.insert(c.x).second)
+      expect_blocks_equal(c.x, c.label);
   EXPECT_GE(seen.size(), 1u);
 }
 
 TEST(XQuantBlocks, EqualGgmlOnEdgeInputs) {
-  std::vector<float> x(1024, 0.0f);   // q8_0 block 0 and q8_K block 3 all zero
-  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j) - 15.5f;             // a ramp
-  x[64] = 127.0f;                                                                      // amax 127: multiplier 1, so
-  for (int j = 1; j < 32; ++j) x[64 + j] = static_cast<float>(j) - 16.5f;             // every code is a tie
-  for (int j = 0; j < 32; ++j) x[96 + j] = -1e-3f * static_cast<float>(j + 1);       // all negative
-  for (int j = 0; j < 32; ++j) x[128 + j] = 1e-6f * static_cast<float>(j);           // tiny: d subnormal in f16
+  std::vector<float> x(1024, 0.0f);                                         // q8_0 block 0 and q8_K block 3 all zero
+  for (int j = 0; j < 32; ++j) x[32 + j] = static_cast<float>(j) - 15.5f;   // a ramp
+  x[64] = 127.0f;                                                           // amax 127: multiplier 1, so
+  for (int j = 1; j < 32; ++j) x[64 + j] = static_cast<float>(j) - 16.5f;   // every code is a tie
+  for (int j = 0; j < 32; ++j) x[96 + j] = -1e-3f * static_cast<float>(j + 1);   // all negative
+  for (int j = 0; j < 32; ++j) x[128 + j] = 1e-6f * static_cast<float>(j);       // tiny: d subnormal in f16
   for (int j = 256; j < 512; ++j) x[j] = std::sin(static_cast<float>(j)) * 2.5f;
-  x[300] = 3.0f, x[301] = -3.0f;                                                       // q8_K: equal |max|, the first wins
-  x[512] = -127.0f;                                                                    // q8_K iscale 1: ties again
+  x[300] = 3.0f, x[301] = -3.0f;   // q8_K: equal |max|, the first wins
+  x[512] = -127.0f;                // q8_K iscale 1: ties again
   for (int j = 513; j < 768; ++j) x[j] = static_cast<float>(j % 100) - 49.5f;
   expect_blocks_equal(x, "edge inputs");
   // The sign rule of q8_K: d has the opposite sign of the largest-magnitude x.
   BlockQ8K k[4];
   quantize_q8_k(x.data(), 1024, k);
   EXPECT_EQ(k[0].d, -1.0f);   // x[64] = +127
-  EXPECT_LT(k[1].d, 0.0f);   // x[300] = +3 comes first
+  EXPECT_LT(k[1].d, 0.0f);    // x[300] = +3 comes first
   EXPECT_EQ(k[1].qs[300 - 256], -127);
   EXPECT_EQ(k[2].d, 1.0f);
   EXPECT_EQ(k[2].qs[1], -36);   // x = 13 - 49.5 = -36.5: half to even, not away
@@ -178,9 +179,10 @@ struct BoundRule {
   double mu_factor;   // mu_j = mu_factor * |that value|
 };
 constexpr BoundRule kRules[] = {
-    {TypeId::q4_0, 32, -1, 0},  {TypeId::q5_0, 32, -1, 0},  {TypeId::q8_0, 32, -1, 0},   {TypeId::iq4_nl, 32, -1, 0},
-    {TypeId::q4_1, 32, 2, 2.002}, {TypeId::q5_1, 32, 2, 2.002}, {TypeId::q2_k, 256, 82, 30}, {TypeId::q3_k, 256, -1, 0},
-    {TypeId::q4_k, 256, 2, 126}, {TypeId::q5_k, 256, 2, 126}, {TypeId::q6_k, 256, -1, 0},   {TypeId::iq4_xs, 256, -1, 0},
+    {TypeId::q4_0, 32, -1, 0},   {TypeId::q5_0, 32, -1, 0},    {TypeId::q8_0, 32, -1, 0},
+    {TypeId::iq4_nl, 32, -1, 0}, {TypeId::q4_1, 32, 2, 2.002}, {TypeId::q5_1, 32, 2, 2.002},
+    {TypeId::q2_k, 256, 82, 30}, {TypeId::q3_k, 256, -1, 0},   {TypeId::q4_k, 256, 2, 126},
+    {TypeId::q5_k, 256, 2, 126}, {TypeId::q6_k, 256, -1, 0},   {TypeId::iq4_xs, 256, -1, 0},
 };
 
 // xq_j (dequantized x codes) and, for q8_1, the per-block correction s - d * sum(qs).
@@ -195,7 +197,8 @@ DequantX dequant_expected(ActQuant kind, const std::vector<float>& x) {
     for (size_t b = 0; b < x.size() / 256; ++b) {
       float d;
       std::memcpy(&d, bytes.data() + 292 * b, 4);
-      for (int j = 0; j < 256; ++j) out.xq[256 * b + j] = static_cast<double>(d) * static_cast<int8_t>(bytes[292 * b + 4 + j]);
+      for (int j = 0; j < 256; ++j)
+        out.xq[256 * b + j] = static_cast<double>(d) * static_cast<int8_t>(bytes[292 * b + 4 + j]);
     }
     return out;
   }
@@ -221,8 +224,8 @@ const BoundRule* rule_for(TypeId type) {
 // y of `path` against the bound of the arithmetic it claims, row by row, with w the weights as a
 // reference dequantizes them (row-major) and y_q = sum_j w_j xq_j in f64; the first 3 rows outside
 // it fail the test. Returns the kernel variant that ran.
-std::string_view check_within_bound(const TensorView& v, std::span<const float> w, const std::vector<float>& x, XqPath path,
-                                    const std::string& label) {
+std::string_view check_within_bound(const TensorView& v, std::span<const float> w, const std::vector<float>& x,
+                                    XqPath path, const std::string& label) {
   const BoundRule* rule = rule_for(v.type);
   const auto kind = act_quant_for(v.type);
   EXPECT_TRUE(rule && kind) << label << ": the x-quant table and this test disagree on the type";
@@ -241,7 +244,8 @@ std::string_view check_within_bound(const TensorView& v, std::span<const float> 
       double mu = 0;
       if (rule->min_offset >= 0) {
         const uint8_t* blk = v.data.data() + r * v.row_bytes + (j / rule->block) * block_bytes;
-        mu = rule->mu_factor * std::fabs(half_to_float(static_cast<uint16_t>(blk[rule->min_offset] | blk[rule->min_offset + 1] << 8)));
+        mu = rule->mu_factor *
+             std::fabs(half_to_float(static_cast<uint16_t>(blk[rule->min_offset] | blk[rule->min_offset + 1] << 8)));
       }
       yq += wj * xq.xq[j];
       t += (std::fabs(wj) + mu) * std::fabs(xq.xq[j]);
@@ -254,8 +258,8 @@ std::string_view check_within_bound(const TensorView& v, std::span<const float> 
     const double bound = static_cast<double>(nb + 16) * std::ldexp(1.0, -24) * t;
     const double err = std::fabs(y[r] - yq);
     if (!(err <= bound) && bad++ < 3)
-      ADD_FAILURE() << label << " (" << xquant_variant(v, path) << ") row " << r << ": y=" << y[r] << " y_q=" << yq << " |err|=" << err
-                    << " bound=" << bound;
+      ADD_FAILURE() << label << " (" << xquant_variant(v, path) << ") row " << r << ": y=" << y[r] << " y_q=" << yq
+                    << " |err|=" << err << " bound=" << bound;
   }
   return xquant_variant(v, path);
 }
@@ -266,7 +270,8 @@ TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
   int ran_avx2 = 0, ran_vnni = 0;
   for (const auto& c : cases()) {
     if (!c.error.empty()) continue;
-    ASSERT_EQ(rule_for(c.view.type) != nullptr, act_quant_for(c.view.type).has_value()) << c.label << ": the x-quant table and this test disagree on the type";
+    ASSERT_EQ(rule_for(c.view.type) != nullptr, act_quant_for(c.view.type).has_value())
+        << c.label << ": the x-quant table and this test disagree on the type";
     if (!rule_for(c.view.type)) continue;
     for (XqPath path : {XqPath::scalar, XqPath::best, XqPath::avx2}) {
       const std::string_view variant = check_within_bound(c.view, c.deq, c.x, path, c.label);
@@ -280,7 +285,8 @@ TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
 #if defined(__AVX2__)
   EXPECT_GT(ran_avx2, 0) << "an AVX2 build ran no AVX2 kernel";
 #endif
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && defined(__BMI2__)
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VNNI__) && \
+    defined(__BMI2__)
   EXPECT_GT(ran_vnni, 0) << "an AVX-512 VNNI build (or its emulation) ran no VNNI kernel";
 #endif
 }
@@ -294,8 +300,8 @@ TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
   }
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute
 
 namespace akview::compute {
 namespace {
@@ -323,21 +329,31 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
     void (*patch)(uint8_t* block, uint32_t row_seed);
   };
   static const Edge kEdges[] = {
-      {TypeId::q4_k, 144, 256, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0; }},   // d ~0.1, dmin 0
-      {TypeId::q5_k, 176, 256, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0x80; }},   // dmin -0
-      {TypeId::q8_0, 34, 32, [](uint8_t* b, uint32_t s) { b[0] = 0x66, b[1] = 0x2E; for (int j = 2; j < 34; j += 1 + (s & 3)) b[j] = 0x80; }},
+      {TypeId::q4_k, 144, 256,
+       [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0; }},   // d ~0.1, dmin 0
+      {TypeId::q5_k, 176, 256,
+       [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0x80; }},   // dmin -0
+      {TypeId::q8_0, 34, 32,
+       [](uint8_t* b, uint32_t s) {
+         b[0] = 0x66, b[1] = 0x2E;
+         for (int j = 2; j < 34; j += 1 + (s & 3)) b[j] = 0x80;
+       }},
       {TypeId::q5_0, 22, 32, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = b[3] = b[4] = b[5] = 0xFF; }},
-      {TypeId::q5_1, 24, 32, [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0, b[4] = b[5] = b[6] = b[7] = 0xFF; }},
+      {TypeId::q5_1, 24, 32,
+       [](uint8_t* b, uint32_t) { b[0] = 0x66, b[1] = 0x2E, b[2] = 0, b[3] = 0, b[4] = b[5] = b[6] = b[7] = 0xFF; }},
   };
   for (const Edge& e : kEdges) {
     SCOPED_TRACE(std::string(type_info(e.type).name));
     std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / e.block_elems * e.block_bytes));
     uint32_t state = 12345;
     for (auto& v : bytes) v = static_cast<uint8_t>((state = state * 1664525u + 1013904223u) >> 24);
-    for (size_t at = 0, k = 0; at < bytes.size(); at += e.block_bytes, ++k) e.patch(bytes.data() + at, static_cast<uint32_t>(k));
+    for (size_t at = 0, k = 0; at < bytes.size(); at += e.block_bytes, ++k)
+      e.patch(bytes.data() + at, static_cast<uint32_t>(k));
     const TensorView v = view_of(e.type, kRows, kCols, bytes);
     std::vector<float> x(kCols);
-    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 500.0f;
+    for (auto& f : x)
+      f = static_cast<float>(static_cast<int32_t>((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) /
+          500.0f;
     std::vector<float> w(static_cast<size_t>(kRows * kCols));
     ASSERT_TRUE(decode_rows(v, 0, kRows, w.data()).ok());
     const auto kind = act_quant_for(e.type);
@@ -355,14 +371,15 @@ TEST(XQuantMatvec, EdgeBlocksAgreeOnEveryPath) {
         }
         // (q5_1's m is 0 here: its m * s term adds nothing.)
         const double bound = static_cast<double>(kCols / 32 + 16) * std::ldexp(1.0, -24) * t;
-        EXPECT_LE(std::fabs(y[r] - yq), bound) << xquant_variant(v, path) << " row " << r << ": y=" << y[r] << " y_q=" << yq;
+        EXPECT_LE(std::fabs(y[r] - yq), bound)
+            << xquant_variant(v, path) << " row " << r << ": y=" << y[r] << " y_q=" << yq;
       }
     }
   }
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute
 
 namespace akview::compute {
 namespace {
@@ -378,21 +395,33 @@ TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
   struct Type {
     TypeId type;
     uint32_t block_elems, block_bytes;
-    std::vector<uint32_t> f16_fields;   // byte offsets of d (and dmin / m) in a block
+    std::vector<uint32_t> f16_fields;       // byte offsets of d (and dmin / m) in a block
     void (*zero_weights)(uint8_t* block);   // codes and offsets making every weight 0, the rest kept
   };
   const Type kTypes[] = {
       {TypeId::q4_0, 32, 18, {0}, [](uint8_t* b) { std::memset(b + 2, 0x88, 16); }},
       {TypeId::q4_1, 32, 20, {0, 2}, [](uint8_t* b) { std::memset(b + 4, 0, 16), b[2] = b[3] = 0; }},
-      {TypeId::q5_0, 32, 22, {0}, [](uint8_t* b) { std::memset(b + 2, 0xFF, 4), std::memset(b + 6, 0, 16); }},   // high bits set
+      {TypeId::q5_0,
+       32,
+       22,
+       {0},
+       [](uint8_t* b) { std::memset(b + 2, 0xFF, 4), std::memset(b + 6, 0, 16); }},   // high bits set
       {TypeId::q5_1, 32, 24, {0, 2}, [](uint8_t* b) { std::memset(b + 4, 0, 20), b[2] = b[3] = 0; }},
       {TypeId::q8_0, 32, 34, {0}, [](uint8_t* b) { std::memset(b + 2, 0, 32); }},
       {TypeId::iq4_nl, 32, 18, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
       {TypeId::q2_k, 256, 84, {80, 82}, [](uint8_t* b) { std::memset(b + 16, 0, 64), b[82] = b[83] = 0; }},
-      {TypeId::q3_k, 256, 110, {108}, [](uint8_t* b) { std::memset(b, 0xFF, 32), std::memset(b + 32, 0, 64); }},   // high bit set, low 0
+      {TypeId::q3_k,
+       256,
+       110,
+       {108},
+       [](uint8_t* b) { std::memset(b, 0xFF, 32), std::memset(b + 32, 0, 64); }},   // high bit set, low 0
       {TypeId::q4_k, 256, 144, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 128), b[2] = b[3] = 0; }},
       {TypeId::q5_k, 256, 176, {0, 2}, [](uint8_t* b) { std::memset(b + 16, 0, 160), b[2] = b[3] = 0; }},
-      {TypeId::q6_k, 256, 210, {208}, [](uint8_t* b) { std::memset(b, 0, 128), std::memset(b + 128, 0xAA, 64); }},   // ql 0, qh 2
+      {TypeId::q6_k,
+       256,
+       210,
+       {208},
+       [](uint8_t* b) { std::memset(b, 0, 128), std::memset(b + 128, 0xAA, 64); }},   // ql 0, qh 2
       {TypeId::iq4_xs, 256, 136, {0}, [](uint8_t* b) { b[0] = b[1] = 0; }},
   };
   for (const auto& r : kRules) {
@@ -411,7 +440,8 @@ TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
       for (size_t at = 0, k = 0; at < bytes.size(); at += t.block_bytes, ++k) {
         for (uint32_t f : t.f16_fields) {
           // finite halves of either sign between 2^-14 and 2, and now and then zero
-          const uint16_t h = k % 7 == 3 ? 0 : static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
+          const uint16_t h =
+              k % 7 == 3 ? 0 : static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
           bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
           bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
         }
@@ -429,5 +459,5 @@ TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
     }
 }
 
-}  // namespace
-}  // namespace akview::compute
+}   // namespace
+}   // namespace akview::compute

@@ -21,5 +21,5 @@ TEST(Error, RendersFileOffsetAndMessage) {
   EXPECT_EQ(n.to_string(), "dir: cannot open");
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

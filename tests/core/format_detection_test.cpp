@@ -28,7 +28,9 @@ TEST(FormatDetection, MissingPathIsAnIoError) {
 TEST(FormatDetection, UnknownContentIsNotRecognisedWithItsFirstBytes) {
   const testing::TempDir tmp;   // removed even when an assertion returns early
   const fs::path dir = tmp.path();
-  write_file(dir / "weights.bin", std::string("\x7f" "ELF\x02\x01\x01\x00junkjunk", 16));
+  write_file(dir / "weights.bin", std::string("\x7f"
+                                              "ELF\x02\x01\x01\x00junkjunk",
+                                              16));
   auto m = open_model((dir / "weights.bin").string());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.error().code, ErrorCode::not_recognized);
@@ -66,5 +68,5 @@ TEST(FormatDetection, EveryFormatRowHasASnifferAndADescription) {
   }
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

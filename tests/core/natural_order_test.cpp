@@ -44,5 +44,5 @@ TEST(NaturalOrder, KeysOrderLikeNaturalLessOnRandomNames) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

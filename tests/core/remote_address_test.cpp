@@ -111,7 +111,8 @@ TEST(HeadExtent, GgufWalkedToItsEndOrEstimated) {
   for (int i = 0; i < 20000; ++i) tokens.push_back(testing::gguf_string("token_" + std::to_string(i)));
   w.set("tokenizer.ggml.tokens", testing::gguf_array(testing::kGgufString, tokens));
   w.set("general.architecture", testing::gguf_string("llama"));
-  for (int i = 0; i < 50; ++i) w.add_tensor(testing::GgufTensorSpec("blk." + std::to_string(i) + ".attn_q.weight", 0, {8, 8}));
+  for (int i = 0; i < 50; ++i)
+    w.add_tensor(testing::GgufTensorSpec("blk." + std::to_string(i) + ".attn_q.weight", 0, {8, 8}));
   const std::vector<uint8_t> file = w.bytes();
   const uint64_t infos_end = w.infos_end();
   // The whole header at hand: exact.
@@ -125,5 +126,5 @@ TEST(HeadExtent, GgufWalkedToItsEndOrEstimated) {
   EXPECT_LE(part.bytes, infos_end + (64 << 10));
 }
 
-}  // namespace
-}  // namespace akview::remote
+}   // namespace
+}   // namespace akview::remote

@@ -25,11 +25,12 @@ TEST(TypeTable, GgmlIdsAreCompleteAndRoundTrip) {
 
 TEST(TypeTable, BitsPerWeightMatchTheSpec) {
   const std::pair<const char*, double> kExpected[] = {
-      {"q4_0", 4.5}, {"q4_1", 5.0}, {"q5_0", 5.5}, {"q5_1", 6.0}, {"q8_0", 8.5}, {"q2_k", 2.625},
-      {"q3_k", 3.4375}, {"q4_k", 4.5}, {"q5_k", 5.5}, {"q6_k", 6.5625}, {"q8_k", 9.125}, {"iq2_xxs", 2.0625},
-      {"iq2_xs", 2.3125}, {"iq3_xxs", 3.0625}, {"iq1_s", 1.5625}, {"iq4_nl", 4.5}, {"iq3_s", 3.4375},
-      {"iq2_s", 2.5625}, {"iq4_xs", 4.25}, {"iq1_m", 1.75}, {"tq1_0", 1.6875}, {"tq2_0", 2.0625},
-      {"mxfp4", 4.25}, {"nvfp4", 4.5}, {"q1_0", 1.125}, {"q2_0", 2.25}, {"bf16", 16}, {"f4", 4}, {"f6_e2m3", 6}};
+      {"q4_0", 4.5},     {"q4_1", 5.0},       {"q5_0", 5.5},      {"q5_1", 6.0},       {"q8_0", 8.5},
+      {"q2_k", 2.625},   {"q3_k", 3.4375},    {"q4_k", 4.5},      {"q5_k", 5.5},       {"q6_k", 6.5625},
+      {"q8_k", 9.125},   {"iq2_xxs", 2.0625}, {"iq2_xs", 2.3125}, {"iq3_xxs", 3.0625}, {"iq1_s", 1.5625},
+      {"iq4_nl", 4.5},   {"iq3_s", 3.4375},   {"iq2_s", 2.5625},  {"iq4_xs", 4.25},    {"iq1_m", 1.75},
+      {"tq1_0", 1.6875}, {"tq2_0", 2.0625},   {"mxfp4", 4.25},    {"nvfp4", 4.5},      {"q1_0", 1.125},
+      {"q2_0", 2.25},    {"bf16", 16},        {"f4", 4},          {"f6_e2m3", 6}};
   for (const auto& [name, bpw] : kExpected) {
     auto t = type_from_name(name);
     ASSERT_TRUE(t.has_value()) << name;
@@ -38,8 +39,9 @@ TEST(TypeTable, BitsPerWeightMatchTheSpec) {
 }
 
 TEST(TypeTable, EverySafetensorsDtypeIsKnown) {
-  for (const char* d : {"BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ",
-                        "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"}) {
+  for (const char* d : {"BOOL",    "F4",          "F6_E2M3",     "F6_E3M2", "U8",  "I8",  "F8_E5M2", "F8_E4M3",
+                        "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16",     "U16", "F16", "BF16",    "I32",
+                        "U32",     "F32",         "C64",         "F64",     "I64", "U64"}) {
     auto t = type_from_st_dtype(d);
     ASSERT_TRUE(t.has_value()) << d;
     EXPECT_EQ(type_info(*t).st_name, d);
@@ -48,5 +50,5 @@ TEST(TypeTable, EverySafetensorsDtypeIsKnown) {
   EXPECT_FALSE(type_from_st_dtype("F17").has_value());
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

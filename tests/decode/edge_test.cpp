@@ -65,9 +65,9 @@ TEST(DecodeEdge, LegacyZeroConstantNegativeOutlier) {
   // Q5_0: fifth bits from qh: element 0 high bit set, element 16 set -> codes 16+15, 16+0
   b.assign(22, 0);
   put16(b, 0, kHalfOne);
-  b[2] = 0x01;       // qh bit 0 -> element 0
-  b[4] = 0x01;       // qh bit 16 -> element 16
-  b[6] = 0x0F;       // element 0 low nibble 15, element 16 high nibble 0
+  b[2] = 0x01;   // qh bit 0 -> element 0
+  b[4] = 0x01;   // qh bit 16 -> element 16
+  b[6] = 0x0F;   // element 0 low nibble 15, element 16 high nibble 0
   y = decode_all(block_view(TypeId::q5_0, b));
   EXPECT_EQ(y[0], 15.0f);   // (16|15) - 16
   EXPECT_EQ(y[16], 0.0f);   // (16|0) - 16
@@ -106,8 +106,8 @@ TEST(DecodeEdge, KQuantScalesByHand) {
   for (float x : decode_all(block_view(TypeId::q2_k, b))) EXPECT_EQ(x, 5.5f);
   // Q3_K: hmask all set (no -4), low bits 0, scales all 32+1 -> values 0; hmask clear -> -4 * d * 1
   std::vector<uint8_t> c(110, 0);
-  for (int i = 96; i < 104; ++i) c[i] = 0x11;   // low 4 bits of scales 0..15 = 1
-  for (int i = 104; i < 108; ++i) c[i] = 0xAA;  // high 2 bits = 2 -> 32 + 1 = 33
+  for (int i = 96; i < 104; ++i) c[i] = 0x11;    // low 4 bits of scales 0..15 = 1
+  for (int i = 104; i < 108; ++i) c[i] = 0xAA;   // high 2 bits = 2 -> 32 + 1 = 33
   put16(c, 108, kHalfOne);
   for (float x : decode_all(block_view(TypeId::q3_k, c))) EXPECT_EQ(x, -4.0f);
 }
@@ -191,7 +191,8 @@ TEST(DecodeEdge, MlxAffineBitStream) {
     for (int i = 0; i < cols; ++i) {
       const uint32_t code = static_cast<uint32_t>(i) % (1u << bits);
       for (int k = 0; k < bits; ++k)
-        if (code >> k & 1) c.w[static_cast<size_t>((i * bits + k) / 8)] |= static_cast<uint8_t>(1u << ((i * bits + k) % 8));
+        if (code >> k & 1)
+          c.w[static_cast<size_t>((i * bits + k) / 8)] |= static_cast<uint8_t>(1u << ((i * bits + k) % 8));
     }
     c.s = {0x00, 0x3C, 0x00, 0xBC};   // scales 1, -1 (f16)
     c.b = {0x00, 0x38, 0x00, 0x00};   // biases 0.5, 0
@@ -206,19 +207,19 @@ TEST(DecodeEdge, MlxAffineBitStream) {
 TEST(DecodeEdge, MlxAndOllamaFpModes) {
   Composite c;
   c.w = {0x21, 0x43, 0x65, 0x87, 0, 0, 0, 0};   // nvfp4: element 0 = 1 (0.5), element 1 = 2 (1.0) ...
-  c.s = {0x38};                                   // E4M3 1.0
+  c.s = {0x38};                                 // E4M3 1.0
   auto y = decode_all(c.view(TypeId::mlx_nvfp4, 1, 16, 4, 16, TypeId::u8));
   EXPECT_EQ(y[0], 0.5f);
   EXPECT_EQ(y[1], 1.0f);
   EXPECT_EQ(y[7], -0.0f);
-  c.g = {0x00, 0x00, 0x00, 0x40};   // global scale 2.0 (f32)
-  EXPECT_EQ(decode_all(c.view(TypeId::ollama_nvfp4, 1, 16, 4, 16, TypeId::u8))[1], 2.0f);            // plain multiply
-  EXPECT_EQ(decode_all(c.view(TypeId::mlx_nvfp4, 1, 16, 4, 16, TypeId::u8))[1], 2.0f / 2688.0f);     // MLX: / (448*6)
+  c.g = {0x00, 0x00, 0x00, 0x40};                                                           // global scale 2.0 (f32)
+  EXPECT_EQ(decode_all(c.view(TypeId::ollama_nvfp4, 1, 16, 4, 16, TypeId::u8))[1], 2.0f);   // plain multiply
+  EXPECT_EQ(decode_all(c.view(TypeId::mlx_nvfp4, 1, 16, 4, 16, TypeId::u8))[1], 2.0f / 2688.0f);   // MLX: / (448*6)
   Composite m;
   m.w.assign(32, 0x38);   // mxfp8: E4M3 1.0 everywhere
   m.s = {128};            // 2^1
   for (float x : decode_all(m.view(TypeId::mlx_mxfp8, 1, 32, 8, 32, TypeId::u8))) EXPECT_EQ(x, 2.0f);
-  m.s = {0xFF};           // E8M0 255 -> +inf (MLX)
+  m.s = {0xFF};   // E8M0 255 -> +inf (MLX)
   for (float x : decode_all(m.view(TypeId::ollama_mxfp8, 1, 32, 8, 32, TypeId::u8))) EXPECT_EQ(x, INFINITY);
   Composite a;   // affine with a NaN scale: NaN propagates
   a.w.assign(16, 0x11);
@@ -272,5 +273,5 @@ TEST(DecodeEdge, RandomBytesNeverCrash) {
   }
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -48,7 +48,8 @@ inline std::pair<int64_t, int64_t> rows_cols(const nlohmann::json& shape) {
 }
 
 // A plain (non-composite) view over bytes [offset, offset+nbytes) of a mapped file.
-inline TensorView plain_view(const MappedFile& f, TypeId type, uint64_t offset, uint64_t nbytes, const nlohmann::json& shape) {
+inline TensorView plain_view(const MappedFile& f, TypeId type, uint64_t offset, uint64_t nbytes,
+                             const nlohmann::json& shape) {
   TensorView v;
   v.type = type;
   auto [rows, cols] = rows_cols(shape);
@@ -76,4 +77,4 @@ struct TypeTally {
   uint64_t bad = 0;
 };
 
-}  // namespace akview::test
+}   // namespace akview::test

@@ -59,9 +59,10 @@ TEST(DecodeOracle, GgufTensorsBitExact) {
           if (first_bad == ref.size()) first_bad = i;
         }
       }
-      EXPECT_EQ(first_bad, ref.size()) << file["path"] << " " << t["name"] << " (" << type_name << ") first mismatch at "
-                                       << first_bad << ": got " << (first_bad < ref.size() ? out[first_bad] : 0.0f)
-                                       << " want " << (first_bad < ref.size() ? ref[first_bad] : 0.0f);
+      EXPECT_EQ(first_bad, ref.size()) << file["path"] << " " << t["name"] << " (" << type_name
+                                       << ") first mismatch at " << first_bad << ": got "
+                                       << (first_bad < ref.size() ? out[first_bad] : 0.0f) << " want "
+                                       << (first_bad < ref.size() ? ref[first_bad] : 0.0f);
     }
   }
   print_tally("GGUF decode vs oracle deq (bit-exact required):", tally);
@@ -99,7 +100,7 @@ void compare_affine(const TensorView& v, const std::vector<float>& out, const st
       const size_t g = static_cast<size_t>(r) * n_groups + static_cast<size_t>(c) / v.group_size;
       float bias = 0.0f;
       if (!v.biases.empty())
-        bias = v.biases_type == TypeId::bf16 ? fp::bf16_to_f32(fp::load_u16(v.biases.data() + 2 * g))
+        bias = v.biases_type == TypeId::bf16  ? fp::bf16_to_f32(fp::load_u16(v.biases.data() + 2 * g))
                : v.biases_type == TypeId::f32 ? fp::load_f32(v.biases.data() + 4 * g)
                                               : fp::f16_to_f32(fp::load_u16(v.biases.data() + 2 * g));
       ++k.elements;
@@ -126,7 +127,8 @@ TypeId composite_type(const std::string& quant_type, bool ollama) {
   return TypeId::ollama_mxfp8;
 }
 
-void check_composite(Model& m, uint32_t weight, const json& t, std::map<std::string, TypeTally>& tally, const std::string& label) {
+void check_composite(Model& m, uint32_t weight, const json& t, std::map<std::string, TypeTally>& tally,
+                     const std::string& label) {
   m.build_index();
   auto v = make_tensor_view(m, m.tensors[weight]);
   ASSERT_TRUE(v.ok()) << v.error().to_string();
@@ -161,9 +163,11 @@ TEST(DecodeOracle, SafetensorsAndMlxTensors) {
         q.bits = t["bits"].get<uint8_t>();
         q.group_size = t["group_size"];
         q.scales = add_plain(m, 0, s["name"], *type_from_st_dtype(s["dtype"].get<std::string>()), s["abs_offset"],
-                             s["data_offsets"][1].get<uint64_t>() - s["data_offsets"][0].get<uint64_t>(), shape_of(s["shape"]));
+                             s["data_offsets"][1].get<uint64_t>() - s["data_offsets"][0].get<uint64_t>(),
+                             shape_of(s["shape"]));
         q.biases = add_plain(m, 0, b["name"], *type_from_st_dtype(b["dtype"].get<std::string>()), b["abs_offset"],
-                             b["data_offsets"][1].get<uint64_t>() - b["data_offsets"][0].get<uint64_t>(), shape_of(b["shape"]));
+                             b["data_offsets"][1].get<uint64_t>() - b["data_offsets"][0].get<uint64_t>(),
+                             shape_of(b["shape"]));
         m.quants.push_back(q);
         Tensor wt;
         wt.name = m.intern(t["name"].get<std::string>());
@@ -172,11 +176,13 @@ TEST(DecodeOracle, SafetensorsAndMlxTensors) {
         wt.nbytes = w["data_offsets"][1].get<uint64_t>() - w["data_offsets"][0].get<uint64_t>();
         wt.quant = 0;
         const uint32_t wi = m.add_tensor(wt, shape_of(t["logical_shape"]));
-        check_composite(m, wi, t, tally,
-                        "mlx.affine/" + std::to_string(q.bits) + "b/g" + std::to_string(q.group_size) + "/" + lower(s["dtype"]));
+        check_composite(
+            m, wi, t, tally,
+            "mlx.affine/" + std::to_string(q.bits) + "b/g" + std::to_string(q.group_size) + "/" + lower(s["dtype"]));
         continue;
       }
-      const std::string file = t.contains("file") ? t["file"].get<std::string>() : model["files"][0]["path"].get<std::string>();
+      const std::string file =
+          t.contains("file") ? t["file"].get<std::string>() : model["files"][0]["path"].get<std::string>();
       MappedFile f = open_oracle(file);
       auto type = type_from_st_dtype(t["dtype"].get<std::string>());
       ASSERT_TRUE(type.has_value());
@@ -189,7 +195,8 @@ TEST(DecodeOracle, SafetensorsAndMlxTensors) {
       ++k.tensors;
       for (size_t i = 0; i < ref.size(); ++i) {
         ++k.elements;
-        if (same_bits(out[i], ref[i])) ++k.exact; else ++k.bad;
+        if (same_bits(out[i], ref[i])) ++k.exact;
+        else ++k.bad;
       }
       EXPECT_EQ(k.bad, 0u) << t["name"];
     }
@@ -247,7 +254,8 @@ TEST(DecodeOracle, OllamaTensorBlobs) {
         ++k.tensors;
         for (size_t i = 0; i < ref.size(); ++i) {
           ++k.elements;
-          if (same_bits(out[i], ref[i])) ++k.exact; else ++k.bad;
+          if (same_bits(out[i], ref[i])) ++k.exact;
+          else ++k.bad;
         }
         EXPECT_EQ(k.bad, 0u) << name;
         continue;
@@ -273,12 +281,13 @@ TEST(DecodeOracle, OllamaTensorBlobs) {
       wt.nbytes = w.nbytes;
       wt.quant = 0;
       const uint32_t wi = m.add_tensor(wt, shape_of(t["logical_shape"]));
-      check_composite(m, wi, t, tally,
-                      std::string(type_info(wt.type).name) + "/g" + std::to_string(q.group_size) + "/" + lower(s.dtype));
+      check_composite(
+          m, wi, t, tally,
+          std::string(type_info(wt.type).name) + "/g" + std::to_string(q.group_size) + "/" + lower(s.dtype));
     }
   }
   print_tally("Ollama tensor blobs decode vs oracle deq:", tally);
 }
 
-}  // namespace
-}  // namespace akview::test
+}   // namespace
+}   // namespace akview::test

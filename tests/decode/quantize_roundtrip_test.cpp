@@ -55,18 +55,20 @@ TEST(FixtureQuantizers, HalfRoundingPicksTheNearestValue) {
 }
 
 TEST(FixtureQuantizers, QuantizeDecodeStaysWithinBudget) {
-  const std::pair<TypeId, double> kBudget[] = {   // relative RMS error of N(0,1) rows with outliers
-      {TypeId::q8_0, 0.01}, {TypeId::q6_k, 0.04}, {TypeId::q4_k, 0.15}, {TypeId::q4_0, 0.15}, {TypeId::f16, 1e-3}, {TypeId::bf16, 5e-3}};
+  const std::pair<TypeId, double> kBudget[] = {// relative RMS error of N(0,1) rows with outliers
+                                               {TypeId::q8_0, 0.01}, {TypeId::q6_k, 0.04}, {TypeId::q4_k, 0.15},
+                                               {TypeId::q4_0, 0.15}, {TypeId::f16, 1e-3},  {TypeId::bf16, 5e-3}};
   constexpr int64_t kRows = 8, kCols = 512;
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 0.02f);
   std::vector<float> x(kRows * kCols);
   for (auto& v : x) v = normal(rng);
-  x[3] = 0.4f;            // a lone outlier
+  x[3] = 0.4f;                                 // a lone outlier
   for (int i = 64; i < 96; ++i) x[i] = 0.0f;   // an all-zero block
   for (const auto& [type, budget] : kBudget) {
     auto bytes = testing::quantize(type, x);
-    ASSERT_EQ(bytes.size(), static_cast<size_t>(kRows * kCols / type_info(type).block_elems * type_info(type).block_bytes));
+    ASSERT_EQ(bytes.size(),
+              static_cast<size_t>(kRows * kCols / type_info(type).block_elems * type_info(type).block_bytes));
     std::vector<float> y(x.size());
     ASSERT_TRUE(decode_rows(view_of(type, bytes, kRows, kCols), 0, kRows, y.data()).ok());
     double err = 0, ref = 0;
@@ -80,5 +82,5 @@ TEST(FixtureQuantizers, QuantizeDecodeStaysWithinBudget) {
   EXPECT_TRUE(testing::quantize(TypeId::iq2_xxs, x).empty());
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

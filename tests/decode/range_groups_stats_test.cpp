@@ -9,10 +9,10 @@
 #include <random>
 
 #include "core/decode/decode.hpp"
-#include "tests/common/temp_dir.hpp"
 #include "core/decode/groups.hpp"
 #include "core/decode/npy_writer.hpp"
 #include "core/decode/stats.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/decode/oracle_helpers.hpp"
 
 namespace akview::test {
@@ -27,7 +27,8 @@ void expect_ranges_match(const TensorView& v, std::mt19937& rng, const std::stri
     std::vector<float> part(static_cast<size_t>((b - a) * v.n_cols) + 1, 777.0f);
     ASSERT_TRUE(decode_rows(v, a, b, part.data()).ok());
     for (size_t i = 0; i + 1 < part.size(); ++i)
-      ASSERT_TRUE(same_bits(part[i], full[static_cast<size_t>(a * v.n_cols) + i])) << what << " rows " << a << ".." << b;
+      ASSERT_TRUE(same_bits(part[i], full[static_cast<size_t>(a * v.n_cols) + i]))
+          << what << " rows " << a << ".." << b;
     EXPECT_EQ(part.back(), 777.0f) << what << ": wrote past the range";   // guard element untouched
   }
 }
@@ -107,10 +108,12 @@ TEST(DecodeGroups, Q4_0ByHand) {
 
 TEST(DecodeGroups, Q4_KSubBlocksAndMlxAffine) {
   std::vector<uint8_t> b(144, 0);
-  b[0] = 0x00; b[1] = 0x3C;   // d = 1
-  b[2] = 0x00; b[3] = 0x38;   // dmin = 0.5
-  b[4] = 3;                   // sub-block 0 scale 3
-  b[8] = 2;                   // sub-block 0 min 2
+  b[0] = 0x00;
+  b[1] = 0x3C;   // d = 1
+  b[2] = 0x00;
+  b[3] = 0x38;                                                             // dmin = 0.5
+  b[4] = 3;                                                                // sub-block 0 scale 3
+  b[8] = 2;                                                                // sub-block 0 min 2
   for (int l = 0; l < 32; ++l) b[16 + l] = static_cast<uint8_t>(l % 16);   // codes 0..15 twice (low nibbles)
   TensorView v;
   v.type = TypeId::q4_k;
@@ -138,7 +141,7 @@ TEST(DecodeGroups, Q4_KSubBlocksAndMlxAffine) {
   std::vector<uint8_t> w(32, 0);
   for (int k = 16; k < 32; ++k) w[k] = 0xFF;
   for (int k = 0; k < 16; ++k) w[k] = static_cast<uint8_t>(((2 * k) % 16) | (((2 * k + 1) % 16) << 4));
-  std::vector<uint8_t> s = {0x00, 0x3C, 0x00, 0x40};   // 1, 2
+  std::vector<uint8_t> s = {0x00, 0x3C, 0x00, 0x40};      // 1, 2
   std::vector<uint8_t> bias = {0x00, 0x00, 0x00, 0xBC};   // 0, -1
   TensorView m;
   m.type = TypeId::mlx_affine;
@@ -228,7 +231,7 @@ TEST(DecodeStats, SmallTensorByHand) {
   EXPECT_EQ(s->histogram, (std::vector<uint64_t>{1, 0, 4, 4}));
   uint64_t log_total = 0;
   for (auto c : s->log_abs_histogram) log_total += c;
-  EXPECT_EQ(log_total, 7u);   // finite nonzero
+  EXPECT_EQ(log_total, 7u);                                                   // finite nonzero
   EXPECT_EQ(s->log_abs_histogram[static_cast<size_t>(0 - kLogMinExp)], 1u);   // |x| in [1,2): 1
   EXPECT_EQ(s->rows_done, 3);
   EXPECT_FALSE(s->cancelled);
@@ -283,5 +286,5 @@ TEST(DecodeNpy, HeaderAndRoundTrip) {
   EXPECT_FALSE(write_raw_f32(path, f32_view(x, 6, 4), d).ok());
 }
 
-}  // namespace
-}  // namespace akview::test
+}   // namespace
+}   // namespace akview::test

@@ -39,7 +39,8 @@ TEST(DecodeSimd, F16ScaleConversionIsExact) {
 #if defined(AKVIEW_DECODE_AVX2)
   for (uint32_t h = 0; h < 65536; ++h) {
     const uint8_t bytes[2] = {static_cast<uint8_t>(h & 0xFF), static_cast<uint8_t>(h >> 8)};
-    ASSERT_EQ(std::bit_cast<uint32_t>(decode::simd::f16(bytes)), std::bit_cast<uint32_t>(fp::f16_to_f32(static_cast<uint16_t>(h))))
+    ASSERT_EQ(std::bit_cast<uint32_t>(decode::simd::f16(bytes)),
+              std::bit_cast<uint32_t>(fp::f16_to_f32(static_cast<uint16_t>(h))))
         << "half 0x" << std::hex << h;
   }
 #else
@@ -73,14 +74,16 @@ TEST(DecodeSimd, PlainHalfTypesAllBitPatterns) {
 }
 
 TEST(DecodeSimd, BlockKernelsEqualScalar) {
-  const std::map<std::string, std::vector<int>> f16_fields = {{"q4_0", {0}}, {"q8_0", {0}}, {"q4_k", {0, 2}}, {"q6_k", {208}}};
+  const std::map<std::string, std::vector<int>> f16_fields = {
+      {"q4_0", {0}}, {"q8_0", {0}}, {"q4_k", {0, 2}}, {"q6_k", {208}}};
   std::vector<decode::BlockKernelPair> pairs;
   for (const auto& p : decode::legacy_vector_kernels()) pairs.push_back(p);
   for (const auto& p : decode::kquant_vector_kernels()) pairs.push_back(p);
 #if defined(AKVIEW_DECODE_AVX2)
   ASSERT_EQ(pairs.size(), 4u);
 #endif
-  if (pairs.empty()) GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
+  if (pairs.empty())
+    GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
   std::mt19937_64 rng(7);
   for (const auto& k : pairs) {
     SCOPED_TRACE(k.name);
@@ -103,7 +106,8 @@ TEST(DecodeSimd, BlockKernelsEqualScalar) {
       k.vector(one.data(), got.data() + i * k.block_elems);
     }
     const long at = first_difference(got, want);
-    EXPECT_EQ(at, -1) << "block " << (at / static_cast<long>(k.block_elems)) << " element " << (at % static_cast<long>(k.block_elems));
+    EXPECT_EQ(at, -1) << "block " << (at / static_cast<long>(k.block_elems)) << " element "
+                      << (at % static_cast<long>(k.block_elems));
   }
 }
 
@@ -118,7 +122,8 @@ TEST(DecodeSimd, AffineGroupKernelsEqualScalar) {
 #if defined(AKVIEW_DECODE_AVX2)
   ASSERT_EQ(pairs.size(), 2u);
 #endif
-  if (pairs.empty()) GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
+  if (pairs.empty())
+    GTEST_SKIP() << "no vector kernels in this build (not built with AKVIEW_DECODE_AVX2): nothing to compare";
   for (const auto& k : pairs) {
     for (size_t n : {8, 16, 24, 32, 40, 56, 64, 96, 128, 136}) {
       SCOPED_TRACE(std::to_string(k.bits) + " bits, group " + std::to_string(n));
@@ -129,12 +134,12 @@ TEST(DecodeSimd, AffineGroupKernelsEqualScalar) {
         std::vector<float> want(n), got(n);
         k.scalar(packed.data(), n, s, b, want.data());
         k.vector(packed.data(), n, s, b, got.data());
-        ASSERT_EQ(first_difference(got, want, true), -1) << "s bits 0x" << std::hex << std::bit_cast<uint32_t>(s) << " b bits 0x"
-                                                   << std::bit_cast<uint32_t>(b);
+        ASSERT_EQ(first_difference(got, want, true), -1)
+            << "s bits 0x" << std::hex << std::bit_cast<uint32_t>(s) << " b bits 0x" << std::bit_cast<uint32_t>(b);
       }
     }
   }
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

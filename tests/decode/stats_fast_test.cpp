@@ -86,7 +86,8 @@ Expected per_value(const TensorView& v, int bins, int top_k) {
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.abs > b.abs; });
   for (size_t k = 0; k < items.size() && k < static_cast<size_t>(top_k); ++k) {
     const size_t p = items[k].pos;
-    e.top.push_back({static_cast<int64_t>(p / static_cast<size_t>(v.n_cols)), static_cast<int64_t>(p % static_cast<size_t>(v.n_cols)), x[p]});
+    e.top.push_back({static_cast<int64_t>(p / static_cast<size_t>(v.n_cols)),
+                     static_cast<int64_t>(p % static_cast<size_t>(v.n_cols)), x[p]});
   }
   return e;
 }
@@ -211,9 +212,10 @@ TEST(StatsFast, AllEqualBlocksAndAllZeroData) {
 // Floats within a few ulps of every bin edge, where a multiply by bins/width and the division the
 // bins are defined by can disagree; subnormals and both zeros for the log2 histogram.
 TEST(StatsFast, ValuesOnBinEdgesAndSubnormals) {
-  for (const auto& [lo, hi] : {std::pair{0.1f, 0.7f}, std::pair{-3.0f, 1e-3f}, std::pair{-1e-30f, 7.0f}, std::pair{1.0f, 1.0000005f},
-                               std::pair{0.0f, 0.7f}, std::pair{0.0f, 3.0f}, std::pair{-0.6f, 0.0f}, std::pair{0.0f, 0.1f},
-                               std::pair{-0.7f, 0.7f}, std::pair{-3.3f, 3.3f}, std::pair{-1e-3f, 1e-3f}}) {
+  for (const auto& [lo, hi] :
+       {std::pair{0.1f, 0.7f}, std::pair{-3.0f, 1e-3f}, std::pair{-1e-30f, 7.0f}, std::pair{1.0f, 1.0000005f},
+        std::pair{0.0f, 0.7f}, std::pair{0.0f, 3.0f}, std::pair{-0.6f, 0.0f}, std::pair{0.0f, 0.1f},
+        std::pair{-0.7f, 0.7f}, std::pair{-3.3f, 3.3f}, std::pair{-1e-3f, 1e-3f}}) {
     std::vector<float> x = {lo, hi, 0.0f, -0.0f, 1e-40f, -3e-39f, 1e-45f};
     const float low = lo, high = hi;   // clang 14 cannot capture structured bindings
     x.erase(std::remove_if(x.begin(), x.end(), [&](float f) { return f < low || f > high; }), x.end());
@@ -230,7 +232,8 @@ TEST(StatsFast, ValuesOnBinEdgesAndSubnormals) {
     for (int bins : {64, 7, 100}) {
       StatsOptions o = small_chunks(2, 64);
       o.histogram_bins = bins;
-      expect_stats_match(v, o, "edges " + std::to_string(lo) + ".." + std::to_string(hi) + " bins " + std::to_string(bins));
+      expect_stats_match(v, o,
+                         "edges " + std::to_string(lo) + ".." + std::to_string(hi) + " bins " + std::to_string(bins));
     }
   }
 }
@@ -265,7 +268,8 @@ TEST(StatsFast, SameResultOnAnyThreadCount) {
     EXPECT_EQ(s->abs_mean, one->abs_mean) << threads;
     EXPECT_EQ(s->histogram, one->histogram) << threads;
     ASSERT_EQ(s->top.size(), one->top.size());
-    for (size_t k = 0; k < s->top.size(); ++k) EXPECT_EQ(s->top[k].row * 2048 + s->top[k].col, one->top[k].row * 2048 + one->top[k].col);
+    for (size_t k = 0; k < s->top.size(); ++k)
+      EXPECT_EQ(s->top[k].row * 2048 + s->top[k].col, one->top[k].row * 2048 + one->top[k].col);
   }
   expect_stats_match(v, small_chunks(3, 2048), "q4_K finite");
 }
@@ -319,5 +323,5 @@ TEST(StatsFast, OracleModelsEqualPerValueLoop) {
   EXPECT_TRUE(types.count("mlx.affine")) << "no MLX composite tensor reached";
 }
 
-}  // namespace
-}  // namespace akview::test
+}   // namespace
+}   // namespace akview::test

@@ -18,8 +18,9 @@ namespace akview::test {
 inline std::vector<std::string> required_labels(const GroupExplanation& e, TypeId type) {
   const std::string key(e.family->key);
   if (key == "legacy") return {"d (f16)", "codes", "formula"};
-  if (key == "kquant") return type == TypeId::q8_k ? std::vector<std::string>{"d (f32)", "codes", "formula"}
-                                                    : std::vector<std::string>{"super-block scale", "sub-block", "codes", "formula"};
+  if (key == "kquant")
+    return type == TypeId::q8_k ? std::vector<std::string>{"d (f32)", "codes", "formula"}
+                                : std::vector<std::string>{"super-block scale", "sub-block", "codes", "formula"};
   if (key == "iq_lattice") {
     if (type == TypeId::iq1_s || type == TypeId::iq1_m) return {"grid indices", "grid values", "deltas", "formula"};
     return {"grid indices", "grid values", "signs", "formula"};
@@ -50,8 +51,9 @@ inline void check_explanation(const GroupExplanation& e, TypeId type, const floa
   size_t bad = 0;
   for (size_t k = 0; k < e.values.size(); ++k) {
     if (same_bits(e.values[k], want[k])) continue;
-    if (bad++ < 3) ADD_FAILURE() << what << " column " << e.group_col + static_cast<int64_t>(k) << ": explain " << e.values[k]
-                                 << " want " << want[k];
+    if (bad++ < 3)
+      ADD_FAILURE() << what << " column " << e.group_col + static_cast<int64_t>(k) << ": explain " << e.values[k]
+                    << " want " << want[k];
   }
   EXPECT_EQ(bad, 0u) << what;
 }
@@ -60,9 +62,10 @@ inline void check_explanation(const GroupExplanation& e, TypeId type, const floa
 inline void check_bytes_in_file(const Model& m, const Tensor& t, const GroupExplanation& e, const std::string& what) {
   auto span = m.files[t.file].map.range(e.bytes_offset, e.bytes.size());
   ASSERT_EQ(span.size(), e.bytes.size()) << what << ": offset " << e.bytes_offset << " outside the file";
-  EXPECT_TRUE(std::equal(span.begin(), span.end(), e.bytes.begin())) << what << ": bytes differ from the file at the offset";
+  EXPECT_TRUE(std::equal(span.begin(), span.end(), e.bytes.begin()))
+      << what << ": bytes differ from the file at the offset";
   EXPECT_GE(e.bytes_offset, t.offset) << what;
   EXPECT_LE(e.bytes_offset + e.bytes.size(), t.offset + t.nbytes) << what;
 }
 
-}  // namespace akview::test
+}   // namespace akview::test

@@ -31,8 +31,8 @@ void expect_values_equal_deq(const json& j, const std::string& deq_rel, int64_t 
   ASSERT_EQ(j["values"].size(), j["group"]["n"].get<size_t>());
   for (size_t k = 0; k < j["values"].size(); ++k) {
     const float want = ref[static_cast<size_t>(row * n_cols + col0) + k];
-    EXPECT_TRUE(test::same_bits(j["values"][k].get<float>(), want)) << "column " << col0 + static_cast<int64_t>(k) << ": "
-                                                                    << j["values"][k] << " vs " << want;
+    EXPECT_TRUE(test::same_bits(j["values"][k].get<float>(), want))
+        << "column " << col0 + static_cast<int64_t>(k) << ": " << j["values"][k] << " vs " << want;
   }
 }
 
@@ -63,7 +63,8 @@ TEST(ExplainCli, Q4kJsonHasExactlyTheDocumentedKeysAndDeqValues) {
 }
 
 TEST(ExplainCli, MlxAffineByCanonicalNameEqualsDeq) {
-  auto r = run_akview({"explain", kOracles + "/st/mlx_q4_g64_f16", "layers.0.attention.q.weight", "4", "127", "--json"});
+  auto r =
+      run_akview({"explain", kOracles + "/st/mlx_q4_g64_f16", "layers.0.attention.q.weight", "4", "127", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["type"], "mlx.affine");
@@ -81,7 +82,8 @@ TEST(ExplainCli, MlxAffineByCanonicalNameEqualsDeq) {
 TEST(ExplainCli, TextNamesTheStepsAndTheFamily) {
   auto r = run_akview({"explain", kOracles + "/gguf/lq_iq2_xxs.gguf", "blk.0.attn_v.weight", "0", "40"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* want : {"iq2_xxs", "grid indices", "grid values", "sign bytes", "formula", "family: ggml i-quants", "bits per weight"})
+  for (const char* want :
+       {"iq2_xxs", "grid indices", "grid values", "sign bytes", "formula", "family: ggml i-quants", "bits per weight"})
     EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
   EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
 }
@@ -101,5 +103,5 @@ TEST(ExplainCli, ElementOutsideTheTensorIsExit1NamingTheRange) {
   EXPECT_EQ(t.exit_code, 1);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -74,7 +74,8 @@ uint64_t check_tensor(const Model& m, const std::string& name, const std::vector
 
 void print_tally(const char* title, const std::map<std::string, Tally>& tally) {
   std::printf("%s\n", title);
-  for (const auto& [type, t] : tally) std::printf("  %-14s %3d tensors %7llu groups\n", type.c_str(), t.tensors, (unsigned long long)t.groups);
+  for (const auto& [type, t] : tally)
+    std::printf("  %-14s %3d tensors %7llu groups\n", type.c_str(), t.tensors, (unsigned long long)t.groups);
 }
 
 Model open_oracle_model(const std::string& rel) {
@@ -91,16 +92,17 @@ TEST(ExplainOracle, EveryGgufTypeEqualsDeqBitForBit) {
     for (const auto& t : file["tensors"]) {
       if (!t.contains("deq")) continue;
       const std::string type = lower(t["type"].get<std::string>());
-      const uint64_t n = check_tensor(m, t["name"], read_f32_file(t["deq"]["path"]), file["path"].get<std::string>() + " " +
-                                                                                          t["name"].get<std::string>());
+      const uint64_t n = check_tensor(m, t["name"], read_f32_file(t["deq"]["path"]),
+                                      file["path"].get<std::string>() + " " + t["name"].get<std::string>());
       ++tally[type].tensors;
       tally[type].groups += n;
       if (HasFailure()) return;
     }
   }
   print_tally("explain vs GGUF deq (bit for bit):", tally);
-  for (const char* type : {"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "iq2_xxs", "iq2_xs", "iq2_s",
-                           "iq3_xxs", "iq3_s", "iq1_s", "iq1_m", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "f16", "bf16", "f32"})
+  for (const char* type : {"q4_0",  "q4_1",   "q5_0",    "q5_1",   "q8_0",  "q2_k",    "q3_k",  "q4_k",
+                           "q5_k",  "q6_k",   "iq2_xxs", "iq2_xs", "iq2_s", "iq3_xxs", "iq3_s", "iq1_s",
+                           "iq1_m", "iq4_nl", "iq4_xs",  "tq1_0",  "tq2_0", "f16",     "bf16",  "f32"})
     EXPECT_GT(tally[type].groups, 0u) << type << " was not covered by the oracles";
 }
 
@@ -115,7 +117,8 @@ TEST(ExplainOracle, MlxOllamaAndPlainSafetensorsEqualDeqBitForBit) {
       const std::string name = mlx ? t["weight"]["name"].get<std::string>() : t["name"].get<std::string>();
       const Tensor* tensor = m.find(name);
       ASSERT_NE(tensor, nullptr) << model["dir"] << " " << name;
-      const uint64_t n = check_tensor(m, name, read_f32_file(t["deq"]["path"]), model["dir"].get<std::string>() + " " + name);
+      const uint64_t n =
+          check_tensor(m, name, read_f32_file(t["deq"]["path"]), model["dir"].get<std::string>() + " " + name);
       std::string label(type_info(tensor->type).name);
       if (tensor->quant != kNone) label += fmt::format("/{}b", m.quants[tensor->quant].bits);
       ++tally[label].tensors;
@@ -136,14 +139,15 @@ TEST(ExplainOracle, PytorchFloatTensorsEqualTheirReferences) {
     for (const auto& t : file["tensors"]) {
       const Tensor* tensor = m.find(t["name"].get<std::string>());
       ASSERT_NE(tensor, nullptr) << t["name"];
-      if (!t.contains("values") || t["values"]["dtype"] != "float32" || (tensor->flags & kTensorNonContiguous)) continue;
-      groups += check_tensor(m, t["name"], read_f32_file(t["values"]["path"]), file["path"].get<std::string>() + " " +
-                                                                              t["name"].get<std::string>());
+      if (!t.contains("values") || t["values"]["dtype"] != "float32" || (tensor->flags & kTensorNonContiguous))
+        continue;
+      groups += check_tensor(m, t["name"], read_f32_file(t["values"]["path"]),
+                             file["path"].get<std::string>() + " " + t["name"].get<std::string>());
       if (HasFailure()) return;
     }
   }
   EXPECT_GT(groups, 0u);
 }
 
-}  // namespace
-}  // namespace akview::test
+}   // namespace
+}   // namespace akview::test

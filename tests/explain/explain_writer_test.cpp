@@ -25,8 +25,8 @@ std::vector<uint8_t> random_bytes(size_t n, uint32_t seed) {
 }
 
 // Explains columns `cols` of every row and checks them against decode_rows.
-void check_view_elements(const TensorView& v, const std::vector<int64_t>& cols, const std::string& what, const Model* m = nullptr,
-                         const Tensor* t = nullptr, const SpanOrigins& origins = {}) {
+void check_view_elements(const TensorView& v, const std::vector<int64_t>& cols, const std::string& what,
+                         const Model* m = nullptr, const Tensor* t = nullptr, const SpanOrigins& origins = {}) {
   std::vector<float> decoded(static_cast<size_t>(v.n_rows * v.n_cols));
   ASSERT_TRUE(decode_rows(v, 0, v.n_rows, decoded.data()).ok()) << what;
   for (int64_t r = 0; r < v.n_rows; ++r)
@@ -47,9 +47,11 @@ TEST(ExplainWriter, EveryGgmlBlockTypeLastGroupOfEachRow) {
     if (info.kind != TypeKind::block_quant || info.ggml_id < 0 || !can_decode(info.id)) continue;
     testing::GgufWriter w;
     w.set("general.architecture", testing::gguf_string("llama"));
-    testing::GgufTensorSpec rows2d("blk.0.ffn_up.weight", static_cast<uint32_t>(info.ggml_id), {3 * info.block_elems, 5});
+    testing::GgufTensorSpec rows2d("blk.0.ffn_up.weight", static_cast<uint32_t>(info.ggml_id),
+                                   {3 * info.block_elems, 5});
     rows2d.data = random_bytes(15 * info.block_bytes, info.ggml_id * 17u + 1);
-    testing::GgufTensorSpec rows3d("blk.0.attn_q.weight", static_cast<uint32_t>(info.ggml_id), {info.block_elems, 3, 2});
+    testing::GgufTensorSpec rows3d("blk.0.attn_q.weight", static_cast<uint32_t>(info.ggml_id),
+                                   {info.block_elems, 3, 2});
     rows3d.data = random_bytes(6 * info.block_bytes, info.ggml_id * 17u + 2);
     w.add_tensor(rows2d).add_tensor(rows3d);
     const std::string path = dir.file(std::string(info.name) + ".gguf");
@@ -110,7 +112,8 @@ TEST(ExplainWriter, EveryCompositeModeAndWidthOverOddShapes) {
     };
     for (size_t g = 0; g < groups; ++g) {
       if (c.param_type == TypeId::u8) {
-        scales.push_back(static_cast<uint8_t>(c.group == 16 ? 0x20 + rng() % 0x40 : 110 + rng() % 30));   // E4M3 / E8M0 scales
+        scales.push_back(
+            static_cast<uint8_t>(c.group == 16 ? 0x20 + rng() % 0x40 : 110 + rng() % 30));   // E4M3 / E8M0 scales
       } else {
         put_param(scales, uni(rng));
         put_param(biases, uni(rng));
@@ -137,7 +140,8 @@ TEST(ExplainWriter, EveryCompositeModeAndWidthOverOddShapes) {
     v.scales = scales;
     v.biases = biases;
     v.global_scale = global;
-    const std::string what = std::string(type_info(c.type).name) + " " + std::to_string(c.bits) + "-bit g" + std::to_string(c.group);
+    const std::string what =
+        std::string(type_info(c.type).name) + " " + std::to_string(c.bits) + "-bit g" + std::to_string(c.group);
     check_view_elements(v, {0, c.group + 3, cols - 1}, what);
     if (HasFailure()) return;
     auto e = explain_element(v, 1, cols - 1);
@@ -159,7 +163,8 @@ TEST(ExplainWriter, ElementsOutsideTheTensorNameTheRange) {
   auto bad_row = explain_element(v, 2, 0);
   ASSERT_FALSE(bad_row.ok());
   EXPECT_EQ(bad_row.error().code, ErrorCode::out_of_bounds);
-  EXPECT_NE(bad_row.error().message.find("row 2 is outside the tensor's rows [0, 2)"), std::string::npos) << bad_row.error().message;
+  EXPECT_NE(bad_row.error().message.find("row 2 is outside the tensor's rows [0, 2)"), std::string::npos)
+      << bad_row.error().message;
   auto bad_col = explain_element(v, 0, 96);
   ASSERT_FALSE(bad_col.ok());
   EXPECT_NE(bad_col.error().message.find("column 96 is outside the tensor's columns [0, 96)"), std::string::npos);
@@ -181,5 +186,5 @@ TEST(ExplainWriter, EveryTypeHasAFamilyParagraph) {
   }
 }
 
-}  // namespace
-}  // namespace akview::test
+}   // namespace
+}   // namespace akview::test

@@ -89,7 +89,7 @@ TEST(FitKv, SlidingWindowLayersHoldTheWindowAndOneUbatch) {
   FitEstimate e3 = estimate(g3->model, 32768);
   int full = 0;
   for (const auto& l : e3.kv_layers) full += !l.sliding;
-  EXPECT_EQ(full, 1);                        // layer 5 of 0..7
+  EXPECT_EQ(full, 1);   // layer 5 of 0..7
   EXPECT_FALSE(e3.kv_layers[5].sliding);
   EXPECT_EQ(e3.kv_layers[0].cells, 1024u);   // 512 + 512
 }
@@ -248,5 +248,5 @@ TEST(FitTable, ContextsUpToTheTrainedMaximum) {
   EXPECT_EQ(table_contexts(40960), (std::vector<uint64_t>{4096, 8192, 32768, 40960}));
 }
 
-}  // namespace
-}  // namespace akview::fit
+}   // namespace
+}   // namespace akview::fit

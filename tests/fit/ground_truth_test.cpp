@@ -91,5 +91,5 @@ TEST(FitGroundTruth, MatchesWhatLlamaCppAllocates) {
   RecordProperty("worst_compute_error", std::to_string(worst_compute));
 }
 
-}  // namespace
-}  // namespace akview::fit
+}   // namespace
+}   // namespace akview::fit

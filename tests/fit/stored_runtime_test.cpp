@@ -46,5 +46,5 @@ TEST(FitStored, SafetensorsFolderUsesTheConfigAndTheStoredDtypes) {
   EXPECT_EQ(e->output_layer.bytes, uint64_t{320 * 256 * 4});
 }
 
-}  // namespace
-}  // namespace akview::fit
+}   // namespace
+}   // namespace akview::fit

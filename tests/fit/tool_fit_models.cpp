@@ -1,5 +1,6 @@
 // akview_fit_models DIR: writes the `fit` ground-truth GGUFs (tests/writers/fit_models.hpp) into
-// DIR as sparse files and prints one line per model: its name and trained context. record_llama_truth.sh loads them with llama.cpp.
+// DIR as sparse files and prints one line per model: its name and trained context. record_llama_truth.sh loads them
+// with llama.cpp.
 #include <cstdio>
 #include <string>
 

@@ -18,7 +18,7 @@ bool forbidden(char32_t c) {
          akview::char_width(c) == 0;   // bidi controls, zero-width marks, BOM, ...
 }
 
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace akview::tui;

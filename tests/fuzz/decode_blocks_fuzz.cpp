@@ -40,7 +40,7 @@ void check_decode(const TensorView& v) {
 
 constexpr TypeId kAffineParams[] = {TypeId::f16, TypeId::bf16, TypeId::f32};
 
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
@@ -73,7 +73,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       v.biases_type = rule.affine ? kAffineParams[(bits + 1) % 3] : TypeId::u8;
       body = carve(data, size, 2, static_cast<size_t>(v.row_bytes * rows));
       scales = carve(data, size, 7, groups * type_info(v.scales_type).block_bytes);
-      biases = rule.affine ? carve(data, size, 11, groups * type_info(v.biases_type).block_bytes) : std::vector<uint8_t>{};
+      biases =
+          rule.affine ? carve(data, size, 11, groups * type_info(v.biases_type).block_bytes) : std::vector<uint8_t>{};
       v.data = body, v.scales = scales, v.biases = biases;
       check_decode(v);
     }

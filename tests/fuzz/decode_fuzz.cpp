@@ -20,9 +20,10 @@ struct Input {
     return v;
   }
 };
-constexpr std::array kParamTypes = {akview::TypeId::f16, akview::TypeId::bf16, akview::TypeId::f32, akview::TypeId::u8,
-                                    akview::TypeId::f8_e4m3, akview::TypeId::f8_e8m0, akview::TypeId::i8};
-}  // namespace
+constexpr std::array kParamTypes = {akview::TypeId::f16, akview::TypeId::bf16,    akview::TypeId::f32,
+                                    akview::TypeId::u8,  akview::TypeId::f8_e4m3, akview::TypeId::f8_e8m0,
+                                    akview::TypeId::i8};
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace akview;

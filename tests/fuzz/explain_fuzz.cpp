@@ -24,7 +24,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (!e) continue;
       row.resize(static_cast<size_t>(view->n_cols));
       if (!akview::decode_rows(*view, r, r + 1, row.data()).ok()) {
-        std::fprintf(stderr, "explain succeeded where decode failed: tensor %zu (%lld, %lld)\n", i, (long long)r, (long long)c);
+        std::fprintf(stderr, "explain succeeded where decode failed: tensor %zu (%lld, %lld)\n", i, (long long)r,
+                     (long long)c);
         std::abort();
       }
       // Bit for bit, except that a NaN equals any NaN (its payload is the arithmetic's, not the format's).
@@ -35,7 +36,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       bool equal = e->group_col >= 0 && e->group_col + static_cast<int64_t>(e->values.size()) <= view->n_cols;
       for (size_t k = 0; equal && k < e->values.size(); ++k) equal = same(k);
       if (!equal) {
-        std::fprintf(stderr, "explain's values differ from the decoder: tensor %zu (%lld, %lld)\n", i, (long long)r, (long long)c);
+        std::fprintf(stderr, "explain's values differ from the decoder: tensor %zu (%lld, %lld)\n", i, (long long)r,
+                     (long long)c);
         std::abort();
       }
     }

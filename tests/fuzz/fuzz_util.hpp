@@ -1,8 +1,10 @@
 // Shared by the fuzz targets: parsers take paths, so each input is written to a file in a
-// per-process temporary folder (on tmpfs where possible; removed at exit). AKVIEW_ORACLES_DIR names the oracles (tests/oracles),
-// used only to give the Ollama and shard-index targets real blobs/shards to point at.
+// per-process temporary folder (on tmpfs where possible; removed at exit). AKVIEW_ORACLES_DIR names the oracles
+// (tests/oracles), used only to give the Ollama and shard-index targets real blobs/shards to point at.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +12,6 @@
 #include <filesystem>
 #include <string>
 #include <system_error>
-#include <fcntl.h>
-#include <unistd.h>
 #include <vector>
 
 #include "core/decode/decode.hpp"
@@ -64,7 +64,9 @@ inline void copy_oracles(const std::string& from, const std::string& to) {
   std::error_code ec;
   fs::create_directories(temp_dir() + "/" + to, ec);
   for (const auto& e : fs::directory_iterator(fs::path(AKVIEW_ORACLES_DIR) / from, ec))
-    if (e.is_regular_file()) fs::copy_file(e.path(), fs::path(temp_dir()) / to / e.path().filename(), fs::copy_options::overwrite_existing, ec);
+    if (e.is_regular_file())
+      fs::copy_file(e.path(), fs::path(temp_dir()) / to / e.path().filename(), fs::copy_options::overwrite_existing,
+                    ec);
 #else
   (void)from;
   (void)to;
@@ -83,4 +85,4 @@ inline void decode_first_rows(const Model& model) {
   }
 }
 
-}  // namespace akview::fuzz
+}   // namespace akview::fuzz

@@ -10,7 +10,7 @@ void read_all(const akview::Model& model, const akview::MetaEntry& entry, const 
   for (const auto& v : *elems)
     if (v.type == akview::MetaType::array) read_all(model, entry, v, depth + 1);
 }
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   akview::Model model;

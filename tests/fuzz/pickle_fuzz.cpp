@@ -5,7 +5,8 @@
 
 namespace {
 void run_stream(std::span<const uint8_t> bytes, uint64_t base) {
-  for (auto pids : {akview::PersistentIds::zip_5_tuple, akview::PersistentIds::legacy_6_tuple, akview::PersistentIds::refuse}) {
+  for (auto pids :
+       {akview::PersistentIds::zip_5_tuple, akview::PersistentIds::legacy_6_tuple, akview::PersistentIds::refuse}) {
     uint64_t at = 0;
     for (int n = 0; n < 8 && at < bytes.size(); ++n) {
       auto r = akview::run_pickle(bytes.subspan(at), "fuzz.pkl", base + at, pids);
@@ -14,7 +15,7 @@ void run_stream(std::span<const uint8_t> bytes, uint64_t base) {
     }
   }
 }
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const uint8_t> bytes(data, size);

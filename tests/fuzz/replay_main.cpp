@@ -25,7 +25,9 @@ const char* dump_path = nullptr;   // $AKVIEW_REPLAY_DUMP: each input is written
 
 void run(const std::vector<uint8_t>& bytes, size_t size) {
   std::vector<uint8_t> exact(bytes.begin(), bytes.begin() + static_cast<ptrdiff_t>(size));
-  if (dump_path) std::ofstream(dump_path, std::ios::binary).write(reinterpret_cast<const char*>(exact.data()), static_cast<std::streamsize>(size));
+  if (dump_path)
+    std::ofstream(dump_path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(exact.data()), static_cast<std::streamsize>(size));
   LLVMFuzzerTestOneInput(exact.data(), exact.size());
   ++runs;
 }
@@ -78,7 +80,7 @@ void mutate(std::vector<uint8_t> b) {
   }
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;

@@ -47,17 +47,18 @@ bool decode_utf8(const std::string& s, std::vector<char32_t>& out) {
   return true;
 }
 
-constexpr int32_t kNamed[] = {kKeyEnter, kKeyTab, kKeyEsc, kKeyBackspace, kKeyUp, kKeyDown, kKeyLeft, kKeyRight,
-                              kKeyPageUp, kKeyPageDown, kKeyHome, kKeyEnd, kKeyBackTab, kKeyF1, kKeyDelete};
+constexpr int32_t kNamed[] = {kKeyEnter, kKeyTab,  kKeyEsc,     kKeyBackspace, kKeyUp,
+                              kKeyDown,  kKeyLeft, kKeyRight,   kKeyPageUp,    kKeyPageDown,
+                              kKeyHome,  kKeyEnd,  kKeyBackTab, kKeyF1,        kKeyDelete};
 
-}  // namespace
+}   // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text;
   std::vector<char32_t> chars, added;   // the text's code points, kept alongside it
-  constexpr Context kContexts[] = {Context::global, Context::nav, Context::model_list, Context::tensors,
-                                   Context::detail, Context::header, Context::layout, Context::groups,
-                                   Context::mapping, Context::compute, Context::diff, Context::prompt};
+  constexpr Context kContexts[] = {Context::global,  Context::nav,     Context::model_list, Context::tensors,
+                                   Context::detail,  Context::header,  Context::layout,     Context::groups,
+                                   Context::mapping, Context::compute, Context::diff,       Context::prompt};
   // A prompt's worth of keys (the replay test feeds whole oracle files).
   constexpr size_t kMaxKeys = 256;
   size_t keys = 0;

@@ -44,9 +44,9 @@ TEST(GgufArrayRange, FixedWidthAndNestedElements) {
   std::vector<GgufValue> ints;
   for (int i = 0; i < 300; ++i) ints.push_back(gguf_i32(-i));
   w.set("ints", gguf_array(kGgufI32, ints));
-  w.set("nested", gguf_array(kGgufArray, {gguf_array(kGgufString, {gguf_string("a"), gguf_string("bc")}),
-                                          gguf_array(kGgufU8, {gguf_u8(7)}),
-                                          gguf_array(kGgufString, {gguf_string("last")})}));
+  w.set("nested",
+        gguf_array(kGgufArray, {gguf_array(kGgufString, {gguf_string("a"), gguf_string("bc")}),
+                                gguf_array(kGgufU8, {gguf_u8(7)}), gguf_array(kGgufString, {gguf_string("last")})}));
   auto model = write_and_open(dir, w);
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   const MetaEntry* ints_e = model->find_meta("ints");
@@ -85,5 +85,5 @@ TEST(GgufArrayRange, BrokenLengthInTheSkippedPartIsAnError) {
   EXPECT_FALSE(overflow.ok());
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -387,8 +387,8 @@ TEST_F(GgufErrors, TolerableProblemsBecomeNotes) {
   EXPECT_EQ(model->tensors.size(), 4u);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing
 
 namespace akview::testing {
 namespace {
@@ -411,5 +411,5 @@ TEST(GgufManyTensors, SeventyThousandTensorsAndALateDuplicate) {
   EXPECT_NE(dup.error().message.find("'t3'"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -66,5 +66,5 @@ TEST(GgufMalformedListing, HasGgufCases) {
   EXPECT_GE(gguf_cases().size(), 15u);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

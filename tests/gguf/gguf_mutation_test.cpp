@@ -68,5 +68,5 @@ TEST(GgufMutation, ByteValuesAtEveryPosition) {
   EXPECT_GT(refused, header);   // most mutations of the header break a rule
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

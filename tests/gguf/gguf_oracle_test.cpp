@@ -35,22 +35,23 @@ void expect_value(const Model& model, const MetaEntry& entry, const MetaValue& v
   SCOPED_TRACE(where);
   ASSERT_EQ(std::string(meta_type_name(v.type)), type);
   switch (v.type) {
-    case MetaType::u8: case MetaType::u16: case MetaType::u32: case MetaType::u64:
+    case MetaType::u8:
+    case MetaType::u16:
+    case MetaType::u32:
+    case MetaType::u64:
       EXPECT_EQ(v.num.u, expected.get<uint64_t>());   // exact, including values above 2^53
       break;
-    case MetaType::i8: case MetaType::i16: case MetaType::i32: case MetaType::i64:
-      EXPECT_EQ(v.num.i, expected.get<int64_t>());
-      break;
-    case MetaType::f32: case MetaType::f64:
+    case MetaType::i8:
+    case MetaType::i16:
+    case MetaType::i32:
+    case MetaType::i64: EXPECT_EQ(v.num.i, expected.get<int64_t>()); break;
+    case MetaType::f32:
+    case MetaType::f64:
       EXPECT_EQ(v.num.f, expected.get<double>());   // the manifest holds the float widened exactly
       EXPECT_EQ(std::signbit(v.num.f), std::signbit(expected.get<double>()));
       break;
-    case MetaType::boolean:
-      EXPECT_EQ(v.num.u != 0, expected.get<bool>());
-      break;
-    case MetaType::string:
-      EXPECT_EQ(std::string(v.str), expected.get<std::string>());
-      break;
+    case MetaType::boolean: EXPECT_EQ(v.num.u != 0, expected.get<bool>()); break;
+    case MetaType::string: EXPECT_EQ(std::string(v.str), expected.get<std::string>()); break;
     case MetaType::array: {
       ASSERT_TRUE(expected.is_array());
       ASSERT_EQ(v.count, expected.size());
@@ -64,8 +65,7 @@ void expect_value(const Model& model, const MetaEntry& entry, const MetaValue& v
       }
       break;
     }
-    default:
-      ADD_FAILURE() << "unexpected type";
+    default: ADD_FAILURE() << "unexpected type";
   }
 }
 
@@ -203,5 +203,5 @@ TEST(GgufOracle, ArrayDecodingHonoursTheCap) {
   EXPECT_EQ((*first)[1].str, "<s>");
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

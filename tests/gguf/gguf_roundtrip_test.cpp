@@ -118,9 +118,9 @@ TEST(GgufSplitName, ParsesTheSetPattern) {
   EXPECT_EQ(n->count, 3u);
   EXPECT_EQ(gguf_split_path(*n, 3), "some/dir/Model-Q4-00003-of-00003.gguf");
   EXPECT_FALSE(parse_gguf_split_name("model.gguf").has_value());
-  EXPECT_FALSE(parse_gguf_split_name("m-0002-of-0003.gguf").has_value());    // 4 digits
-  EXPECT_FALSE(parse_gguf_split_name("m-00004-of-00003.gguf").has_value());  // part > count
-  EXPECT_FALSE(parse_gguf_split_name("m-00000-of-00003.gguf").has_value());  // parts are 1-based
+  EXPECT_FALSE(parse_gguf_split_name("m-0002-of-0003.gguf").has_value());     // 4 digits
+  EXPECT_FALSE(parse_gguf_split_name("m-00004-of-00003.gguf").has_value());   // part > count
+  EXPECT_FALSE(parse_gguf_split_name("m-00000-of-00003.gguf").has_value());   // parts are 1-based
   EXPECT_FALSE(parse_gguf_split_name("m-00001-of-00003.bin").has_value());
 }
 
@@ -257,5 +257,5 @@ TEST(GgufDir, OneModelOpensSeveralAreListed) {
   EXPECT_NE(several.error().message.find("holds 2 models"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -31,4 +31,4 @@ inline Result<Model> write_and_open(const TempDir& dir, const GgufWriter& w, con
   return open_model(path);
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

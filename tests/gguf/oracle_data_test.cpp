@@ -12,7 +12,8 @@ namespace {
 
 TEST(OracleData, MissingFileIsAnErrorNamingIt) {
   const std::string path = oracle_data_path("no/such/listing.json");
-  EXPECT_EQ(oracle_json_problem("no/such/listing.json"), "missing test data: " + path + " (the oracles live in tests/oracles)");
+  EXPECT_EQ(oracle_json_problem("no/such/listing.json"),
+            "missing test data: " + path + " (the oracles live in tests/oracles)");
   try {
     (void)oracle_json("no/such/listing.json");
     ADD_FAILURE() << "no exception";
@@ -35,5 +36,5 @@ TEST(OracleData, TheCarriedOraclesAreThere) {
   EXPECT_NE(std::string(AKVIEW_ORACLES_DIR).find("/tests/oracles"), std::string::npos) << AKVIEW_ORACLES_DIR;
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -34,5 +34,5 @@ TEST(TensorNameSet, FindsDuplicatesAcrossGrowth) {
   EXPECT_EQ(set.insert(tensors[empty_again].name, empty_again), empty);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

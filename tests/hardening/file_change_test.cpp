@@ -46,7 +46,9 @@ uint64_t write_model(const std::string& path) {
   return w.header().size();
 }
 
-void truncate_file(const std::string& path, uint64_t size) { ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size)), 0); }
+void truncate_file(const std::string& path, uint64_t size) {
+  ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size)), 0);
+}
 
 // The error a read of the truncated file must give: the right code, the file and an offset.
 // `by_guard`: the error must come from the SIGBUS guard (its message), not from the pre-check.
@@ -132,7 +134,10 @@ TEST(FaultGuard, TurnsSigbusIntoAnErrorNamingFileAndOffset) {
   expect_file_changed(inner.error(), path, "guard", true);
   EXPECT_EQ(inner.error().offset, 4096u);   // memcpy reads forward: the first page past the new end
   // Still guarded after a fault: a second one is caught the same way.
-  Status again = guard_reads([&] { volatile uint8_t b = m->data()[60000]; (void)b; });
+  Status again = guard_reads([&] {
+    volatile uint8_t b = m->data()[60000];
+    (void)b;
+  });
   ASSERT_FALSE(again.ok());
   EXPECT_EQ(again.error().offset, 60000u);
   // copy_mapped pre-checks first: the same error, without touching the mapping.
@@ -165,7 +170,8 @@ TEST(FaultGuardDeathTest, UnguardedFaultStillKills) {
         (void)b;
         std::_Exit(0);
       },
-      [](int status) { return WIFSIGNALED(status) && (WTERMSIG(status) == SIGBUS || WTERMSIG(status) == SIGABRT); }, "");
+      [](int status) { return WIFSIGNALED(status) && (WTERMSIG(status) == SIGBUS || WTERMSIG(status) == SIGABRT); },
+      "");
 }
 
 // Every pool thread guards its own task: the tasks that read past the new end fail, the others
@@ -304,8 +310,9 @@ TEST_P(RepeatedFaults, LeaveBackendsWorking) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(PrecheckOnOff, TruncatedModel, ::testing::Values(false, true),
-                         [](const auto& info) { return info.param ? std::string("GuardOnly") : std::string("Precheck"); });
+INSTANTIATE_TEST_SUITE_P(PrecheckOnOff, TruncatedModel, ::testing::Values(false, true), [](const auto& info) {
+  return info.param ? std::string("GuardOnly") : std::string("Precheck");
+});
 
 // Through the real binary: the file is cut while `stats` reads it. When the cut lands before the
 // read ends the command fails with the one-line error (exit 1); when the read was faster it
@@ -336,5 +343,5 @@ TEST(TruncatedWhileRunning, StatsExitsWithAnErrorNotASignal) {
 
 INSTANTIATE_TEST_SUITE_P(GuardOnly, RepeatedFaults, ::testing::Values(true));   // with the pre-check nothing faults
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -48,7 +48,7 @@ int64_t ns(const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 10000000
 
 Fingerprint fingerprint(const fs::path& p) {
   Fingerprint f;
-  struct stat st{};
+  struct stat st {};
   if (::lstat(p.c_str(), &st) != 0) return f;
   f.size = static_cast<uint64_t>(st.st_size);
   f.mode = st.st_mode;
@@ -110,12 +110,11 @@ Models build_read_only_tree(const fs::path& root) {
   // Files first, then folders deepest first (a 0555 folder still takes chmod of its own entries).
   std::vector<fs::path> dirs{root};
   for (const auto& e : fs::recursive_directory_iterator(root)) {
-    if (e.is_directory())
-      dirs.push_back(e.path());
-    else
-      fs::permissions(e.path(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    if (e.is_directory()) dirs.push_back(e.path());
+    else fs::permissions(e.path(), fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
   }
-  std::sort(dirs.begin(), dirs.end(), [](const fs::path& a, const fs::path& b) { return a.string().size() > b.string().size(); });
+  std::sort(dirs.begin(), dirs.end(),
+            [](const fs::path& a, const fs::path& b) { return a.string().size() > b.string().size(); });
   for (const auto& d : dirs)
     fs::permissions(d, fs::perms::owner_read | fs::perms::owner_exec | fs::perms::group_read | fs::perms::group_exec |
                            fs::perms::others_read | fs::perms::others_exec);
@@ -144,7 +143,9 @@ std::vector<Command> commands_for(const std::string& model, const std::string& o
       if (t.contains("companion")) continue;
       const std::string name = t["name"], type = t["type"];
       if (tensor.empty()) tensor = name;
-      if (quant.empty() && type != "F32" && type != "F16" && type != "BF16" && type != "f32" && type != "f16" && type != "bf16") quant = name;
+      if (quant.empty() && type != "F32" && type != "F16" && type != "BF16" && type != "f32" && type != "f16" &&
+          type != "bf16")
+        quant = name;
     }
   }
   if (quant.empty()) quant = tensor;
@@ -185,7 +186,9 @@ TEST(ReadOnly, EveryBatchCommandLeavesEveryInputUntouched) {
     for (const auto& c : commands_for(model, m.gguf)) {
       const auto r = run_akview(c.args);
       ++ran;
-      EXPECT_TRUE(r.exit_code == 0 || (c.may_fail && r.exit_code == 1)) << joined(c.args) << " -> exit " << r.exit_code << "\n" << r.err;
+      EXPECT_TRUE(r.exit_code == 0 || (c.may_fail && r.exit_code == 1))
+          << joined(c.args) << " -> exit " << r.exit_code << "\n"
+          << r.err;
     }
   }
   EXPECT_EQ(ran, 90);
@@ -255,5 +258,5 @@ TEST(ReadOnly, InputsAreOpenedReadOnlyAndNeverWritten) {
   make_writable(root);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

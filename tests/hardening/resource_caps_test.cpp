@@ -36,8 +36,8 @@ std::vector<uint8_t> zip64_claiming(uint64_t entries) {
   put_u32(b, 0x06064b50);   // zip64 end of central directory
   put_u64(b, 44);           // size of the rest of the record
   put_u16(b, 45), put_u16(b, 45), put_u32(b, 0), put_u32(b, 0);
-  put_u64(b, entries), put_u64(b, entries);   // entries on this disk, total (at 32)
-  put_u64(b, 0), put_u64(b, 0);                // directory size and offset
+  put_u64(b, entries), put_u64(b, entries);                              // entries on this disk, total (at 32)
+  put_u64(b, 0), put_u64(b, 0);                                          // directory size and offset
   put_u32(b, 0x07064b50), put_u32(b, 0), put_u64(b, 0), put_u32(b, 1);   // locator -> record at 0
   put_u32(b, 0x06054b50), put_u16(b, 0), put_u16(b, 0);
   put_u16(b, 0xffff), put_u16(b, 0xffff), put_u32(b, 0xffffffff), put_u32(b, 0xffffffff), put_u16(b, 0);
@@ -141,12 +141,13 @@ TEST(ResourceCaps, PickleStackMarksAndMemoOverTheirCapsAreRefusedNamingTheCap) {
 
 // A legacy checkpoint whose main pickle is `main` (after the magic number, the protocol and
 // sys_info pickles); `main_at`: where it starts.
-std::string legacy_checkpoint(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& main, uint64_t& main_at) {
+std::string legacy_checkpoint(const TempDir& dir, const std::string& name, const std::vector<uint8_t>& main,
+                              uint64_t& main_at) {
   std::vector<uint8_t> file{0x80, 0x02, 0x8a, 0x0a};
   const std::string_view magic = "\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"sv;
   file.insert(file.end(), magic.begin(), magic.end());
-  for (uint8_t c : {uint8_t{'.'}, uint8_t{0x80}, uint8_t{0x02}, uint8_t{'M'}, uint8_t{0xe9}, uint8_t{0x03}, uint8_t{'.'},
-                    uint8_t{0x80}, uint8_t{0x02}, uint8_t{'}'}, uint8_t{'.'}})
+  for (uint8_t c : {uint8_t{'.'}, uint8_t{0x80}, uint8_t{0x02}, uint8_t{'M'}, uint8_t{0xe9}, uint8_t{0x03},
+                    uint8_t{'.'}, uint8_t{0x80}, uint8_t{0x02}, uint8_t{'}'}, uint8_t{'.'}})
     file.push_back(c);
   main_at = file.size();
   const std::string path = dir.file(name);
@@ -180,13 +181,13 @@ std::vector<uint8_t> pickle_building_tensors(size_t n, std::vector<uint64_t>* re
   auto raw = [](std::vector<uint8_t>& b, std::string_view s) { b.insert(b.end(), s.begin(), s.end()); };
   std::vector<uint8_t> b{0x80, 0x02};
   raw(b, "ctorch._utils\n_rebuild_tensor_v2\nq\x00"sv);
-  b.push_back('(');                                     // the arguments: (storage, 0, (), ())
+  b.push_back('(');   // the arguments: (storage, 0, (), ())
   b.push_back('(');
   text(b, "storage");
   raw(b, "ctorch\nFloatStorage\n");
   text(b, "0"), text(b, "cpu");
-  raw(b, "K\x01Nt"sv);                                  // 1 element, no view: a 6-tuple
-  raw(b, "QK\x00))tq\x01]"sv);                          // BINPERSID, offset 0, size (), stride (); BINPUT 1; a list
+  raw(b, "K\x01Nt"sv);           // 1 element, no view: a 6-tuple
+  raw(b, "QK\x00))tq\x01]"sv);   // BINPERSID, offset 0, size (), stride (); BINPUT 1; a list
   for (size_t i = 0; i < n; ++i) {
     if (reduce_at) reduce_at->push_back(b.size() + 4);
     raw(b, "h\x00h\x01Ra"sv);
@@ -245,5 +246,5 @@ TEST(ResourceCaps, PickleBytesOverTheCapAreRefusedNamingTheCap) {
   expect_cli_names_cap(path, main_at + kBytes, "cap of 268435456 bytes");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -40,7 +40,8 @@ std::vector<fs::path> inputs() {
   std::vector<fs::path> out;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(fs::path(AKVIEW_ORACLES_DIR) / "malformed", ec))
-    if (e.is_regular_file() && e.path().extension() != ".md" && e.path().extension() != ".json") out.push_back(e.path());
+    if (e.is_regular_file() && e.path().extension() != ".md" && e.path().extension() != ".json")
+      out.push_back(e.path());
   for (const auto& e : fs::recursive_directory_iterator(fs::path(AKVIEW_SOURCE_DIR) / "tests/fuzz/corpus", ec))
     if (e.is_regular_file()) out.push_back(e.path());
   return out;
@@ -100,5 +101,5 @@ TEST(ResourceLimits, TheAddressSpaceCapRefusesAHugeAllocation) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

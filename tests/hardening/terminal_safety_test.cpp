@@ -27,29 +27,40 @@ constexpr uint32_t kGgmlF32 = 0;
 const std::vector<std::string> kHostileNames = {
     "blk.0.csi\x1b[31mred\x1b[0m.weight"s,
     "blk.0.osc\x1b]0;pwned\x07title.weight"s,
-    "blk.0.c1raw\x9b" "2J.weight"s,           // 0x9b alone: CSI on 8-bit terminals, invalid UTF-8
-    "blk.0.c1utf8\xc2\x9b" "2J.weight"s,      // U+009B encoded
+    "blk.0.c1raw\x9b"
+    "2J.weight"s,   // 0x9b alone: CSI on 8-bit terminals, invalid UTF-8
+    "blk.0.c1utf8\xc2\x9b"
+    "2J.weight"s,   // U+009B encoded
     "blk.0.nul\0byte.weight"s,
     "blk.0.del\x7f.weight"s,
-    "blk.0.bidi\xe2\x80\xae" "txt.exe.weight"s,     // U+202E RIGHT-TO-LEFT OVERRIDE
-    "blk.0.iso\xe2\x81\xa6x\xe2\x81\xa9.weight"s,   // U+2066 .. U+2069 isolate
-    "blk.0.zw\xe2\x80\x8bsp\xef\xbb\xbf.weight"s,   // U+200B, U+FEFF
-    "blk.0.lsep\xe2\x80\xa8.weight"s,                // U+2028
+    "blk.0.bidi\xe2\x80\xae"
+    "txt.exe.weight"s,                                                  // U+202E RIGHT-TO-LEFT OVERRIDE
+    "blk.0.iso\xe2\x81\xa6x\xe2\x81\xa9.weight"s,                       // U+2066 .. U+2069 isolate
+    "blk.0.zw\xe2\x80\x8bsp\xef\xbb\xbf.weight"s,                       // U+200B, U+FEFF
+    "blk.0.lsep\xe2\x80\xa8.weight"s,                                   // U+2028
     "blk.0.\xe4\xb8\xad\xe6\x96\x87\xe6\x9d\x83\xe9\x87\x8d.weight"s,   // 中文权重
 };
 const std::string kCjk = "\xe4\xb8\xad\xe6\x96\x87\xe6\x9d\x83\xe9\x87\x8d";
 
 const std::vector<std::pair<std::string, std::string>> kHostileMeta = {
-    {"general.name", "evil\x1b]8;;http://x.invalid\x07link\x1b]8;;\x07 \xe2\x80\xae" "gnp.exe"s},
-    {"hostile.key\x1b[2J\x9b" "H"s, "bell\x07 nul\0 c1\xc2\x9b" "31m del\x7f"s},
-    {"hostile.bidi\xe2\x80\xae" "yek"s, "\xe4\xb8\xad\xe6\x96\x87 \xe2\x80\x8f rlm"s},
+    {"general.name",
+     "evil\x1b]8;;http://x.invalid\x07link\x1b]8;;\x07 \xe2\x80\xae"
+     "gnp.exe"s},
+    {"hostile.key\x1b[2J\x9b"
+     "H"s,
+     "bell\x07 nul\0 c1\xc2\x9b"
+     "31m del\x7f"s},
+    {"hostile.bidi\xe2\x80\xae"
+     "yek"s,
+     "\xe4\xb8\xad\xe6\x96\x87 \xe2\x80\x8f rlm"s},
 };
 
 std::string write_fixture(const TempDir& dir) {
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama\x1b]0;x\x07\xe2\x80\xae"));
   for (const auto& [k, v] : kHostileMeta) w.set(k, gguf_string(v));
-  w.set("hostile.array", gguf_array(kGgufString, {gguf_string("a\x1b[1m"), gguf_string("b\xe2\x80\xae"), gguf_string(kCjk)}));
+  w.set("hostile.array",
+        gguf_array(kGgufString, {gguf_string("a\x1b[1m"), gguf_string("b\xe2\x80\xae"), gguf_string(kCjk)}));
   for (const auto& name : kHostileNames) w.add_tensor({name, kGgmlF32, {8, 2}});
   const std::string path = dir.file("hostile.gguf");
   EXPECT_TRUE(w.write(path));
@@ -83,7 +94,8 @@ bool is_spoofing(char32_t cp) {
 void expect_terminal_safe(const std::string& text, const std::string& what) {
   for (size_t i = 0; i < text.size(); ++i) {
     const auto b = static_cast<unsigned char>(text[i]);
-    ASSERT_FALSE((b < 0x20 && b != '\n') || b == 0x7f) << what << ": byte 0x" << std::hex << int(b) << " at " << std::dec << i;
+    ASSERT_FALSE((b < 0x20 && b != '\n') || b == 0x7f)
+        << what << ": byte 0x" << std::hex << int(b) << " at " << std::dec << i;
   }
   std::vector<char32_t> cps;
   ASSERT_TRUE(decode_utf8(text, cps)) << what << ": output is not valid UTF-8";
@@ -117,8 +129,10 @@ TEST(EscapeForTerminal, EscapesControlsInvalidBytesAndInvisiblesKeepsWideCharact
   EXPECT_EQ(escape_for_terminal("\xc2\x9b"), "\\xc2\\x9b");   // U+009B: both bytes
   EXPECT_EQ(escape_for_terminal("\xc2\xa0"), "\xc2\xa0");     // U+00A0 is printable
   EXPECT_EQ(escape_for_terminal("\xe2\x80\xae"), "\\u{202e}");
-  EXPECT_EQ(escape_for_terminal("\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"), "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}");
-  EXPECT_EQ(escape_for_terminal("\xe2\x80\x8b\xe2\x80\x8d\xe2\x80\xa8\xe2\x80\xa9\xef\xbb\xbf"), "\\u{200b}\\u{200d}\\u{2028}\\u{2029}\\u{feff}");
+  EXPECT_EQ(escape_for_terminal("\xe2\x81\xa6\xe2\x81\xa9\xe2\x80\x8e\xe2\x80\x8f\xd8\x9c"),
+            "\\u{2066}\\u{2069}\\u{200e}\\u{200f}\\u{61c}");
+  EXPECT_EQ(escape_for_terminal("\xe2\x80\x8b\xe2\x80\x8d\xe2\x80\xa8\xe2\x80\xa9\xef\xbb\xbf"),
+            "\\u{200b}\\u{200d}\\u{2028}\\u{2029}\\u{feff}");
   EXPECT_EQ(escape_for_terminal(kCjk), kCjk);
   EXPECT_EQ(escape_for_terminal("\xf0\x9f\x98\x80"), "\xf0\x9f\x98\x80");   // emoji (4 bytes)
   // Not well-formed UTF-8: overlong, surrogate, above U+10FFFF, cut short.
@@ -201,5 +215,5 @@ TEST(TerminalSafety, JsonOutputOfHostileNamesIsExact) {
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -131,7 +131,9 @@ TEST_F(Install, ManPageRendersWithoutWarningsAndSaysEveryCommandAndKey) {
   EXPECT_EQ(ascii.exit_code, 0);
   EXPECT_EQ(ascii.err, "") << "man warnings in the C locale";
   // Wide lines: no hyphenation or wrapping between the words looked for below.
-  const Shell man = sh("LC_ALL=C.UTF-8 MAN_KEEP_STDERR=1 MANWIDTH=1000 man --no-hyphenation --no-justification -l '" + page + "' | col -b", scratch());
+  const Shell man = sh("LC_ALL=C.UTF-8 MAN_KEEP_STDERR=1 MANWIDTH=1000 man --no-hyphenation --no-justification -l '" +
+                           page + "' | col -b",
+                       scratch());
   ASSERT_EQ(man.exit_code, 0) << man.err;
   EXPECT_EQ(man.err, "");
   for (const char* text : {"akview - inspect and run ML weight files", "akview [OPTIONS] [PATH]", "interactive view",
@@ -140,8 +142,8 @@ TEST_F(Install, ManPageRendersWithoutWarningsAndSaysEveryCommandAndKey) {
   std::string backends;   // auto|opencl|blas|cpu|reference: the backend table's names
   for (const std::string& word : backend_choices()) backends += (backends.empty() ? "" : "|") + word;
   EXPECT_NE(man.out.find("--backend " + backends), std::string::npos) << backends << "\n" << man.out;
-  for (const char* command : {"info", "tensors", "meta", "check", "dump", "groups", "explain", "layout", "stats", "map", "diff",
-                              "run", "devices"})
+  for (const char* command : {"info", "tensors", "meta", "check", "dump", "groups", "explain", "layout", "stats", "map",
+                              "diff", "run", "devices"})
     EXPECT_NE(man.out.find(std::string("akview ") + command + " "), std::string::npos) << command;
   for (const tui::KeyBinding& b : tui::key_table()) {
     EXPECT_NE(man.out.find(std::string(b.help)), std::string::npos) << b.help;
@@ -166,8 +168,9 @@ TEST_F(Install, BashCompletionLoadsAndCompletes) {
   // With bash-completion's helpers when installed (as a user has them), else the script alone.
   auto complete = [&](const std::string& words, bool helpers) {
     return sh("cd '" + cwd + "' && bash --norc --noprofile -c '" +
-                  (helpers ? "source /usr/share/bash-completion/bash_completion; " : "") + "source \"$0\" && complete -p akview && " +
-                  "COMP_WORDS=(" + words + "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_LINE=\"${COMP_WORDS[*]}\"; " +
+                  (helpers ? "source /usr/share/bash-completion/bash_completion; " : "") +
+                  "source \"$0\" && complete -p akview && " + "COMP_WORDS=(" + words +
+                  "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_LINE=\"${COMP_WORDS[*]}\"; " +
                   "COMP_POINT=${#COMP_LINE}; _akview; printf \"%s\\n\" \"${COMPREPLY[@]}\"' '" + script + "'",
               scratch());
   };
@@ -199,8 +202,10 @@ TEST_F(Install, ZshCompletionLoads) {
   const Shell syntax = sh("zsh -n '" + dir + "/_akview'", scratch());
   EXPECT_EQ(syntax.exit_code, 0) << syntax.err;
   // compinit finds it on the fpath (as Debian's zsh has vendor-completions) and binds it to akview.
-  const Shell bound = sh("HOME='" + scratch() + "' zsh -f -c 'fpath=(\"$0\" $fpath); autoload -Uz compinit; compinit -u -D; "
-                         "print -r -- $_comps[akview]; autoload +X _akview && print loaded' '" + dir + "'",
+  const Shell bound = sh("HOME='" + scratch() +
+                             "' zsh -f -c 'fpath=(\"$0\" $fpath); autoload -Uz compinit; compinit -u -D; "
+                             "print -r -- $_comps[akview]; autoload +X _akview && print loaded' '" +
+                             dir + "'",
                          scratch());
   EXPECT_EQ(bound.exit_code, 0) << bound.err;
   EXPECT_EQ(bound.out, "_akview\nloaded\n") << bound.err;
@@ -211,7 +216,9 @@ TEST_F(Install, FishCompletionLoadsAndCompletes) {
   if (!have("fish")) GTEST_SKIP() << "fish is not installed";
   const std::string script = prefix() + "/share/fish/vendor_completions.d/akview.fish";
   auto complete = [&](const std::string& line) {
-    return sh("HOME='" + scratch() + "' fish --no-config -c 'source $argv[1]; complete -C\"" + line + "\"' '" + script + "'", scratch());
+    return sh(
+        "HOME='" + scratch() + "' fish --no-config -c 'source $argv[1]; complete -C\"" + line + "\"' '" + script + "'",
+        scratch());
   };
   const Shell c = complete("akview ten");
   ASSERT_EQ(c.exit_code, 0) << c.err;
@@ -221,5 +228,5 @@ TEST_F(Install, FishCompletionLoadsAndCompletes) {
   EXPECT_NE(complete("akview tensors m.gguf --s").out.find("--sort"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -58,7 +58,8 @@ std::optional<std::string> broken_rule(std::string_view file, std::string_view h
   }
   if (angle && file != kCursesFile) {
     for (std::string_view curses : kCursesHeaders)
-      if (header.starts_with(curses)) return std::string("curses is included by ") + std::string(kCursesFile) + " alone";
+      if (header.starts_with(curses))
+        return std::string("curses is included by ") + std::string(kCursesFile) + " alone";
   }
   return std::nullopt;
 }
@@ -109,4 +110,4 @@ TEST(Layering, TheTreeFollowsTheRules) {
   EXPECT_TRUE(found.empty());
 }
 
-}  // namespace
+}   // namespace

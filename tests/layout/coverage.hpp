@@ -34,7 +34,8 @@ inline std::string coverage_problem(const std::vector<Region>& regions, uint64_t
     if (r.depth >= levels.size()) return where + ": depth " + std::to_string(r.depth) + " has no parent";
     if (auto p = close_to(r.depth); !p.empty()) return p;
     Level& l = levels.back();
-    if (r.offset != l.cursor) return where + ": starts at " + std::to_string(r.offset) + ", expected " + std::to_string(l.cursor);
+    if (r.offset != l.cursor)
+      return where + ": starts at " + std::to_string(r.offset) + ", expected " + std::to_string(l.cursor);
     if (r.offset + r.size > l.end) return where + ": ends past its parent";
     l.cursor = r.offset + r.size;
     l.has_children = true;
@@ -46,4 +47,4 @@ inline std::string coverage_problem(const std::vector<Region>& regions, uint64_t
   return {};
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

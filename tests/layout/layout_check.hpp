@@ -22,4 +22,4 @@ inline std::vector<Region> collect_regions(const Model& model, uint32_t file) {
   return regions;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -150,7 +150,8 @@ TEST(LayoutCli, ABrokenFileIsLaidOutUpToItsFailure) {
   EXPECT_NE(r.out.find("kv general.architecture = llama"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("kv general.name = two keys read"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("kv general.third"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(fmt::format("{:#010x}", third - 8)), std::string::npos) << "the failure starts at the key\n" << r.out;
+  EXPECT_NE(r.out.find(fmt::format("{:#010x}", third - 8)), std::string::npos) << "the failure starts at the key\n"
+                                                                               << r.out;
   EXPECT_NE(r.out.find("failure cannot be read = "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gap unexplained bytes"), std::string::npos) << r.out;
   EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
@@ -169,5 +170,5 @@ TEST(LayoutCli, ABrokenFileIsLaidOutUpToItsFailure) {
   EXPECT_EQ(kinds.back(), "gap");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -88,7 +88,8 @@ TEST(LayoutOracles, RegionsTileEveryFileAtEveryDepth) {
       for (const Region& r : regions)
         EXPECT_TRUE((r.kind != RegionKind::gap && r.kind != RegionKind::overlap && r.kind != RegionKind::shared) ||
                     model->format.starts_with("pytorch"))
-            << model->files[f].path << ": unexpected " << region_kind_name(r.kind) << " " << r.label << " @" << r.offset;
+            << model->files[f].path << ": unexpected " << region_kind_name(r.kind) << " " << r.label << " @"
+            << r.offset;
       ++files;
     }
   }
@@ -165,7 +166,8 @@ TEST(LayoutOracles, SafeTensorsRegionsSitAtManifestOffsets) {
       std::vector<nlohmann::json> parts;
       if (entry.contains("abs_offset")) parts.push_back(entry);
       for (const char* part : {"weight", "scales", "biases"})
-        if (entry.contains(part) && entry[part].is_object() && entry[part].contains("abs_offset")) parts.push_back(entry[part]);
+        if (entry.contains(part) && entry[part].is_object() && entry[part].contains("abs_offset"))
+          parts.push_back(entry[part]);
       for (const auto& t : parts) {
         const std::string file = kOracles + "/" + (t.contains("file") ? t["file"].get<std::string>() : first_st);
         const std::string model_path = model.contains("dir") ? kOracles + "/" + model["dir"].get<std::string>() : file;
@@ -174,7 +176,8 @@ TEST(LayoutOracles, SafeTensorsRegionsSitAtManifestOffsets) {
         const uint64_t size = off[1].get<uint64_t>() - off[0].get<uint64_t>();
         bool found = false;
         for (const Region& r : l.regions)
-          if (r.label == t["name"].get<std::string>() && (r.kind == RegionKind::tensor || r.kind == RegionKind::companion)) {
+          if (r.label == t["name"].get<std::string>() &&
+              (r.kind == RegionKind::tensor || r.kind == RegionKind::companion)) {
             EXPECT_EQ(r.offset, t["abs_offset"].get<uint64_t>()) << file << " " << r.label;
             EXPECT_EQ(r.size, size) << file << " " << r.label;
             found = true;
@@ -409,5 +412,5 @@ TEST(LayoutOracles, MlxGroupFieldsReproduceTheReference) {
   }
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -30,9 +30,9 @@ testing::GgufWriter odd_sized_tensors(uint32_t alignment) {
   testing::GgufWriter w;
   w.set("general.architecture", testing::gguf_string("llama"));
   w.set_alignment(alignment);
-  w.add_tensor({"a", 0, {3}});      // f32: 12 bytes
-  w.add_tensor({"b", 24, {5}});     // i8: 5 bytes
-  w.add_tensor({"c", 2, {32, 2}});  // q4_0: 36 bytes
+  w.add_tensor({"a", 0, {3}});       // f32: 12 bytes
+  w.add_tensor({"b", 24, {5}});      // i8: 5 bytes
+  w.add_tensor({"c", 2, {32, 2}});   // q4_0: 36 bytes
   return w;
 }
 
@@ -52,9 +52,11 @@ TEST(LayoutWriters, GgufPaddingAfterEachTensor) {
     if (r.depth == 0) in_data = r.kind == RegionKind::data;
     else if (in_data && r.depth == 1) data.emplace_back(r.kind, r.size);
   }
-  const std::vector<std::pair<RegionKind, uint64_t>> want = {
-      {RegionKind::tensor, 12}, {RegionKind::padding, 52}, {RegionKind::tensor, 5},
-      {RegionKind::padding, 59}, {RegionKind::tensor, 36}};
+  const std::vector<std::pair<RegionKind, uint64_t>> want = {{RegionKind::tensor, 12},
+                                                             {RegionKind::padding, 52},
+                                                             {RegionKind::tensor, 5},
+                                                             {RegionKind::padding, 59},
+                                                             {RegionKind::tensor, 36}};
   EXPECT_EQ(data, want);
   EXPECT_TRUE(at_depth(regions, RegionKind::gap).empty());
   // The alignment padding before the data section is its own region and ends on a multiple of 64.
@@ -124,7 +126,8 @@ TEST(LayoutWriters, GgufKeyValueChildrenSplitEachEntry) {
   testing::TempDir dir;
   const std::string path = dir.path() + "/kv.gguf";
   testing::GgufWriter w = odd_sized_tensors(32);
-  w.set("tokenizer.ggml.tokens", testing::gguf_array(testing::kGgufString, {testing::gguf_string("a"), testing::gguf_string("bc")}));
+  w.set("tokenizer.ggml.tokens",
+        testing::gguf_array(testing::kGgufString, {testing::gguf_string("a"), testing::gguf_string("bc")}));
   ASSERT_TRUE(w.write(path));
   auto model = open_model(path);
   ASSERT_TRUE(model.ok());
@@ -152,7 +155,8 @@ TEST(LayoutWriters, SafeTensorsLeadingWhitespaceAndPadding) {
   testing::StWriteOptions options;
   options.leading = "  ";
   options.metadata = {{"format", "pt"}};
-  ASSERT_TRUE(testing::write_safetensors(path, {{"x", "F32", {3}, std::vector<uint8_t>(12, 7)}, {"y", "BF16", {0, 4}}}, options));
+  ASSERT_TRUE(testing::write_safetensors(path, {{"x", "F32", {3}, std::vector<uint8_t>(12, 7)}, {"y", "BF16", {0, 4}}},
+                                         options));
   auto model = open_model(path);
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   const auto regions = collect_regions(*model, 0);
@@ -217,9 +221,9 @@ TEST(LayoutWriters, SpanSweepShowsGapsAndOverlaps) {
   std::vector<std::tuple<uint64_t, uint64_t, RegionKind>> got;
   for (const Region& r : out) got.emplace_back(r.offset, r.size, r.kind);
   const std::vector<std::tuple<uint64_t, uint64_t, RegionKind>> want = {
-      {0, 10, RegionKind::gap},      {10, 10, RegionKind::tensor}, {20, 10, RegionKind::gap},
-      {30, 5, RegionKind::tensor},   {35, 5, RegionKind::overlap}, {40, 5, RegionKind::tensor},
-      {45, 5, RegionKind::gap},      {50, 0, RegionKind::tensor},  {50, 10, RegionKind::gap}};
+      {0, 10, RegionKind::gap},    {10, 10, RegionKind::tensor}, {20, 10, RegionKind::gap},
+      {30, 5, RegionKind::tensor}, {35, 5, RegionKind::overlap}, {40, 5, RegionKind::tensor},
+      {45, 5, RegionKind::gap},    {50, 0, RegionKind::tensor},  {50, 10, RegionKind::gap}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(out[4].label, "t1 + t2");
   EXPECT_EQ(out[3].label, "t1 (part)");
@@ -231,5 +235,5 @@ TEST(LayoutWriters, SpanSweepShowsGapsAndOverlaps) {
   EXPECT_EQ(seen, 2u);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -172,5 +172,5 @@ TEST(DiffMoe, ExpertKeysSplitAndJoin) {
   EXPECT_EQ(expert_key("layers.3.attention.q.weight", 1), "");
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

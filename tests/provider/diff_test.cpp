@@ -49,7 +49,8 @@ void check_errors(const std::string& quantized, const std::string& original) {
   size_t checked = 0;
   for (const auto& want : entry["tensors"]) {
     if (!want.contains("error_vs_orig")) continue;
-    const std::string native = want.contains("weight") ? want["weight"]["name"].get<std::string>() : want["name"].get<std::string>();
+    const std::string native =
+        want.contains("weight") ? want["weight"]["name"].get<std::string>() : want["name"].get<std::string>();
     const TensorDiff* row = nullptr;
     for (const auto& d : report.rows)
       if (d.a != kNone && a->tensors[d.a].name == native) row = &d;
@@ -160,5 +161,5 @@ TEST(Diff, CancelStopsEarly) {
   EXPECT_TRUE(report.cancelled);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

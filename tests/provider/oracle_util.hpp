@@ -39,7 +39,10 @@ inline float widen_f16(uint16_t h) {
     if (man == 0) bits = sign;
     else {
       int e = -1;
-      do { ++e; man <<= 1; } while (!(man & 0x400));
+      do {
+        ++e;
+        man <<= 1;
+      } while (!(man & 0x400));
       bits = sign | uint32_t(127 - 15 - e) << 23 | (man & 0x3ff) << 13;
     }
   } else if (exp == 31) bits = sign | 0x7f800000u | man << 13;
@@ -55,4 +58,4 @@ inline float widen_bf16(uint16_t h) {
   return f;
 }
 
-}  // namespace akview::test
+}   // namespace akview::test

@@ -96,7 +96,8 @@ void check_mlx(const std::string& name) {
   NameMap map = build_name_map(*model);
   EXPECT_EQ(map.arch, "llama");
   EXPECT_TRUE(map.unmapped.empty());
-  for (const auto& e : map.entries) EXPECT_EQ(e.canonical, hf_expected().at(std::string(model->tensors[e.tensor].name)));
+  for (const auto& e : map.entries)
+    EXPECT_EQ(e.canonical, hf_expected().at(std::string(model->tensors[e.tensor].name)));
   // The index finds each canonical name's entry, nothing else, and the names survive moving the map.
   NameMap moved = std::move(map);
   for (uint32_t i = 0; i < moved.entries.size(); ++i) {
@@ -148,7 +149,8 @@ TEST(Ollama, SafetensorsStoreListsLogicalTensors) {
   EXPECT_EQ(ft->value.str, "int4");
   NameMap map = build_name_map(*model);
   EXPECT_TRUE(map.unmapped.empty());
-  for (const auto& e : map.entries) EXPECT_EQ(e.canonical, hf_expected().at(std::string(model->tensors[e.tensor].name)));
+  for (const auto& e : map.entries)
+    EXPECT_EQ(e.canonical, hf_expected().at(std::string(model->tensors[e.tensor].name)));
   // digests verified on request
   auto problems = verify_ollama_blobs(*model);
   EXPECT_TRUE(problems.empty()) << problems.front().message;
@@ -233,9 +235,11 @@ TEST(Names, GgufAndHfMeetOnCanonicalNames) {
   EXPECT_EQ(m.match("model.layers.2.mlp.experts.7.down_proj.weight")->expert, 7);
   EXPECT_EQ(m.match("model.layers.2.block_sparse_moe.experts.1.w3.weight")->name, "layers.2.ffn.experts.1.up.weight");
   EXPECT_EQ(m.match("model.layers.2.mlp.gate.weight")->role, "ffn.router");
-  EXPECT_EQ(m.match("model.layers.1.post_attention_layernorm.weight", "gemma2")->name, "layers.1.post_attention_norm.weight");
+  EXPECT_EQ(m.match("model.layers.1.post_attention_layernorm.weight", "gemma2")->name,
+            "layers.1.post_attention_norm.weight");
   EXPECT_EQ(m.match("model.layers.1.post_attention_layernorm.weight", "llama")->name, "layers.1.ffn_norm.weight");
-  EXPECT_EQ(m.match("blk.1.post_ffw_norm.weight")->name, m.match("model.layers.1.post_feedforward_layernorm.weight")->name);
+  EXPECT_EQ(m.match("blk.1.post_ffw_norm.weight")->name,
+            m.match("model.layers.1.post_feedforward_layernorm.weight")->name);
   EXPECT_EQ(m.match("blk.0.ffn_up.weight", "phi3")->name, "layers.0.ffn.gate_up.weight");
   EXPECT_EQ(m.match("model.layers.0.mlp.gate_up_proj.weight", "phi3")->name, "layers.0.ffn.gate_up.weight");
   EXPECT_EQ(m.match("model.layers.0.self_attn.qkv_proj.weight")->name, m.match("blk.0.attn_qkv.weight")->name);
@@ -284,7 +288,8 @@ TEST(Names, MillionExpertNamesAllMap) {
 
 TEST(Config, FromConfigJsonOfEveryStModel) {
   const auto& want = manifest()["safetensors"]["model"];
-  for (const char* dir : {"st/plain_bf16", "st/plain_f16", "st/plain_f32", "st/sharded_bf16", "st/mlx_q4_g64_f16", "st/mlx_q8_g32_bf16"}) {
+  for (const char* dir : {"st/plain_bf16", "st/plain_f16", "st/plain_f32", "st/sharded_bf16", "st/mlx_q4_g64_f16",
+                          "st/mlx_q8_g32_bf16"}) {
     SCOPED_TRACE(dir);
     auto model = open_model(oracle(dir));
     ASSERT_TRUE(model.ok()) << model.error().to_string();
@@ -357,5 +362,5 @@ TEST(Sha256, OracleFilesMatchTheManifest) {
     EXPECT_EQ(sha256_hex(test::read_file(oracle(f["path"]))), f["sha256"].get<std::string>()) << f["path"];
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

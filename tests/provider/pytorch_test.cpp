@@ -2,12 +2,12 @@
 // byte offsets, shared storages and values; the malicious pickle is refused and never executed.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
-#include <sys/wait.h>
 
 #include "core/formats/format.hpp"
 #include "core/formats/pickle_vm.hpp"
@@ -131,8 +131,7 @@ TEST(PyTorch, MaliciousPickleIsRefusedNamingTheGlobal) {
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.error().code, ErrorCode::refused);
   const std::string quoted = std::string("'").append(entry["offending_global"].get<std::string>()).append("'");
-  EXPECT_NE(model.error().message.find(quoted), std::string::npos)
-      << model.error().to_string();
+  EXPECT_NE(model.error().message.find(quoted), std::string::npos) << model.error().to_string();
   EXPECT_NE(model.error().offset, kNoOffset);
 }
 
@@ -144,7 +143,8 @@ TEST(PyTorch, MaliciousPickleIsNeverExecutedByTheBinary) {
   ASSERT_FALSE(std::filesystem::exists(sentinel));
   const testing::TempDir dir;
   const std::string out = dir.file("malicious.txt");
-  const std::string cmd = std::string("'") + AKVIEW_BINARY + "' info '" + oracle("pytorch/malicious_os_system.pt") + "' >'" + out + "' 2>&1";
+  const std::string cmd = std::string("'") + AKVIEW_BINARY + "' info '" + oracle("pytorch/malicious_os_system.pt") +
+                          "' >'" + out + "' 2>&1";
   int status = std::system(cmd.c_str());
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 1);
@@ -160,7 +160,10 @@ Result<PickleResult> run(std::string_view p) {
 }
 
 TEST(Pickle, RefusesUnknownGlobalAtItsOffset) {
-  auto r = run(std::string_view("\x80\x02}q\x00" "cbuiltins\neval\nq\x01.", 24));
+  auto r =
+      run(std::string_view("\x80\x02}q\x00"
+                           "cbuiltins\neval\nq\x01.",
+                           24));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, ErrorCode::refused);
   EXPECT_EQ(r.error().offset, 5u);
@@ -191,9 +194,9 @@ TEST(Pickle, TruncatedAndUnderflowAreErrors) {
 
 TEST(Pickle, PlainDataRoundTrips) {
   // {'a': [1, -2, 3.5], 'b': 'x'} with protocol 4 opcodes
-  const uint8_t bytes[] = {0x80, 0x04, 0x95, 0, 0, 0, 0, 0, 0, 0, 0, '}', 0x94, '(', 0x8c, 1, 'a', 0x94, ']', 0x94,
-                           '(', 'K', 1, 'J', 0xfe, 0xff, 0xff, 0xff, 'G', 0x40, 0x0c, 0, 0, 0, 0, 0, 0, 'e',
-                           0x8c, 1, 'b', 0x8c, 1, 'x', 'u', '.'};
+  const uint8_t bytes[] = {0x80, 0x04, 0x95, 0,    0,   0,   0,    0,   0,    0,    0,    '}',  0x94, '(',  0x8c, 1,
+                           'a',  0x94, ']',  0x94, '(', 'K', 1,    'J', 0xfe, 0xff, 0xff, 0xff, 'G',  0x40, 0x0c, 0,
+                           0,    0,    0,    0,    0,   'e', 0x8c, 1,   'b',  0x8c, 1,    'x',  'u',  '.'};
   std::string p(reinterpret_cast<const char*>(bytes), sizeof bytes);
   auto r = run(p);
   ASSERT_TRUE(r.ok()) << r.error().to_string();
@@ -207,8 +210,8 @@ TEST(Pickle, PlainDataRoundTrips) {
   EXPECT_EQ(r->values[root.items[3]].text, "x");
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview
 
 namespace akview {
 namespace {
@@ -242,7 +245,8 @@ TEST(PyTorch, DamagedCheckpointsFailCleanly) {
     const std::string path = dir.file("damaged.pt");
     size_t refused = 0;
     for (size_t n = 0; n < good.size(); ++n) {
-      ASSERT_NO_FATAL_FAILURE(write_bytes(path, std::vector<uint8_t>(good.begin(), good.begin() + static_cast<ptrdiff_t>(n))));
+      ASSERT_NO_FATAL_FAILURE(
+          write_bytes(path, std::vector<uint8_t>(good.begin(), good.begin() + static_cast<ptrdiff_t>(n))));
       auto m = open_model(path);
       EXPECT_FALSE(m.ok()) << rel << " truncated to " << n << " of " << good.size() << " bytes opened";
       if (m.ok()) continue;
@@ -262,7 +266,8 @@ TEST(PyTorch, DamagedCheckpointsFailCleanly) {
         continue;
       }
       ++opened;
-      for (const auto& st : m->torch_storages) EXPECT_LE(st.offset + st.nbytes, bad.size()) << what << " storage " << st.key;
+      for (const auto& st : m->torch_storages)
+        EXPECT_LE(st.offset + st.nbytes, bad.size()) << what << " storage " << st.key;
       for (uint32_t i = 0; i < m->tensors.size(); ++i) {
         const auto& t = m->tensors[i];
         EXPECT_LE(t.offset + t.nbytes, bad.size()) << what << " " << t.name;
@@ -277,5 +282,5 @@ TEST(PyTorch, DamagedCheckpointsFailCleanly) {
   }
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -154,7 +154,7 @@ bool port_accepts(int port) {
   return ok;
 }
 
-}  // namespace
+}   // namespace
 
 const char* block_name(Block b) { return kBlockNames[static_cast<int>(b)]; }
 
@@ -226,7 +226,9 @@ void HubServer::export_client_env() const {
   }
 }
 
-fs::path HubServer::access_log_path(Block b) const { return dir_ / "logs" / (std::string(block_name(b)) + ".access.log"); }
+fs::path HubServer::access_log_path(Block b) const {
+  return dir_ / "logs" / (std::string(block_name(b)) + ".access.log");
+}
 
 std::vector<AccessEntry> HubServer::access_log(Block b, size_t at_least, int timeout_ms) const {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
@@ -356,7 +358,8 @@ int HubServer::add_ollama_store(const fs::path& store_dir, const std::string& ho
     m.digest = "sha256:" + text_sha256(text);
     const std::string repo = fmt::format("/v2/{}/{}", parts[0], parts[1]);
     m.path = repo + "/manifests/" + parts[2];
-    if (j.contains("config") && j["config"].contains("digest")) m.blobs.push_back(j["config"]["digest"].get<std::string>());
+    if (j.contains("config") && j["config"].contains("digest"))
+      m.blobs.push_back(j["config"]["digest"].get<std::string>());
     for (const auto& layer : j.value("layers", nlohmann::json::array()))
       if (layer.contains("digest")) m.blobs.push_back(layer["digest"].get<std::string>());
     link_file(it->path(), www(Block::registry) / m.path.substr(1));
@@ -448,13 +451,14 @@ std::string HubServer::routes_lua() const {
     out += fmt::format("  {} = {{ delay = {}, base = {}, faults = {{\n", kBlockNames[i], b.delay_ms / 1000.0,
                        lua_quote(base_url(static_cast<Block>(i))));
     for (const auto& [path, f] : b.faults)
-      out += fmt::format("   [{}] = {{ kind = {}, code = {}, retry_after = {}, times = {}, id = {} }},\n", lua_quote(path),
-                         lua_quote(f.kind), f.code, f.retry_after_s, f.times, f.id);
+      out += fmt::format("   [{}] = {{ kind = {}, code = {}, retry_after = {}, times = {}, id = {} }},\n",
+                         lua_quote(path), lua_quote(f.kind), f.code, f.retry_after_s, f.times, f.id);
     out += "  } },\n";
   }
   out += " },\n repos = {\n";
   for (const auto& [name, repo] : repos_) {
-    out += fmt::format("  [{}] = {{ token = {}, revs = {{", lua_quote(name), repo.token.empty() ? "nil" : lua_quote(repo.token));
+    out += fmt::format("  [{}] = {{ token = {}, revs = {{", lua_quote(name),
+                       repo.token.empty() ? "nil" : lua_quote(repo.token));
     for (const auto& [rev, commit] : repo.names) out += fmt::format(" [{}] = true,", lua_quote(rev));
     for (const auto& [commit, files] : repo.commits) out += fmt::format(" [{}] = true,", lua_quote(commit));
     out += " } },\n";
@@ -473,12 +477,14 @@ std::string HubServer::routes_lua() const {
         const std::string uri = fmt::format("/{}/resolve/{}/{}", name, rev, f.path);
         const std::string raw = fmt::format("/{}/raw/{}/{}", name, rev, f.path);
         if (f.size >= options_.lfs_threshold)
-          out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"text/plain; charset=utf-8\", "
-                             "[\"X-Repo-Commit\"] = {} }} }},\n",
-                             lua_quote(raw), lua_quote(lfs_pointer(f.sha256, f.size)), lua_quote(r.commit));
+          out += fmt::format(
+              "   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"text/plain; "
+              "charset=utf-8\", "
+              "[\"X-Repo-Commit\"] = {} }} }},\n",
+              lua_quote(raw), lua_quote(lfs_pointer(f.sha256, f.size)), lua_quote(r.commit));
         else
-          out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ [\"X-Repo-Commit\"] = {} }} }},\n", lua_quote(raw),
-                             lua_quote(r.commit));
+          out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ [\"X-Repo-Commit\"] = {} }} }},\n",
+                             lua_quote(raw), lua_quote(r.commit));
         if (f.size >= options_.lfs_threshold) {
           out += fmt::format(
               "   [{}] = {{ kind = \"redirect\", status = 302, location = {}, headers = {{ [\"X-Repo-Commit\"] = {}, "
@@ -486,30 +492,44 @@ std::string HubServer::routes_lua() const {
               lua_quote(uri), lua_quote(cdn + url_encode_path(fmt::format("/repos/{}/{}/{}", name, r.commit, f.path))),
               lua_quote(r.commit), lua_quote("\"" + f.sha256 + "\""), f.size, lua_quote("\"" + f.sha256 + "\""));
         } else {
-          out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ [\"X-Repo-Commit\"] = {} }} }},\n", lua_quote(uri),
-                             lua_quote(r.commit));
+          out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ [\"X-Repo-Commit\"] = {} }} }},\n",
+                             lua_quote(uri), lua_quote(r.commit));
         }
       }
       // revision info
-      nlohmann::ordered_json info = {{"_id", r.commit.substr(0, 24)}, {"id", name}, {"modelId", name}, {"author", name.substr(0, name.find('/'))},
-                                     {"sha", r.commit}, {"private", false}, {"disabled", false},
-                                     {"gated", repo.token.empty() ? nlohmann::ordered_json(false) : nlohmann::ordered_json("manual")},
-                                     {"tags", nlohmann::json::array()}};
+      nlohmann::ordered_json info = {
+          {"_id", r.commit.substr(0, 24)},
+          {"id", name},
+          {"modelId", name},
+          {"author", name.substr(0, name.find('/'))},
+          {"sha", r.commit},
+          {"private", false},
+          {"disabled", false},
+          {"gated", repo.token.empty() ? nlohmann::ordered_json(false) : nlohmann::ordered_json("manual")},
+          {"tags", nlohmann::json::array()}};
       nlohmann::ordered_json siblings = nlohmann::json::array();
       for (const auto& f : r.files) siblings.push_back({{"rfilename", f.path}});
       info["siblings"] = siblings;
       const std::string info_text = info.dump();
-      out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
-                         lua_quote(fmt::format("/api/models/{}/revision/{}", name, rev)), lua_quote(info_text));
+      out += fmt::format(
+          "   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; "
+          "charset=utf-8\" }} }},\n",
+          lua_quote(fmt::format("/api/models/{}/revision/{}", name, rev)), lua_quote(info_text));
       if (default_rev)
-        out += fmt::format("   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; charset=utf-8\" }} }},\n",
-                           lua_quote(fmt::format("/api/models/{}", name)), lua_quote(info_text));
+        out += fmt::format(
+            "   [{}] = {{ kind = \"body\", body = {}, headers = {{ [\"Content-Type\"] = \"application/json; "
+            "charset=utf-8\" }} }},\n",
+            lua_quote(fmt::format("/api/models/{}", name)), lua_quote(info_text));
       // tree: every folder, recursive and not, in pages
       std::set<std::string> dirs{""};
       for (const auto& f : r.files)
-        for (size_t s = f.path.find('/'); s != std::string::npos; s = f.path.find('/', s + 1)) dirs.insert(f.path.substr(0, s));
+        for (size_t s = f.path.find('/'); s != std::string::npos; s = f.path.find('/', s + 1))
+          dirs.insert(f.path.substr(0, s));
       auto entry_of_dir = [&](const std::string& d) {
-        return nlohmann::ordered_json{{"type", "directory"}, {"oid", text_sha256("tree " + r.commit + d).substr(0, 40)}, {"size", 0}, {"path", d}};
+        return nlohmann::ordered_json{{"type", "directory"},
+                                      {"oid", text_sha256("tree " + r.commit + d).substr(0, 40)},
+                                      {"size", 0},
+                                      {"path", d}};
       };
       auto entry_of_file = [&](const HubFile& f) {
         nlohmann::ordered_json e{{"type", "file"}, {"oid", f.git_oid}, {"size", f.size}, {"path", f.path}};
@@ -547,21 +567,27 @@ std::string HubServer::routes_lua() const {
                            lua_quote(hub + url_encode_path(uri)), pages(all), pages(flat));
       }
     };
-    const std::string default_name = repo.names.count("main") ? "main" : repo.names.empty() ? "" : repo.names.begin()->first;
+    const std::string default_name = repo.names.count("main") ? "main"
+                                     : repo.names.empty()     ? ""
+                                                              : repo.names.begin()->first;
     for (const auto& [commit, r] : repo.commits) routes_of(commit, r, false);
     for (const auto& [rev, commit] : repo.names) routes_of(rev, repo.commits.at(commit), rev == default_name);
   }
   out += "  },\n  registry = {\n";
   for (const auto& m : manifests_) {
-    const std::string headers = fmt::format("[\"Content-Type\"] = {}, [\"Docker-Content-Digest\"] = {}, "
-                                            "[\"Docker-Distribution-Api-Version\"] = \"registry/2.0\"",
-                                            lua_quote(kManifestType), lua_quote(m.digest));
+    const std::string headers = fmt::format(
+        "[\"Content-Type\"] = {}, [\"Docker-Content-Digest\"] = {}, "
+        "[\"Docker-Distribution-Api-Version\"] = \"registry/2.0\"",
+        lua_quote(kManifestType), lua_quote(m.digest));
     const std::string repo = m.path.substr(0, m.path.find("/manifests/"));
     out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ {} }} }},\n", lua_quote(m.path), headers);
-    out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ {} }} }},\n", lua_quote(repo + "/manifests/" + m.digest), headers);
+    out += fmt::format("   [{}] = {{ kind = \"file\", headers = {{ {} }} }},\n",
+                       lua_quote(repo + "/manifests/" + m.digest), headers);
     for (const auto& digest : m.blobs)
-      out += fmt::format("   [{}] = {{ kind = \"redirect\", status = 307, location = {}, headers = {{ [\"Docker-Content-Digest\"] = {} }} }},\n",
-                         lua_quote(repo + "/blobs/" + digest), lua_quote(cdn + cdn_blob_path(digest)), lua_quote(digest));
+      out += fmt::format(
+          "   [{}] = {{ kind = \"redirect\", status = 307, location = {}, headers = {{ [\"Docker-Content-Digest\"] = "
+          "{} }} }},\n",
+          lua_quote(repo + "/blobs/" + digest), lua_quote(cdn + cdn_blob_path(digest)), lua_quote(digest));
   }
   out += "  },\n },\n}\n";
   return out;
@@ -588,7 +614,8 @@ std::string HubServer::nginx_conf() const {
       "  ssl_certificate {1}/server.pem;\n  ssl_certificate_key {1}/server.key;\n"
       "  ssl_protocols TLSv1.2 TLSv1.3;\n"
       "  lua_shared_dict akview_fixture 1m;\n"
-      "  init_by_lua_block {{ akview_fixture = dofile(\"{1}/fixture.lua\"); akview_fixture.load(\"{1}/routes.lua\") }}\n"
+      "  init_by_lua_block {{ akview_fixture = dofile(\"{1}/fixture.lua\"); akview_fixture.load(\"{1}/routes.lua\") "
+      "}}\n"
       "  init_worker_by_lua_block {{ akview_fixture.ready() }}\n"
       "  log_format akview escape=json {2};\n",
       options_.module_dir, d, kLogFormat,
@@ -649,11 +676,28 @@ bool HubServer::make_certificates() {
     return false;
   // P-256 keys: made in milliseconds, where RSA would cost a good part of the start.
   const std::vector<std::vector<std::string>> steps = {
-      {o, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", d + "/ca.key",
-       "-out", d + "/ca.pem", "-days", "2", "-subj", "/CN=akview test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-       "-addext", "keyUsage=critical,keyCertSign,cRLSign"},
-      {o, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", d + "/server.key",
-       "-out", d + "/server.csr", "-subj", "/CN=localhost"},
+      {o,
+       "req",
+       "-x509",
+       "-newkey",
+       "ec",
+       "-pkeyopt",
+       "ec_paramgen_curve:prime256v1",
+       "-nodes",
+       "-keyout",
+       d + "/ca.key",
+       "-out",
+       d + "/ca.pem",
+       "-days",
+       "2",
+       "-subj",
+       "/CN=akview test CA",
+       "-addext",
+       "basicConstraints=critical,CA:TRUE",
+       "-addext",
+       "keyUsage=critical,keyCertSign,cRLSign"},
+      {o, "req", "-new", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+       d + "/server.key", "-out", d + "/server.csr", "-subj", "/CN=localhost"},
       {o, "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key", "-CAcreateserial",
        "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/server.ext"},
   };
@@ -680,8 +724,7 @@ bool HubServer::pick_ports() {
     if (fds[i] < 0 || bind(fds[i], reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
         getsockname(fds[i], reinterpret_cast<sockaddr*>(&a), &len) != 0)
       ok = false;
-    else
-      ports_[i] = ntohs(a.sin_port);
+    else ports_[i] = ntohs(a.sin_port);
   }
   for (int fd : fds)
     if (fd >= 0) close(fd);
@@ -746,10 +789,12 @@ std::string HubServer::error_log_tail() const {
 bool HubServer::start() {
   if (running_) return true;
   if (dir_.empty()) return reason_ = "cannot make a temporary folder", false;
-  if (access(options_.nginx.c_str(), X_OK) != 0) return reason_ = options_.nginx + " not found (Debian package nginx-light)", false;
+  if (access(options_.nginx.c_str(), X_OK) != 0)
+    return reason_ = options_.nginx + " not found (Debian package nginx-light)", false;
   for (const char* m : {"ndk_http_module.so", "ngx_http_lua_module.so"})
     if (!fs::exists(fs::path(options_.module_dir) / m))
-      return reason_ = fmt::format("{}/{} not found (Debian package libnginx-mod-http-lua)", options_.module_dir, m), false;
+      return reason_ = fmt::format("{}/{} not found (Debian package libnginx-mod-http-lua)", options_.module_dir, m),
+             false;
   if (!on_path(options_.openssl)) return reason_ = "openssl not found (Debian package openssl)", false;
   if (!make_certificates()) return false;
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -800,4 +845,4 @@ void HubServer::stop() {
   pid_ = -1;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -30,11 +30,11 @@ const char* block_name(Block b);
 struct AccessEntry {
   std::string method, uri, protocol, range, authorization, if_range, user_agent;
   int status = 0;
-  uint64_t request_length = 0;    // request line + headers (+ body), as nginx counts it
-  uint64_t bytes_sent = 0;        // everything sent for the request (headers + body)
+  uint64_t request_length = 0;   // request line + headers (+ body), as nginx counts it
+  uint64_t bytes_sent = 0;       // everything sent for the request (headers + body)
   uint64_t body_bytes_sent = 0;
-  uint64_t connection = 0;        // nginx's connection serial number: equal numbers = one connection
-  double msec = 0;                // time the request ended (seconds since the epoch)
+  uint64_t connection = 0;   // nginx's connection serial number: equal numbers = one connection
+  double msec = 0;           // time the request ended (seconds since the epoch)
 };
 
 class HubServer {
@@ -43,9 +43,9 @@ class HubServer {
     std::string nginx = default_nginx();   // $AKVIEW_NGINX, else /usr/sbin/nginx
     std::string openssl = "openssl";
     std::string module_dir = "/usr/lib/nginx/modules";
-    uint64_t lfs_threshold = 1;      // hub files of at least this many bytes redirect to the cdn
-    int page_size = 50;              // tree API entries per page
-    uint64_t content_hash_limit = uint64_t{64} << 20;  // larger files get an identity digest, not their SHA-256
+    uint64_t lfs_threshold = 1;                         // hub files of at least this many bytes redirect to the cdn
+    int page_size = 50;                                 // tree API entries per page
+    uint64_t content_hash_limit = uint64_t{64} << 20;   // larger files get an identity digest, not their SHA-256
   };
 
   static std::string default_nginx();
@@ -69,8 +69,8 @@ class HubServer {
   // one is derived from the names) holding the files under `local_dir` (served through symlinks,
   // never written). /ORG/REPO/resolve/REV/PATH answers for REV = the name and the commit. Calling it
   // again for another revision adds that revision (or moves the branch).
-  void add_repo(const std::string& org, const std::string& repo, const std::string& revision,
-                std::string commit_sha, const std::filesystem::path& local_dir);
+  void add_repo(const std::string& org, const std::string& repo, const std::string& revision, std::string commit_sha,
+                const std::filesystem::path& local_dir);
   // Gated: without `Authorization: Bearer TOKEN` 401, with another token 403 (X-Error-Code GatedRepo).
   void set_gated(const std::string& org, const std::string& repo, const std::string& token);
   // Every manifest under STORE/manifests/HOST/ (NS/MODEL/TAG), as an Ollama registry serves it.
@@ -80,7 +80,7 @@ class HubServer {
   void add_file(const std::string& url_path, const std::filesystem::path& local_path);
 
   // --- faults (path "" = every path of the block; paths are URL paths without the query) ---
-  void set_delay_ms(Block b, int ms);                 // nginx sleeps this long before every request
+  void set_delay_ms(Block b, int ms);   // nginx sleeps this long before every request
   void set_delay_ms_all(int ms);
   void ignore_ranges(Block b, const std::string& path = {});   // max_ranges 0: 200 with the whole body
   void slow(Block b, const std::string& path, int bytes_per_second = 20 * 1024);   // limit_rate
@@ -100,12 +100,12 @@ class HubServer {
 
   // --- addresses ---
   int port(Block b) const { return ports_[static_cast<int>(b)]; }
-  std::string base_url(Block b) const;                 // https://127.0.0.1:PORT
+  std::string base_url(Block b) const;   // https://127.0.0.1:PORT
   std::string url(Block b, const std::string& path) const { return base_url(b) + path; }
   // The plain block over HTTP (no TLS, HTTP/1.1) on a port of its own: http://127.0.0.1:PORT/PATH.
   std::string http_url(const std::string& path) const;
   std::string hub_endpoint() const { return base_url(Block::hub); }   // what HF_ENDPOINT is set to
-  std::string registry_host() const;                   // 127.0.0.1:PORT (ollama://127.0.0.1:PORT/NS/MODEL:TAG)
+  std::string registry_host() const;   // 127.0.0.1:PORT (ollama://127.0.0.1:PORT/NS/MODEL:TAG)
   std::string resolve_path(const std::string& org, const std::string& repo, const std::string& rev,
                            const std::string& file) const;   // /ORG/REPO/resolve/REV/FILE
   // Where the hub's resolve redirects a file: /repos/ORG/REPO/COMMIT/FILE on the cdn block
@@ -132,7 +132,7 @@ class HubServer {
 
  private:
   struct HubFile {
-    std::string path;      // in the repository, '/'-separated
+    std::string path;   // in the repository, '/'-separated
     std::filesystem::path local;
     uint64_t size = 0;
     std::string sha256;    // LFS oid (or identity digest past content_hash_limit)
@@ -143,18 +143,18 @@ class HubServer {
     std::vector<HubFile> files;   // sorted by path
   };
   struct Repo {
-    std::map<std::string, std::string> names;      // revision name -> commit
-    std::map<std::string, Revision> commits;       // commit -> files
-    std::string token;                             // gated when not empty
+    std::map<std::string, std::string> names;   // revision name -> commit
+    std::map<std::string, Revision> commits;    // commit -> files
+    std::string token;                          // gated when not empty
   };
   struct PathSwitch {
     bool ignore_ranges = false;
     int limit_rate = 0;
   };
   struct Fault {
-    std::string kind;      // status, drop, long, loop
+    std::string kind;                             // status, drop, long, loop
     int code = 0, retry_after_s = 0, times = 0;   // code: the status, or long's extra bytes
-    int id = 0;            // counter key in the shared dict
+    int id = 0;                                   // counter key in the shared dict
   };
   struct BlockState {
     int delay_ms = 0;
@@ -171,7 +171,7 @@ class HubServer {
   bool write_config();
   bool launch();
   bool wait_ready(int generation, int timeout_ms);
-  void changed();          // after start: rewrite and restart on the same ports
+  void changed();   // after start: rewrite and restart on the same ports
   void stop();
   std::string error_log_tail() const;
   std::filesystem::path www(Block b) const { return dir_ / "www" / block_name(b); }
@@ -185,14 +185,14 @@ class HubServer {
   pid_t pid_ = -1;
   int generation_ = 0;
   int next_fault_id_ = 1;
-  std::map<std::string, Repo> repos_;    // "ORG/REPO"
+  std::map<std::string, Repo> repos_;   // "ORG/REPO"
   struct Manifest {
-    std::string path;        // /v2/NS/MODEL/manifests/TAG
-    std::string digest;      // sha256:HEX of the manifest
+    std::string path;                 // /v2/NS/MODEL/manifests/TAG
+    std::string digest;               // sha256:HEX of the manifest
     std::vector<std::string> blobs;   // digests
   };
   std::vector<Manifest> manifests_;
   BlockState blocks_[kBlockCount];
 };
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -191,4 +191,4 @@ end
 return F
 )lua";
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -29,9 +29,9 @@ namespace fs = std::filesystem;
 struct Answer {
   int exit_code = -1;
   int status = 0;
-  std::string http_version;             // "2", "1.1"
+  std::string http_version;                     // "2", "1.1"
   std::map<std::string, std::string> headers;   // of the last response, names in lower case
-  std::vector<int> statuses;            // every response's status (redirects followed)
+  std::vector<int> statuses;                    // every response's status (redirects followed)
   std::string body;
   double seconds = 0;
   std::string header(const std::string& name) const {
@@ -87,8 +87,9 @@ Answer curl(const fs::path& scratch, const std::string& ca, std::vector<std::str
   const fs::path headers = scratch / ("h" + std::to_string(n)), body = scratch / ("b" + std::to_string(n)),
                  out = scratch / ("o" + std::to_string(n));
   ++n;
-  std::vector<std::string> argv = {"curl", "-sS", "--max-time", "20", "-D", headers.string(), "-o", body.string(),
-                                   "-w", "%{http_code} %{http_version} %{time_total}"};
+  std::vector<std::string> argv = {
+      "curl",           "-sS", "--max-time",  "20", "-D",
+      headers.string(), "-o",  body.string(), "-w", "%{http_code} %{http_version} %{time_total}"};
   if (!ca.empty()) argv.insert(argv.end(), {"--cacert", ca});
   argv.insert(argv.end(), args.begin(), args.end());
   const pid_t pid = fork();
@@ -165,7 +166,8 @@ TEST_F(HubServerTest, TlsVerifiesWithTheFixturesCaOnlyAndSpeaksHttp2) {
   EXPECT_EQ(ok.http_version, "2");
   EXPECT_EQ(ok.body, bytes);
   // through the standard variable, and under the name localhost
-  const Answer by_env = curl(scratch_.dir(), "", {s.url(Block::plain, "/f.bin")}, {"CURL_CA_BUNDLE=" + s.ca_file().string()});
+  const Answer by_env =
+      curl(scratch_.dir(), "", {s.url(Block::plain, "/f.bin")}, {"CURL_CA_BUNDLE=" + s.ca_file().string()});
   EXPECT_EQ(by_env.exit_code, 0);
   const Answer localhost = get(s, {"https://localhost:" + std::to_string(s.port(Block::plain)) + "/f.bin"});
   EXPECT_EQ(localhost.exit_code, 0);
@@ -233,7 +235,8 @@ TEST_F(HubServerTest, ResolveRedirectsLargeFilesToTheCdnWithTheHubsHeaders) {
   }
   EXPECT_EQ(s.cdn_path("org", "model", "main", "model.safetensors"), "/repos/org/model/" + kSha + "/model.safetensors");
   // followed: the cdn answers the range
-  const Answer followed = get(s, {"-L", "-r", "8-15", s.url(Block::hub, s.resolve_path("org", "model", "main", "model.safetensors"))});
+  const Answer followed =
+      get(s, {"-L", "-r", "8-15", s.url(Block::hub, s.resolve_path("org", "model", "main", "model.safetensors"))});
   EXPECT_EQ(followed.statuses, (std::vector<int>{302, 206}));
   EXPECT_EQ(followed.body, bytes_of(repo.weights, 8, 8));
   EXPECT_EQ(followed.header("content-range"), "bytes 8-15/300000");
@@ -252,7 +255,8 @@ TEST_F(HubServerTest, ResolveRedirectsLargeFilesToTheCdnWithTheHubsHeaders) {
                           "\nsize 300000\n");
   EXPECT_EQ(get(s, {s.url(Block::hub, "/org/model/raw/main/config.json")}).body, repo.config);
   EXPECT_EQ(get(s, {"-I", s.url(Block::hub, "/org/model/raw/main/absent.json")}).status, 404);
-  const Answer head = get(s, {"-I", s.url(Block::hub, s.resolve_path("org", "model", "main", "sub/deeper/b.safetensors"))});
+  const Answer head =
+      get(s, {"-I", s.url(Block::hub, s.resolve_path("org", "model", "main", "sub/deeper/b.safetensors"))});
   EXPECT_EQ(head.status, 302);
   EXPECT_EQ(head.header("x-linked-size"), "5000");
 }
@@ -332,7 +336,8 @@ TEST_F(HubServerTest, TreeApiPagesFollowTheLinkHeader) {
   EXPECT_EQ(weights["type"], "file");
   EXPECT_EQ(weights["size"], 300000);
   EXPECT_EQ(weights["oid"].get<std::string>().size(), 40u);
-  EXPECT_EQ(weights["lfs"]["oid"], sha256_hex({reinterpret_cast<const uint8_t*>(repo.weights.data()), repo.weights.size()}));
+  EXPECT_EQ(weights["lfs"]["oid"],
+            sha256_hex({reinterpret_cast<const uint8_t*>(repo.weights.data()), repo.weights.size()}));
   EXPECT_EQ(weights["lfs"]["size"], 300000);
   EXPECT_EQ(weights["lfs"]["pointerSize"], 131);   // the pointer file of a 6-digit size
   // one folder, not recursive: its direct entries
@@ -388,7 +393,8 @@ TEST_F(HubServerTest, GatedRepositoryNeedsTheTokenWhichNeverReachesTheCdn) {
   EXPECT_EQ(cdn[0].authorization, "");
   EXPECT_EQ(cdn[0].range, "bytes=0-99");
   // and when a client does send it there, the log shows it (the check above can fail)
-  get(s, {"-H", "Authorization: Bearer hf_secret", s.url(Block::cdn, s.cdn_path("org", "gated", "main", "model.safetensors"))});
+  get(s, {"-H", "Authorization: Bearer hf_secret",
+          s.url(Block::cdn, s.cdn_path("org", "gated", "main", "model.safetensors"))});
   const auto cdn2 = s.access_log(Block::cdn, 2);
   ASSERT_EQ(cdn2.size(), 2u);
   EXPECT_EQ(cdn2[1].authorization, "Bearer hf_secret");
@@ -406,7 +412,8 @@ TEST_F(HubServerTest, RegistryServesManifestsAndRedirectsBlobsToTheCdn) {
   ASSERT_EQ(m.status, 200);
   EXPECT_EQ(m.header("content-type"), "application/vnd.docker.distribution.manifest.v2+json");
   EXPECT_EQ(m.body, slurp(scratch_.dir() / "ollama/manifests/registry.ollama.ai/library/tiny/q4"));
-  EXPECT_EQ(m.header("docker-content-digest"), "sha256:" + sha256_hex({reinterpret_cast<const uint8_t*>(m.body.data()), m.body.size()}));
+  EXPECT_EQ(m.header("docker-content-digest"),
+            "sha256:" + sha256_hex({reinterpret_cast<const uint8_t*>(m.body.data()), m.body.size()}));
   const std::string digest = layer["digest"];
   const Answer blob = get(s, {s.url(Block::registry, "/v2/library/tiny/blobs/" + digest)});
   EXPECT_EQ(blob.status, 307);
@@ -545,5 +552,5 @@ TEST_F(HubServerTest, MissingNginxIsReportedNotHidden) {
   EXPECT_NE(s.reason().find("/nonexistent/nginx"), std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -4,8 +4,8 @@
 // redirect loop, more bytes than asked) end as the README says. Skipped when nginx cannot start.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -26,8 +26,9 @@ const fs::path kDemo = fs::path(AKVIEW_DEMO_DIR) / "demo";
 
 // Keys whose values differ between a local and a remote open by design: paths and timings.
 bool is_volatile_key(const std::string& k) {
-  static const char* kKeys[] = {"path", "file", "files_dir", "seconds", "min_seconds", "median_seconds", "gbps_best",
-                                "gbps_median", "gbps", "time", "elapsed", "open_path", "where"};
+  static const char* kKeys[] = {"path",           "file",      "files_dir",   "seconds", "min_seconds",
+                                "median_seconds", "gbps_best", "gbps_median", "gbps",    "time",
+                                "elapsed",        "open_path", "where"};
   for (const char* key : kKeys)
     if (k == key) return true;
   return k.find("seconds") != std::string::npos || k.find("gbps") != std::string::npos;
@@ -107,8 +108,10 @@ class RemoteOpen : public ::testing::Test {
   // The same command on disk and remotely: equal JSON but for paths and timings.
   void expect_same(const std::vector<std::string>& command, const std::string& local, const std::string& remote) {
     std::vector<std::string> a = command, b = command;
-    for (auto& s : a) if (s == "@") s = local;
-    for (auto& s : b) if (s == "@") s = remote;
+    for (auto& s : a)
+      if (s == "@") s = local;
+    for (auto& s : b)
+      if (s == "@") s = remote;
     a.push_back("--json");
     b.push_back("--json");
     auto l = akview(a);
@@ -179,7 +182,8 @@ TEST_F(RemoteOpen, EveryOracleModelAnswersAsOnDisk) {
       } else {
         const std::string url_path = std::string("/oracles/") + dir + "/" + name;
         server_.add_file(url_path, e.path());
-        (std::string(dir) == "malformed" ? malformed : cases).push_back({e.path().string(), server_.url(Block::plain, url_path)});
+        (std::string(dir) == "malformed" ? malformed : cases)
+            .push_back({e.path().string(), server_.url(Block::plain, url_path)});
       }
     }
   }
@@ -189,7 +193,8 @@ TEST_F(RemoteOpen, EveryOracleModelAnswersAsOnDisk) {
       // manifests/HOST/NS/MODEL/TAG
       const fs::path rel = fs::relative(m.path(), oracles / store / "manifests");
       auto it = rel.begin();
-      const std::string host = (it++)->string(), ns = (it++)->string(), model = (it++)->string(), tag = (it++)->string();
+      const std::string host = (it++)->string(), ns = (it++)->string(), model = (it++)->string(),
+                        tag = (it++)->string();
       server_.add_ollama_store(oracles / store, host);
       cases.push_back({m.path().string(), "ollama://" + server_.registry_host() + "/" + ns + "/" + model + ":" + tag});
     }
@@ -218,7 +223,9 @@ TEST_F(RemoteOpen, EveryOracleModelAnswersAsOnDisk) {
     auto r = akview({"info", c.remote});
     EXPECT_EQ(l.exit_code, r.exit_code);
     // The same rule broken: the slug at the end of the line.
-    auto slug = [](const std::string& err) { return err.substr(err.rfind('(') == std::string::npos ? 0 : err.rfind('(')); };
+    auto slug = [](const std::string& err) {
+      return err.substr(err.rfind('(') == std::string::npos ? 0 : err.rfind('('));
+    };
     EXPECT_EQ(slug(l.err), slug(r.err)) << l.err << " | " << r.err;
   }
 }
@@ -231,7 +238,9 @@ TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
   std::map<std::string, std::pair<int, uint64_t>> per_file;
   for (const AccessEntry& e : server_.access_log(Block::cdn)) {
     if (!e.uri.ends_with(".safetensors")) continue;
-    if (std::getenv("AKVIEW_TEST_VERBOSE")) std::fprintf(stderr, "cdn %s %s %d %llu\n", e.uri.c_str(), e.range.c_str(), e.status, (unsigned long long)e.body_bytes_sent);
+    if (std::getenv("AKVIEW_TEST_VERBOSE"))
+      std::fprintf(stderr, "cdn %s %s %d %llu\n", e.uri.c_str(), e.range.c_str(), e.status,
+                   (unsigned long long)e.body_bytes_sent);
     per_file[e.uri].first++;
     per_file[e.uri].second += e.body_bytes_sent;
   }
@@ -336,11 +345,13 @@ TEST_F(RemoteOpen, TheTokenGoesToTheHubOnlyNeverToTheCdn) {
   auto r = akview({"dump", hf("demo-bf16"), "lm_head.weight", "--rows", "0:1", "--json"}, "HF_TOKEN=secret-token");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   int hub_with_token = 0;
-  for (const AccessEntry& e : server_.access_log(Block::hub)) hub_with_token += e.authorization == "Bearer secret-token";
+  for (const AccessEntry& e : server_.access_log(Block::hub))
+    hub_with_token += e.authorization == "Bearer secret-token";
   EXPECT_GT(hub_with_token, 0);
   const auto cdn = server_.access_log(Block::cdn, 1);
   EXPECT_FALSE(cdn.empty());
-  for (const AccessEntry& e : cdn) EXPECT_TRUE(e.authorization.empty() || e.authorization == "-") << e.uri << " " << e.authorization;
+  for (const AccessEntry& e : cdn)
+    EXPECT_TRUE(e.authorization.empty() || e.authorization == "-") << e.uri << " " << e.authorization;
 }
 
 TEST_F(RemoteOpen, MoreBytesThanAskedAreRefused) {
@@ -391,7 +402,8 @@ TEST_F(RemoteOpen, AnAddressTypedIntoTheModelListOpens) {
   term.press("o");
   term.type(hf("demo-q4km"));
   term.send_key("Enter");
-  ASSERT_TRUE(term.wait_for_text("blk.0.attn_q.weight", std::chrono::seconds(15))) << ::testing::PrintToString(term.screen_text());
+  ASSERT_TRUE(term.wait_for_text("blk.0.attn_q.weight", std::chrono::seconds(15)))
+      << ::testing::PrintToString(term.screen_text());
   const auto title = term.screen_text().front();
   EXPECT_NE(title.find("remote"), std::string::npos) << title;
   term.send_key("q");
@@ -412,5 +424,5 @@ TEST_F(RemoteOpen, ServeForManualUse) {
   for (;;) pause();
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

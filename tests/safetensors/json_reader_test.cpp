@@ -10,7 +10,9 @@
 namespace akview {
 namespace {
 
-std::span<const uint8_t> bytes_of(const std::string& s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
+std::span<const uint8_t> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
 
 // All tokens of `text` (base offset 100), or the error.
 struct Pulled {
@@ -36,9 +38,10 @@ Pulled pull(const std::string& text, int max_depth = JsonReader::kDefaultMaxDept
 TEST(JsonReader, TokensCarryKindsAndAbsoluteOffsets) {
   const auto p = pull(R"( {"a": [1, true, null], "b": "x"} )");
   ASSERT_TRUE(p.ok) << p.error.to_string();
-  const std::vector<JsonKind> kinds = {JsonKind::object_begin, JsonKind::key, JsonKind::array_begin, JsonKind::number,
-                                       JsonKind::boolean, JsonKind::null, JsonKind::array_end, JsonKind::key,
-                                       JsonKind::string, JsonKind::object_end, JsonKind::end};
+  const std::vector<JsonKind> kinds = {JsonKind::object_begin, JsonKind::key,     JsonKind::array_begin,
+                                       JsonKind::number,       JsonKind::boolean, JsonKind::null,
+                                       JsonKind::array_end,    JsonKind::key,     JsonKind::string,
+                                       JsonKind::object_end,   JsonKind::end};
   ASSERT_EQ(p.tokens.size(), kinds.size());
   for (size_t i = 0; i < kinds.size(); ++i) EXPECT_EQ(p.tokens[i].kind, kinds[i]) << i;
   EXPECT_EQ(p.tokens[0].offset, 101u);
@@ -104,7 +107,8 @@ TEST(JsonReader, DepthLimitHolds) {
 }
 
 TEST(JsonReader, InvalidUtf8IsBadUtf8WithItsOffset) {
-  for (const std::string bad : {"[\"ab\xff\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xe6\x97\"]"}) {
+  for (const std::string bad :
+       {"[\"ab\xff\"]", "[\"\xc0\xaf\"]", "[\"\xed\xa0\x80\"]", "[\"\xf4\x90\x80\x80\"]", "[\"\xe6\x97\"]"}) {
     const auto p = pull(bad);
     ASSERT_FALSE(p.ok) << bad;
     EXPECT_EQ(p.error.code, ErrorCode::bad_utf8) << bad;
@@ -116,10 +120,27 @@ TEST(JsonReader, InvalidUtf8IsBadUtf8WithItsOffset) {
 }
 
 TEST(JsonReader, SyntaxErrorsAreBadJson) {
-  const std::vector<std::string> bad = {
-      "",          "{",          "{\"a\" 1}",     "{\"a\":1,}",   "[1,]",      "[01]",     "[1.]",
-      "[-]",       "[1e]",       "[tru]",         "{1:2}",        "[\"\\x\"]", "[\"\\u12\"]", "[\"\\udc00\"]",
-      "[\"\\ud800x\"]", "[\"a\nb\"]", "{} x",      std::string("{}\0", 3),       "[1 2]",     "\"open",   "{\"a\":}"};
+  const std::vector<std::string> bad = {"",
+                                        "{",
+                                        "{\"a\" 1}",
+                                        "{\"a\":1,}",
+                                        "[1,]",
+                                        "[01]",
+                                        "[1.]",
+                                        "[-]",
+                                        "[1e]",
+                                        "[tru]",
+                                        "{1:2}",
+                                        "[\"\\x\"]",
+                                        "[\"\\u12\"]",
+                                        "[\"\\udc00\"]",
+                                        "[\"\\ud800x\"]",
+                                        "[\"a\nb\"]",
+                                        "{} x",
+                                        std::string("{}\0", 3),
+                                        "[1 2]",
+                                        "\"open",
+                                        "{\"a\":}"};
   for (const auto& text : bad) {
     const auto p = pull(text);
     EXPECT_FALSE(p.ok) << "accepted: " << text;
@@ -138,5 +159,5 @@ TEST(JsonReader, WhitespaceAroundTheValueIsAllowed) {
   EXPECT_EQ(p.tokens.back().kind, JsonKind::end);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -178,8 +178,9 @@ TEST(SafetensorsOracles, MalformedCasesGetTheirVerdict) {
     } else {
       ASSERT_EQ(expect, "reject_strict");
       if (opened.ok()) {
-        EXPECT_TRUE(std::any_of(opened->notes.begin(), opened->notes.end(), [](const Note& n) { return n.fails_check; }))
-            << "accepted without a failing note";
+        EXPECT_TRUE(std::any_of(opened->notes.begin(), opened->notes.end(), [](const Note& n) {
+          return n.fails_check;
+        })) << "accepted without a failing note";
       }
     }
     if (!opened.ok()) {
@@ -195,5 +196,5 @@ TEST(SafetensorsOracles, MalformedCasesGetTheirVerdict) {
   EXPECT_GE(cases, 2);   // the listing holds the control and broken cases
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

@@ -29,7 +29,9 @@ std::vector<StTensor> every_dtype() {
   for (const TypeInfo& t : all_types()) {
     if (t.st_name.empty()) continue;
     const int64_t elems = 4 * t.block_elems;   // whole bytes even for F4/F6
-    out.push_back({"t." + std::string(t.name), std::string(t.st_name), {2, elems / 2},
+    out.push_back({"t." + std::string(t.name),
+                   std::string(t.st_name),
+                   {2, elems / 2},
                    pattern(static_cast<size_t>(elems / t.block_elems * t.block_bytes), seed++)});
   }
   return out;
@@ -85,7 +87,9 @@ TEST(SafetensorsRoundTrip, NamesStayInTheHeaderUnlessPacked) {
 std::vector<std::vector<StTensor>> three_shards() {
   std::vector<std::vector<StTensor>> shards(3);
   for (int i = 0; i < 9; ++i)
-    shards[i % 3].push_back({"layers." + std::to_string(i) + ".weight", i % 2 ? "F16" : "F32", {2, 3},
+    shards[i % 3].push_back({"layers." + std::to_string(i) + ".weight",
+                             i % 2 ? "F16" : "F32",
+                             {2, 3},
                              pattern(i % 2 ? 12 : 24, static_cast<uint8_t>(i))});
   return shards;
 }
@@ -222,5 +226,5 @@ TEST(SafetensorsRoundTrip, SparseTerabyteFileOpensWithoutTouchingData) {
   EXPECT_EQ(m->files[0].map.size(), m->files[0].data_offset + (uint64_t{1} << 40));
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

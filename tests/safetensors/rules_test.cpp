@@ -29,9 +29,11 @@ Result<Model> open_written(const TempDir& dir, const std::vector<StTensor>& tens
 }
 
 // A file whose header is `json` (data: `data_bytes` zero bytes).
-Result<Model> open_header(const TempDir& dir, const std::string& json, uint64_t data_bytes, StWriteOptions options = {}) {
+Result<Model> open_header(const TempDir& dir, const std::string& json, uint64_t data_bytes,
+                          StWriteOptions options = {}) {
   options.header = json;
-  return open_written(dir, {{"raw", "U8", {static_cast<int64_t>(data_bytes)}, std::vector<uint8_t>(data_bytes, 0)}}, options);
+  return open_written(dir, {{"raw", "U8", {static_cast<int64_t>(data_bytes)}, std::vector<uint8_t>(data_bytes, 0)}},
+                      options);
 }
 
 void expect_error(const Result<Model>& r, ErrorCode code, const std::string& needle = "") {
@@ -144,7 +146,9 @@ TEST(SafetensorsRules, DuplicateKeys) {
 TEST(SafetensorsRules, DuplicateTensor) {
   TempDir dir;
   auto r = open_header(
-      dir, R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"t":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})", 2);
+      dir,
+      R"({"t":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"t":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+      2);
   expect_error(r, ErrorCode::duplicate_tensor, "'t'");
 }
 
@@ -182,10 +186,14 @@ TEST(SafetensorsRules, OverflowOfElementsTimesBits) {
 
 TEST(SafetensorsRules, SubByteDtypesMustFillWholeBytes) {
   TempDir dir;
-  expect_error(open_header(dir, R"({"t":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}})", 1), ErrorCode::bad_alignment);
+  expect_error(open_header(dir, R"({"t":{"dtype":"F4","shape":[3],"data_offsets":[0,1]}})", 1),
+               ErrorCode::bad_alignment);
   expect_error(open_header(dir, R"({"t":{"dtype":"F6_E2M3","shape":[2],"data_offsets":[0,1]}})", 1),
                ErrorCode::bad_alignment);
-  auto ok = open_header(dir, R"({"f4":{"dtype":"F4","shape":[2,3],"data_offsets":[0,3]},"f6":{"dtype":"F6_E3M2","shape":[4],"data_offsets":[3,6]}})", 6);
+  auto ok = open_header(
+      dir,
+      R"({"f4":{"dtype":"F4","shape":[2,3],"data_offsets":[0,3]},"f6":{"dtype":"F6_E3M2","shape":[4],"data_offsets":[3,6]}})",
+      6);
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
   EXPECT_EQ(ok->find("f4")->nbytes, 3u);
   EXPECT_EQ(ok->find("f6")->nbytes, 3u);
@@ -200,16 +208,27 @@ TEST(SafetensorsRules, SizeMismatch) {
 
 TEST(SafetensorsRules, BadOffsetGapOverlapReversedNegative) {
   TempDir dir;
-  expect_error(open_header(dir, R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})", 5),
-               ErrorCode::bad_offset, "gap");
-  auto overlap = open_header(dir, R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})", 6);
+  expect_error(
+      open_header(
+          dir,
+          R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},"b":{"dtype":"U8","shape":[2],"data_offsets":[3,5]}})",
+          5),
+      ErrorCode::bad_offset, "gap");
+  auto overlap = open_header(
+      dir,
+      R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[2,6]}})",
+      6);
   expect_error(overlap, ErrorCode::bad_offset, "'b'");
   expect_error(open_header(dir, R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[4,0]}})", 4), ErrorCode::bad_offset,
                "end before");
   expect_error(open_header(dir, R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[-4,0]}})", 4), ErrorCode::bad_offset);
   // Two tensors on the same bytes (test_json_attack).
-  expect_error(open_header(dir, R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})", 4),
-               ErrorCode::bad_offset);
+  expect_error(
+      open_header(
+          dir,
+          R"({"a":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},"b":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}})",
+          4),
+      ErrorCode::bad_offset);
 }
 
 TEST(SafetensorsRules, TrailingBytesAndTruncatedData) {
@@ -236,11 +255,12 @@ TEST(SafetensorsRules, LeadingWhitespaceOpensWithAFailingNote) {
 
 TEST(SafetensorsRules, TolerantOfUnknownFieldsNullMetadataAndUnsortedOrder) {
   TempDir dir;
-  auto m = open_header(dir,
-                       R"({"__metadata__":null,"z":{"dtype":"U8","shape":[2],"data_offsets":[2,4],"extra":{"x":[1]}},)"
-                       R"("a":{"shape":[2],"data_offsets":[0,2],"dtype":"U8"},"e":{"dtype":"F32","shape":[0,4],"data_offsets":[2,2]},)"
-                       R"("s":{"dtype":"F64","shape":[],"data_offsets":[4,12]}}   )",
-                       12);
+  auto m = open_header(
+      dir,
+      R"({"__metadata__":null,"z":{"dtype":"U8","shape":[2],"data_offsets":[2,4],"extra":{"x":[1]}},)"
+      R"("a":{"shape":[2],"data_offsets":[0,2],"dtype":"U8"},"e":{"dtype":"F32","shape":[0,4],"data_offsets":[2,2]},)"
+      R"("s":{"dtype":"F64","shape":[],"data_offsets":[4,12]}}   )",
+      12);
   ASSERT_TRUE(m.ok()) << m.error().to_string();
   ASSERT_EQ(m->notes.size(), 1u);
   EXPECT_FALSE(m->notes[0].fails_check);
@@ -288,5 +308,5 @@ TEST(SafetensorsRules, DirectoryWithOneFileOpensIt) {
   EXPECT_EQ(m->tensors.size(), 2u);
 }
 
-}  // namespace
-}  // namespace akview
+}   // namespace
+}   // namespace akview

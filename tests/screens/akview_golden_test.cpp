@@ -50,7 +50,7 @@ TEST_P(Goldens, DemoModelListAndTensorsStates) {
   term.press("Down");
   term.press("Down");
   shoot(term, "demo_list");   // the GGUF selected: its panel shows a type mix and a quantization
-  term.press("Enter");   // llama-demo-q4km.gguf; the settle waits for the open and the stats
+  term.press("Enter");        // llama-demo-q4km.gguf; the settle waits for the open and the stats
   shoot(term, "demo_tensors");
   // The column cursor moves over the columns shown; 40 columns show no bytes column.
   const std::string column = GetParam().cols >= 80 ? "bytes" : "type";
@@ -112,8 +112,8 @@ TEST_P(Goldens, DemoComputeRunAndCancel) {
 }
 
 // Diff: the Q4_K_M GGUF against its BF16 original (akview A --ref B): worst first with every error
-// filled in, a pair side by side (at 40×12 scrolled to its error numbers too), and `x` running the pair in Compute on the reference backend
-// (the "vs ref" column: y against y from B's tensor).
+// filled in, a pair side by side (at 40×12 scrolled to its error numbers too), and `x` running the pair in Compute on
+// the reference backend (the "vs ref" column: y against y from B's tensor).
 TEST_P(Goldens, DemoDiffAgainstOriginal) {
   Terminal term;
   term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"},
@@ -153,11 +153,17 @@ TEST_P(Goldens, HostileNamesAreDrawnEscaped) {
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama"));
   w.set("general.name", gguf_string("evil\x1b]8;;http://x.invalid\x07link\x1b]8;;\x07 \xe2\x80\xaegnp.exe"));
-  w.set("hostile.key\x1b[2J\x9bH"s, gguf_string("bell\x07 c1\xc2\x9b" "31m del\x7f"s));
+  w.set("hostile.key\x1b[2J\x9bH"s, gguf_string("bell\x07 c1\xc2\x9b"
+                                                "31m del\x7f"s));
   const std::vector<std::string> names = {
-      "blk.0.csi\x1b[31mred\x1b[0m.weight"s,     "blk.0.osc\x1b]0;pwned\x07title.weight"s,
-      "blk.0.c1raw\x9b" "2J.weight"s,             "blk.0.nul\0byte.weight"s,
-      "blk.0.bidi\xe2\x80\xae" "txt.exe.weight"s, "blk.0.zw\xe2\x80\x8bsp.weight"s,
+      "blk.0.csi\x1b[31mred\x1b[0m.weight"s,
+      "blk.0.osc\x1b]0;pwned\x07title.weight"s,
+      "blk.0.c1raw\x9b"
+      "2J.weight"s,
+      "blk.0.nul\0byte.weight"s,
+      "blk.0.bidi\xe2\x80\xae"
+      "txt.exe.weight"s,
+      "blk.0.zw\xe2\x80\x8bsp.weight"s,
       "blk.0.\xe4\xb8\xad\xe6\x96\x87\xe6\x9d\x83\xe9\x87\x8d.weight"s,
   };
   for (const auto& name : names) w.add_tensor({name, 0, {8, 2}});
@@ -188,8 +194,8 @@ TEST_P(Goldens, UndecodableTensorSaysWhy) {
   StWriteOptions options;
   options.metadata = {{"format", "mlx"}};
   ASSERT_TRUE(write_safetensors(dir.file("model.safetensors"), ts, options));
-  ASSERT_TRUE(write_text(dir.file("config.json"),
-                         R"({"model_type": "llama", "quantization": {"group_size": 12, "bits": 4}})"));
+  ASSERT_TRUE(
+      write_text(dir.file("config.json"), R"({"model_type": "llama", "quantization": {"group_size": 12, "bits": 4}})"));
   Terminal term;
   start(term, ".", dir.path());
   shoot(term, "undecodable_tensors");
@@ -248,5 +254,5 @@ TEST(GoldenScreens, ResizeSeriesNeverLosesARedraw) {
   EXPECT_EQ(term.wait_exit(), 0);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -55,10 +55,12 @@ TEST(AkviewKeys, HelpTogglesAndAModelLeftForTheListComesBackWhole) {
   term.press("?");
   ASSERT_NE(position_in(term.screen(), "line"), -1) << term.screen().text();   // Help
   term.press("?");
-  EXPECT_NE(status_row(term.screen()).find("1 result"), std::string::npos) << "? again: back to Compute\n" << term.screen().text();
+  EXPECT_NE(status_row(term.screen()).find("1 result"), std::string::npos) << "? again: back to Compute\n"
+                                                                           << term.screen().text();
   term.press("?");
   term.press("Esc");
-  EXPECT_NE(status_row(term.screen()).find("1 result"), std::string::npos) << "Esc on Help: back to Compute\n" << term.screen().text();
+  EXPECT_NE(status_row(term.screen()).find("1 result"), std::string::npos) << "Esc on Help: back to Compute\n"
+                                                                           << term.screen().text();
   term.press("Esc");
   ASSERT_NE(position_in(term.screen(), "model"), -1) << "Esc: the model list\n" << term.screen().text();
   term.press("Enter");
@@ -68,7 +70,8 @@ TEST(AkviewKeys, HelpTogglesAndAModelLeftForTheListComesBackWhole) {
                                                                            << term.screen().text();
   EXPECT_EQ(term.screen().find_row("(no results yet)"), -1) << term.screen().text();
   term.press("1");
-  EXPECT_NE(status_row(term.screen()).find("sort name ▼"), std::string::npos) << "the sort kept\n" << term.screen().text();
+  EXPECT_NE(status_row(term.screen()).find("sort name ▼"), std::string::npos) << "the sort kept\n"
+                                                                              << term.screen().text();
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
 }
@@ -78,7 +81,8 @@ TEST(AkviewKeys, HelpTogglesAndAModelLeftForTheListComesBackWhole) {
 std::string write_many_tensors(const TempDir& dir) {
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama"));
-  for (int i = 0; i < 20000; ++i) w.add_tensor({"blk." + std::to_string(i / 10) + ".t" + std::to_string(i % 10) + ".weight", 0, {4}});
+  for (int i = 0; i < 20000; ++i)
+    w.add_tensor({"blk." + std::to_string(i / 10) + ".t" + std::to_string(i % 10) + ".weight", 0, {4}});
   w.add_tensor({"blk.0.ffn_up.weight", 8, {256, 64}});   // q8_0: 8 groups a row
   const std::string path = dir.file("many.gguf");
   EXPECT_TRUE(w.write(path));
@@ -143,14 +147,17 @@ TEST(AkviewKeys, OneSearchOnEveryList) {
   for (const char* pane : {"1", "2", "5"}) {
     term.press(pane);
     term.press("/");
-    EXPECT_NE(status_row(term.screen()).find("search (text or regex"), std::string::npos) << pane << "\n" << term.screen().text();
+    EXPECT_NE(status_row(term.screen()).find("search (text or regex"), std::string::npos) << pane << "\n"
+                                                                                          << term.screen().text();
     term.type("attention");
     term.press("Enter");
-    EXPECT_TRUE(std::regex_search(status_row(term.screen()), std::regex(R"(match 1/\d+ 'attention')"))) << pane << "\n"
-                                                                                                  << term.screen().text();
+    EXPECT_TRUE(std::regex_search(status_row(term.screen()), std::regex(R"(match 1/\d+ 'attention')")))
+        << pane << "\n"
+        << term.screen().text();
     term.press("n");
-    EXPECT_TRUE(std::regex_search(status_row(term.screen()), std::regex(R"(match 2/\d+ 'attention')"))) << pane << "\n"
-                                                                                                  << term.screen().text();
+    EXPECT_TRUE(std::regex_search(status_row(term.screen()), std::regex(R"(match 2/\d+ 'attention')")))
+        << pane << "\n"
+        << term.screen().text();
   }
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
@@ -228,7 +235,8 @@ TEST(AkviewKeys, DiffNamesBothModelsAt80Columns) {
   Terminal term;
   // Whole paths: together wider than the terminal.
   const std::string demo = std::filesystem::absolute(std::string(AKVIEW_DEMO_DIR) + "/demo").string();
-  term.start({AKVIEW_BINARY, demo + "/llama-demo-q4km.gguf", "--ref", demo + "/llama-demo-bf16"}, {80, 24}, {}, AKVIEW_DEMO_DIR);
+  term.start({AKVIEW_BINARY, demo + "/llama-demo-q4km.gguf", "--ref", demo + "/llama-demo-bf16"}, {80, 24}, {},
+             AKVIEW_DEMO_DIR);
   term.settle();
   term.press("8");
   const std::string first = term.screen().text_rows()[2];
@@ -243,7 +251,8 @@ TEST(AkviewKeys, DiffNamesBothModelsAt80Columns) {
 // Every pane's status bar says how to go back and where the help is.
 TEST(AkviewKeys, EveryPaneHintsEscAndHelp) {
   Terminal term;
-  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"}, {120, 40}, {},
+             AKVIEW_DEMO_DIR);
   term.settle();
   for (const char* pane : {"1", "2", "3", "4", "5", "6", "8"}) {
     term.press(pane);
@@ -257,5 +266,5 @@ TEST(AkviewKeys, EveryPaneHintsEscAndHelp) {
   EXPECT_EQ(term.wait_exit(), 0);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

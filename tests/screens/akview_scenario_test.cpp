@@ -1,9 +1,9 @@
 // akview's own TUI through the real binary on a pty, asserting state: the demo folder's model list,
-// the panel about the selected model (and a model that does not open), opening a model, search, filter and its inverse, sorting by bytes, Esc cancelling running statistics
-// with the next frame within 100 ms, the mouse (tabs, rows, wheel), a file truncated while statistics
-// run, and the model files untouched (sha256 and mtime) after a whole session; the Diff pane's
-// comparison cancelled with Esc and resumed with `s`, and its `x` running the pair in Compute with
-// the same error against the reference as `akview run --ref`.
+// the panel about the selected model (and a model that does not open), opening a model, search, filter and its inverse,
+// sorting by bytes, Esc cancelling running statistics with the next frame within 100 ms, the mouse (tabs, rows, wheel),
+// a file truncated while statistics run, and the model files untouched (sha256 and mtime) after a whole session; the
+// Diff pane's comparison cancelled with Esc and resumed with `s`, and its `x` running the pair in Compute with the same
+// error against the reference as `akview run --ref`.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,7 +38,8 @@ TEST(AkviewScreens, DemoListOpensAModelAndQuitsCleanly) {
   // The panel says what the model needs to run: the total at each context of the fit table.
   const int fit_row = term.screen().find_row("fit  ");
   ASSERT_NE(fit_row, -1) << term.screen().text();
-  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(fit_row)].find("k "), std::string::npos) << term.screen().text();
+  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(fit_row)].find("k "), std::string::npos)
+      << term.screen().text();
   EXPECT_NE(term.screen().find_row("llama.cpp"), -1) << term.screen().text();
   term.press("Enter");   // llama-demo-q4km.gguf
   ASSERT_TRUE(term.wait_for_text("1 Tensors", std::chrono::seconds(10))) << term.screen().text();
@@ -168,7 +169,8 @@ TEST(AkviewScreens, EscCancelsRunningStatsAndTheNextFrameComesWithin100ms) {
   Terminal term;
   term.start({AKVIEW_BINARY, "slow.gguf"}, {120, 40}, {}, dir.path());
   // The model is on screen while the statistics still run (no settle: that would wait for them).
-  ASSERT_TRUE(term.wait_until([](const Screen& s) { return s.find_row("24 tensors") != -1; }, Terminal::default_timeout()))
+  ASSERT_TRUE(
+      term.wait_until([](const Screen& s) { return s.find_row("24 tensors") != -1; }, Terminal::default_timeout()))
       << term.screen().text();
   ASSERT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().busy > 0; }, Terminal::default_timeout()));
   const long keys_before = term.events_sent();
@@ -183,8 +185,9 @@ TEST(AkviewScreens, EscCancelsRunningStatsAndTheNextFrameComesWithin100ms) {
   // `s` starts them again (and Esc stops them again).
   const long keys_s = term.events_sent();
   term.send_key("s");
-  EXPECT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().keys > keys_s && term.last_marker().busy > 0; },
-                              Terminal::default_timeout()));
+  EXPECT_TRUE(
+      term.wait_until([&](const Screen&) { return term.last_marker().keys > keys_s && term.last_marker().busy > 0; },
+                      Terminal::default_timeout()));
   term.press("Esc");
   EXPECT_EQ(term.last_marker().busy, 0);
   term.send_key("q");
@@ -247,8 +250,9 @@ TEST(AkviewScreens, FileTruncatedWhileStatsRunIsAnErrorNotACrash) {
   Terminal term;
   term.start({AKVIEW_BINARY, "slow.gguf"}, {120, 40}, {}, dir.path());
   // Opened, and the statistics running.
-  ASSERT_TRUE(term.wait_until([&](const Screen& s) { return s.find_row("24 tensors") != -1 && term.last_marker().busy > 0; },
-                              Terminal::default_timeout()));
+  ASSERT_TRUE(
+      term.wait_until([&](const Screen& s) { return s.find_row("24 tensors") != -1 && term.last_marker().busy > 0; },
+                      Terminal::default_timeout()));
   ASSERT_EQ(::truncate(path.c_str(), 1 << 20), 0);
   term.settle();
   EXPECT_TRUE(term.running());
@@ -286,7 +290,8 @@ TEST(AkviewScreens, EscCancelsTheDiffAndSGoesOn) {
   ASSERT_TRUE(w.write(dir.file("slow.gguf"), /*sparse=*/true));
   Terminal term;
   term.start({AKVIEW_BINARY, "slow.gguf", "--ref", "slow.gguf"}, {120, 40}, {}, dir.path());
-  ASSERT_TRUE(term.wait_until([](const Screen& s) { return s.find_row("96 tensors") != -1; }, Terminal::default_timeout()))
+  ASSERT_TRUE(
+      term.wait_until([](const Screen& s) { return s.find_row("96 tensors") != -1; }, Terminal::default_timeout()))
       << term.screen().text();
   term.press("Esc");   // the Tensors pane's statistics: the diff would wait behind them on the one worker
   term.send_key("8");
@@ -294,7 +299,8 @@ TEST(AkviewScreens, EscCancelsTheDiffAndSGoesOn) {
       << term.screen().text();
   const long keys = term.events_sent();
   term.send_key("Esc");
-  ASSERT_TRUE(term.wait_until([&](const Screen&) { return term.last_marker().keys > keys; }, Terminal::default_timeout()));
+  ASSERT_TRUE(
+      term.wait_until([&](const Screen&) { return term.last_marker().keys > keys; }, Terminal::default_timeout()));
   term.settle();   // busy 0: the job stopped
   int total = 0;
   const int done = diff_errors_done(term.screen(), &total);
@@ -319,7 +325,8 @@ TEST(AkviewScreens, EscCancelsTheDiffAndSGoesOn) {
 TEST(AkviewScreens, XRunsTheDiffPairInComputeWithItsErrorAgainstTheReference) {
   const std::string demo = std::string(AKVIEW_DEMO_DIR) + "/demo/";
   Terminal term;
-  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
+  term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf", "--ref", "demo/llama-demo-bf16"}, {120, 40}, {},
+             AKVIEW_DEMO_DIR);
   term.settle();
   term.press("6");
   for (int i = 0; i < 12 && term.screen().find_row("on reference") == -1; ++i) term.press("b");
@@ -392,5 +399,5 @@ TEST(AkviewScreens, ASessionLeavesTheModelFilesUntouched) {
   for (const auto& [path, digest] : before) EXPECT_EQ(file_digest(path), digest) << path;
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -4,8 +4,8 @@
 // Keys: Down/j, Up/k move; b = busy for 300 ms; q quits with exit code 0.
 // FIXTURE_MARKER_SIZE=1 adds the optional size=COLSxROWS field to the marker.
 #include <algorithm>
-#include <clocale>
 #include <chrono>
+#include <clocale>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,12 +26,12 @@ struct Item {
 };
 
 constexpr Item kItems[] = {
-    {"token_embd.weight", "Q4_0", "[4096, 32000]"}, {"blk.0.attn_q.weight", "Q4_K", "[4096, 4096]"},
+    {"token_embd.weight", "Q4_0", "[4096, 32000]"},  {"blk.0.attn_q.weight", "Q4_K", "[4096, 4096]"},
     {"blk.0.attn_k.weight", "Q4_K", "[4096, 1024]"}, {"blk.0.ffn_up.weight", "Q6_K", "[4096, 14336]"},
-    {"blk.0.attn_norm.weight", "F32", "[4096]"},      {"output.weight", "Q8_0", "[4096, 32000]"},
+    {"blk.0.attn_norm.weight", "F32", "[4096]"},     {"output.weight", "Q8_0", "[4096, 32000]"},
 };
 constexpr int kItemCount = static_cast<int>(sizeof kItems / sizeof kItems[0]);
-constexpr int kListTop = 2;  // screen row of the first item
+constexpr int kListTop = 2;   // screen row of the first item
 
 enum Pair : short { kTitle = 1, kNormal, kSelected, kDtype, kSpark, kStatus };
 
@@ -93,8 +93,8 @@ void draw(State& st) {
     mvaddwstr(extra, 22, L"\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588");
   }
   char status[160];
-  std::snprintf(status, sizeof status, " row %d/%d  %dx%d  colors=%d  keys=%ld%s  [j/k] move [q] quit",
-                st.selected + 1, kItemCount, COLS, LINES, COLORS, st.keys, st.busy ? "  busy" : "");
+  std::snprintf(status, sizeof status, " row %d/%d  %dx%d  colors=%d  keys=%ld%s  [j/k] move [q] quit", st.selected + 1,
+                kItemCount, COLS, LINES, COLORS, st.keys, st.busy ? "  busy" : "");
   fill_row(LINES - 1, kStatus, A_NORMAL);
   mvaddnstr(LINES - 1, 0, status, COLS);
   attrset(A_NORMAL);
@@ -102,18 +102,15 @@ void draw(State& st) {
   ++st.frame;
   if (st.sync) {
     char m[96];
-    int n = st.marker_size
-                ? std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d;size=%dx%d\007", st.frame,
-                                st.keys, st.busy ? 1 : 0, drawn_cols, drawn_rows)
-                : std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d\007", st.frame, st.keys,
-                                st.busy ? 1 : 0);
+    int n = st.marker_size ? std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d;size=%dx%d\007", st.frame,
+                                           st.keys, st.busy ? 1 : 0, drawn_cols, drawn_rows)
+                           : std::snprintf(m, sizeof m, "\033]7777;frame=%ld;keys=%ld;busy=%d\007", st.frame, st.keys,
+                                           st.busy ? 1 : 0);
     if (write(STDOUT_FILENO, m, static_cast<size_t>(n)) < 0) std::exit(3);
   }
 }
 
-void move_selection(State& st, int delta) {
-  st.selected = std::max(0, std::min(kItemCount - 1, st.selected + delta));
-}
+void move_selection(State& st, int delta) { st.selected = std::max(0, std::min(kItemCount - 1, st.selected + delta)); }
 
 // One mouse report. Returns whether it is an input event (a button release / click, or a wheel step).
 bool handle_mouse(State& st) {
@@ -132,10 +129,10 @@ bool handle_mouse(State& st) {
     move_selection(st, +1);
     return true;
   }
-  return false;  // a press: its release is the event
+  return false;   // a press: its release is the event
 }
 
-}  // namespace
+}   // namespace
 
 int main() {
   std::setlocale(LC_ALL, "");
@@ -152,7 +149,7 @@ int main() {
   keypad(stdscr, TRUE);
   set_escdelay(25);
   curs_set(0);
-  timeout(100);  // getch wakes up: a SIGWINCH that lands just before it blocks is not lost (STACK.md §4)
+  timeout(100);   // getch wakes up: a SIGWINCH that lands just before it blocks is not lost (STACK.md §4)
   if (has_colors()) init_colors();
   mousemask(BUTTON1_PRESSED | BUTTON1_RELEASED | BUTTON4_PRESSED | BUTTON5_PRESSED, nullptr);
   mouseinterval(0);
@@ -174,8 +171,10 @@ int main() {
         clearok(curscr, TRUE);
         event = false;
         break;
-      case KEY_DOWN: case 'j': move_selection(st, +1); break;
-      case KEY_UP: case 'k': move_selection(st, -1); break;
+      case KEY_DOWN:
+      case 'j': move_selection(st, +1); break;
+      case KEY_UP:
+      case 'k': move_selection(st, -1); break;
       case 'b':
         st.busy = true;
         st.busy_until = Clock::now() + std::chrono::milliseconds(300);

@@ -47,7 +47,7 @@ std::string range(size_t start, size_t count) {
   return std::to_string(count == 0 ? start : start + 1) + "," + std::to_string(count);
 }
 
-}  // namespace
+}   // namespace
 
 std::filesystem::path golden_path(const std::string& name) {
   return std::filesystem::path(AKVIEW_GOLDEN_DIR) / (name + ".txt");
@@ -67,7 +67,7 @@ std::string diff_lines(const std::string& expected, const std::string& actual) {
     for (size_t j = m; j-- > 0;)
       lcs[i][j] = a[i] == b[j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
   struct Op {
-    char kind;  // ' ', '-', '+'
+    char kind;   // ' ', '-', '+'
     size_t ai, bi;
   };
   std::vector<Op> ops;
@@ -76,7 +76,7 @@ std::string diff_lines(const std::string& expected, const std::string& actual) {
     if (i < n && j < m && a[i] == b[j]) {
       ops.push_back({' ', i++, j++});
     } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
-      ops.push_back({'-', i++, j});  // removals before additions, as diff -u prints them
+      ops.push_back({'-', i++, j});   // removals before additions, as diff -u prints them
     } else {
       ops.push_back({'+', i, j++});
     }
@@ -127,8 +127,7 @@ std::string diff_lines(const std::string& expected, const std::string& actual) {
 
   const auto golden = golden_path(name);
   if (env_flag("AKVIEW_UPDATE_GOLDENS")) {
-    if (!write_file(golden, actual))
-      return ::testing::AssertionFailure() << "cannot write golden " << golden;
+    if (!write_file(golden, actual)) return ::testing::AssertionFailure() << "cannot write golden " << golden;
     std::printf("[  GOLDEN  ] wrote %s (AKVIEW_UPDATE_GOLDENS=1): review it in the diff\n", golden.c_str());
     return ::testing::AssertionSuccess();
   }
@@ -156,4 +155,4 @@ std::string diff_lines(const std::string& expected, const std::string& actual) {
                                        << " (and .svg); AKVIEW_UPDATE_GOLDENS=1 rewrites the golden";
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

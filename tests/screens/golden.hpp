@@ -25,6 +25,6 @@ std::string diff_lines(const std::string& expected, const std::string& actual);
 ::testing::AssertionResult compare_golden(const Screen& screen, const std::string& name);
 
 std::filesystem::path golden_path(const std::string& name);
-std::filesystem::path actual_path(const std::string& name);  // <build>/screens-actual/<name>.txt
+std::filesystem::path actual_path(const std::string& name);   // <build>/screens-actual/<name>.txt
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -59,5 +59,5 @@ TEST(GroupsScreens, Iq2xxsStepThrough) {
   golden_groups(AKVIEW_ORACLES_DIR, "gguf/lq_iq2_xxs.gguf", "", "iq2_xxs", false);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -34,11 +34,20 @@ struct NamedKey {
 
 // One row per named key (send_key(name)).
 constexpr NamedKey kNamedKeys[] = {
-    {"Up", VTERM_KEY_UP},         {"Down", VTERM_KEY_DOWN},         {"Left", VTERM_KEY_LEFT},
-    {"Right", VTERM_KEY_RIGHT},   {"Enter", VTERM_KEY_ENTER},       {"Tab", VTERM_KEY_TAB},
-    {"Backspace", VTERM_KEY_BACKSPACE}, {"Esc", VTERM_KEY_ESCAPE},  {"Home", VTERM_KEY_HOME},
-    {"End", VTERM_KEY_END},       {"PageUp", VTERM_KEY_PAGEUP},     {"PageDown", VTERM_KEY_PAGEDOWN},
-    {"Insert", VTERM_KEY_INS},    {"Delete", VTERM_KEY_DEL},
+    {"Up", VTERM_KEY_UP},
+    {"Down", VTERM_KEY_DOWN},
+    {"Left", VTERM_KEY_LEFT},
+    {"Right", VTERM_KEY_RIGHT},
+    {"Enter", VTERM_KEY_ENTER},
+    {"Tab", VTERM_KEY_TAB},
+    {"Backspace", VTERM_KEY_BACKSPACE},
+    {"Esc", VTERM_KEY_ESCAPE},
+    {"Home", VTERM_KEY_HOME},
+    {"End", VTERM_KEY_END},
+    {"PageUp", VTERM_KEY_PAGEUP},
+    {"PageDown", VTERM_KEY_PAGEDOWN},
+    {"Insert", VTERM_KEY_INS},
+    {"Delete", VTERM_KEY_DEL},
 };
 
 struct NamedModifier {
@@ -46,8 +55,7 @@ struct NamedModifier {
   VTermModifier mod;
 };
 
-constexpr NamedModifier kModifiers[] = {
-    {"C-", VTERM_MOD_CTRL}, {"M-", VTERM_MOD_ALT}, {"S-", VTERM_MOD_SHIFT}};
+constexpr NamedModifier kModifiers[] = {{"C-", VTERM_MOD_CTRL}, {"M-", VTERM_MOD_ALT}, {"S-", VTERM_MOD_SHIFT}};
 
 // Decodes UTF-8 into code points; invalid bytes become U+FFFD (test input is ours, so rare).
 std::vector<uint32_t> decode_utf8(std::string_view s) {
@@ -91,13 +99,13 @@ std::optional<FrameMarker> parse_marker(std::string_view body) {
 
 std::string describe(const FrameMarker& m) {
   if (m.frame == 0) return "no marker yet";
-  std::string s = "frame=" + std::to_string(m.frame) + " keys=" + std::to_string(m.keys) +
-                  " busy=" + std::to_string(m.busy);
+  std::string s =
+      "frame=" + std::to_string(m.frame) + " keys=" + std::to_string(m.keys) + " busy=" + std::to_string(m.busy);
   if (m.size_cols >= 0) s += " size=" + std::to_string(m.size_cols) + "x" + std::to_string(m.size_rows);
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 std::chrono::milliseconds Terminal::default_timeout() {
   if (const char* s = std::getenv("AKVIEW_SCREENS_TIMEOUT_S"); s && std::atof(s) > 0)
@@ -111,8 +119,7 @@ Terminal::~Terminal() {
   if (pid_ > 0 && !exit_code_) {
     ::kill(pid_, SIGKILL);
     int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {}
   }
   if (master_fd_ >= 0) ::close(master_fd_);
   if (vt_) vterm_free(vt_);
@@ -129,9 +136,8 @@ void Terminal::start(const std::vector<std::string>& argv, TermSize size, const 
 
   // The child's environment, built here: after fork only async-signal-safe calls are made.
   std::vector<std::pair<std::string, std::optional<std::string>>> settings = {
-      {"AKVIEW_TEST_SYNC", "1"}, {"TERM", "xterm-256color"}, {"LANG", "C.UTF-8"},
-      {"LC_ALL", "C.UTF-8"},     {"LINES", std::nullopt},    {"COLUMNS", std::nullopt},
-      {"NO_COLOR", std::nullopt}, {"HOME", home_.string()}};
+      {"AKVIEW_TEST_SYNC", "1"}, {"TERM", "xterm-256color"}, {"LANG", "C.UTF-8"},        {"LC_ALL", "C.UTF-8"},
+      {"LINES", std::nullopt},   {"COLUMNS", std::nullopt},  {"NO_COLOR", std::nullopt}, {"HOME", home_.string()}};
   settings.insert(settings.end(), env.begin(), env.end());
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
@@ -240,7 +246,7 @@ void Terminal::write_to_child(const char* bytes, size_t n) {
       pollfd p{master_fd_, POLLOUT, 0};
       ::poll(&p, 1, 100);
     } else {
-      return;  // the child is gone; the wait that follows reports it
+      return;   // the child is gone; the wait that follows reports it
     }
   }
 }
@@ -307,13 +313,12 @@ bool Terminal::pump(int timeout_ms) {
     feed(buf, static_cast<size_t>(n));
     return true;
   }
-  if (n == 0 || (errno != EAGAIN && errno != EINTR)) pty_closed_ = true;  // EIO: every slave fd closed
+  if (n == 0 || (errno != EAGAIN && errno != EINTR)) pty_closed_ = true;   // EIO: every slave fd closed
   return false;
 }
 
 void Terminal::drain() {
-  while (pump(0)) {
-  }
+  while (pump(0)) {}
 }
 
 void Terminal::require_running(const char* what) const {
@@ -322,10 +327,9 @@ void Terminal::require_running(const char* what) const {
 
 void Terminal::fail(const std::string& what) const {
   Screen s = screen();
-  throw TerminalError(what + "\n  events sent " + std::to_string(events_sent_) + ", last marker " +
-                      describe(marker_) + (exit_code_ ? ", child exited " + std::to_string(*exit_code_) : "") +
-                      "\n  screen " + std::to_string(s.cols) + "x" + std::to_string(s.rows) + ":\n" +
-                      dump_screen(s));
+  throw TerminalError(what + "\n  events sent " + std::to_string(events_sent_) + ", last marker " + describe(marker_) +
+                      (exit_code_ ? ", child exited " + std::to_string(*exit_code_) : "") + "\n  screen " +
+                      std::to_string(s.cols) + "x" + std::to_string(s.rows) + ":\n" + dump_screen(s));
 }
 
 void Terminal::send_key(VTermKey key, VTermModifier mod) {
@@ -353,7 +357,8 @@ void Terminal::send_key(std::string_view name) {
   }
   if (rest.size() >= 2 && rest[0] == 'F') {
     int n = std::atoi(std::string(rest.substr(1)).c_str());
-    if (n >= 1 && n <= 12) return send_key(static_cast<VTermKey>(VTERM_KEY_FUNCTION(n)), static_cast<VTermModifier>(mod));
+    if (n >= 1 && n <= 12)
+      return send_key(static_cast<VTermKey>(VTERM_KEY_FUNCTION(n)), static_cast<VTermModifier>(mod));
   }
   auto cps = decode_utf8(rest);
   if (cps.size() != 1) throw TerminalError("send_key: unknown key name '" + std::string(name) + "'");
@@ -371,7 +376,7 @@ void Terminal::send_text(std::string_view utf8) {
 
 void Terminal::click(int col, int row, int button) {
   require_running("click");
-  drain();  // the app may have just enabled the mouse in output not read yet
+  drain();   // the app may have just enabled the mouse in output not read yet
   if (mouse_mode_ == 0) fail("click: the app has not enabled mouse reporting");
   ++events_sent_;
   vterm_mouse_move(vt_, row, col, VTERM_MOD_NONE);
@@ -410,10 +415,9 @@ void Terminal::resize(int cols, int rows) {
 
 bool Terminal::settled() const {
   if (marker_.frame == 0 || marker_.frame <= frame_floor_) return false;
-  if (output_.size() > marker_end_) return false;  // a frame is being drawn after the marker
+  if (output_.size() > marker_end_) return false;   // a frame is being drawn after the marker
   if (marker_.keys < events_sent_ || marker_.busy != 0) return false;
-  if (marker_.size_cols >= 0 && (marker_.size_cols != size_.cols || marker_.size_rows != size_.rows))
-    return false;
+  if (marker_.size_cols >= 0 && (marker_.size_cols != size_.cols || marker_.size_rows != size_.rows)) return false;
   return true;
 }
 
@@ -425,11 +429,11 @@ FrameMarker Terminal::settle(std::chrono::milliseconds timeout) {
   for (;;) {
     if (settled()) {
       drain();
-      if (settled()) return marker_;  // the drain may have brought a busy frame: then keep waiting
+      if (settled()) return marker_;   // the drain may have brought a busy frame: then keep waiting
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) break;
-    if (pty_closed_) break;  // nothing more will come
+    if (pty_closed_) break;   // nothing more will come
     pump(static_cast<int>(left));
   }
   fail(pty_closed_ ? "settle: the app closed the terminal before settling"
@@ -481,7 +485,8 @@ int Terminal::wait_exit(std::chrono::milliseconds timeout) {
       exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
       return *exit_code_;
     }
-    if (Clock::now() >= deadline) fail("wait_exit: the app did not exit within " + std::to_string(timeout.count()) + " ms");
+    if (Clock::now() >= deadline)
+      fail("wait_exit: the app did not exit within " + std::to_string(timeout.count()) + " ms");
   }
 }
 
@@ -539,4 +544,4 @@ Cell Terminal::cell(int row, int col) const {
   return s.at(row, col);
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -32,9 +32,9 @@
 // "Settled" = a marker arrived with keys >= the events sent so far, busy == 0, frame > the last frame
 // seen before the latest resize, and no further output is pending: the pty is drained without blocking
 // after it, and when the drain brings bytes after that marker (the app began another frame, e.g. a second
-// KEY_RESIZE after a burst of resizes) the wait goes on to the marker that ends them. Waits never sleep for idle time. A wait that runs out (10 s, or AKVIEW_SCREENS_TIMEOUT_S)
-// throws TerminalError naming what it waited for and the screen text; GoogleTest reports the exception
-// as the test's failure.
+// KEY_RESIZE after a burst of resizes) the wait goes on to the marker that ends them. Waits never sleep for idle time.
+// A wait that runs out (10 s, or AKVIEW_SCREENS_TIMEOUT_S) throws TerminalError naming what it waited for and the
+// screen text; GoogleTest reports the exception as the test's failure.
 //
 // A test, in short:
 //   Terminal term;
@@ -77,10 +77,10 @@ struct TerminalError : std::runtime_error {
 };
 
 struct FrameMarker {
-  long frame = 0;  // 0: no marker seen yet
+  long frame = 0;   // 0: no marker seen yet
   long keys = 0;
   long busy = 0;
-  int size_cols = -1, size_rows = -1;  // the optional size= field; -1 when absent
+  int size_cols = -1, size_rows = -1;   // the optional size= field; -1 when absent
 };
 
 struct TermSize {
@@ -96,7 +96,7 @@ enum class Wheel { kUp, kDown };
 class Terminal {
  public:
   Terminal();
-  ~Terminal();  // kills (SIGKILL) and reaps a child that is still running; removes the temp HOME
+  ~Terminal();   // kills (SIGKILL) and reaps a child that is still running; removes the temp HOME
   Terminal(const Terminal&) = delete;
   Terminal& operator=(const Terminal&) = delete;
 
@@ -111,7 +111,7 @@ class Terminal {
   // and "S-" add modifiers ("C-c", "S-Tab"). Throws TerminalError on an unknown name.
   void send_key(std::string_view name);
   void send_text(std::string_view utf8);
-  void click(int col, int row, int button = 1);  // 0-based cell; press + release = one event
+  void click(int col, int row, int button = 1);   // 0-based cell; press + release = one event
   void wheel(int col, int row, Wheel direction);
   // Raw bytes straight to the app, counted as `n_events` events (for sequences libvterm cannot make).
   void send_raw(std::string_view bytes, int n_events);
@@ -144,7 +144,7 @@ class Terminal {
   // The terminal's restoration: libvterm's alternate-screen state, and the raw bytes.
   bool alt_screen_used() const { return alt_screen_used_; }
   bool alt_screen_active() const { return alt_screen_active_; }
-  const std::string& output_bytes() const { return output_; }  // all bytes the child wrote
+  const std::string& output_bytes() const { return output_; }   // all bytes the child wrote
   // The bytes after the last "leave the alternate screen" sequence (ESC[?1049l, ?1047l or ?47l);
   // std::nullopt when the app never left it.
   std::optional<std::string> output_after_alt_screen() const;
@@ -152,17 +152,17 @@ class Terminal {
   FrameMarker last_marker() const { return marker_; }
   long markers_seen() const { return markers_seen_; }
   long events_sent() const { return events_sent_; }
-  int mouse_mode() const { return mouse_mode_; }  // libvterm's VTERM_PROP_MOUSE: 0 off, 1 click, 2 drag, 3 move
+  int mouse_mode() const { return mouse_mode_; }   // libvterm's VTERM_PROP_MOUSE: 0 off, 1 click, 2 drag, 3 move
   const std::filesystem::path& home_dir() const { return home_; }
 
   // The wait limit: 10 s, or AKVIEW_SCREENS_TIMEOUT_S seconds (for slow sanitizer builds).
   static std::chrono::milliseconds default_timeout();
 
  private:
-  bool pump(int timeout_ms);  // one poll+read; true when bytes arrived
-  void drain();               // reads whatever is pending, without blocking
+  bool pump(int timeout_ms);   // one poll+read; true when bytes arrived
+  void drain();                // reads whatever is pending, without blocking
   void feed(const char* bytes, size_t n);
-  void scan_markers();  // frame markers in output_ from marker_scan_ on
+  void scan_markers();   // frame markers in output_ from marker_scan_ on
   bool settled() const;
   void require_running(const char* what) const;
   [[noreturn]] void fail(const std::string& what) const;
@@ -182,16 +182,16 @@ class Terminal {
   std::unique_ptr<TempDir> home_dir_;
   std::filesystem::path home_;
   std::string output_;
-  std::string pending_dec_mode_;  // an unfinished ESC [ ? ... sequence held back from libvterm
+  std::string pending_dec_mode_;   // an unfinished ESC [ ? ... sequence held back from libvterm
   FrameMarker marker_;
   long markers_seen_ = 0;
-  size_t marker_end_ = 0;  // offset in output_ just past the last marker
-  size_t marker_scan_ = 0;  // where the next marker scan starts in output_
+  size_t marker_end_ = 0;    // offset in output_ just past the last marker
+  size_t marker_scan_ = 0;   // where the next marker scan starts in output_
   long events_sent_ = 0;
-  long frame_floor_ = 0;  // a settle after a resize needs a frame above this
+  long frame_floor_ = 0;   // a settle after a resize needs a frame above this
   bool alt_screen_used_ = false;
   bool alt_screen_active_ = false;
   int mouse_mode_ = 0;
 };
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -14,7 +14,7 @@
 namespace akview::testing {
 namespace {
 
-constexpr int kFirstItemRow = 2;  // the fixture's list starts on screen row 2
+constexpr int kFirstItemRow = 2;   // the fixture's list starts on screen row 2
 
 void start_fixture(Terminal& term, TermSize size = {80, 24}, const EnvOverrides& env = {}) {
   term.start({AKVIEW_SCREENS_FIXTURE}, size, env);
@@ -48,7 +48,7 @@ TEST(ScreensHarness, KeysMoveTheSelection) {
   EXPECT_NE(status_line(term).find("row 3/6"), std::string::npos) << status_line(term);
 
   term.press("Up");
-  m = term.type("kk");  // one event per character: the second k hits the top and stays there
+  m = term.type("kk");   // one event per character: the second k hits the top and stays there
   EXPECT_EQ(m.keys, 5);
   EXPECT_EQ(selected_row(term), kFirstItemRow);
   EXPECT_NE(term.screen().text().find("blk.0.attn_k.weight"), std::string::npos);
@@ -92,7 +92,7 @@ TEST(ScreensHarness, AMismatchIsReportedWithTheLine) {
   const std::string message = result.message();
   EXPECT_NE(message.find("-" + new_row + "\n"), std::string::npos) << message;
   EXPECT_NE(message.find("+" + old_row + "\n"), std::string::npos) << message;
-  EXPECT_NE(message.find("@@ -3,5 +3,5 @@"), std::string::npos) << message;  // 1-based dump lines
+  EXPECT_NE(message.find("@@ -3,5 +3,5 @@"), std::string::npos) << message;   // 1-based dump lines
 
   // A style change is named by its row too.
   std::string restyled = dump_screen(s);
@@ -128,19 +128,19 @@ TEST(ScreensHarness, ResizeRedrawsAtTheNewSize) {
   start_fixture(term);
   term.resize(40, 12);
   auto m = term.settle();
-  EXPECT_EQ(m.keys, 0);  // a resize is not an event
+  EXPECT_EQ(m.keys, 0);   // a resize is not an event
   Screen s = term.screen();
   EXPECT_EQ(s.cols, 40);
   EXPECT_EQ(s.rows, 12);
   EXPECT_NE(s.row_text(11).find("40x12"), std::string::npos) << s.text();
-  EXPECT_EQ(s.at(11, 39).style.bg, Color::indexed(238));  // the status bar reaches the new right edge
+  EXPECT_EQ(s.at(11, 39).style.bg, Color::indexed(238));   // the status bar reaches the new right edge
 
   term.resize(80, 24);
   term.settle();
   s = term.screen();
   EXPECT_EQ(s.cols, 80);
   EXPECT_NE(s.row_text(23).find("80x24"), std::string::npos) << s.text();
-  EXPECT_TRUE(compare_golden(s, "fixture_start"));  // back where it started, same bytes
+  EXPECT_TRUE(compare_golden(s, "fixture_start"));   // back where it started, same bytes
 }
 
 TEST(ScreensHarness, TwentyQuickResizesNeverLoseTheLastRedraw) {
@@ -168,10 +168,10 @@ TEST(ScreensHarness, SettleWaitsThroughBusyFrames) {
   Terminal term;
   start_fixture(term);
   long before = term.last_marker().frame;
-  auto m = term.press("b");  // the fixture reports busy=1 for 300 ms, then redraws with busy=0
+  auto m = term.press("b");   // the fixture reports busy=1 for 300 ms, then redraws with busy=0
   EXPECT_EQ(m.busy, 0);
   EXPECT_EQ(m.keys, 1);
-  EXPECT_GE(m.frame, before + 2);  // the busy frame and the idle one
+  EXPECT_GE(m.frame, before + 2);   // the busy frame and the idle one
   EXPECT_EQ(status_line(term).find("busy"), std::string::npos) << status_line(term);
 }
 
@@ -185,7 +185,7 @@ TEST(ScreensHarness, QuitExitsZeroAndLeavesTheAlternateScreen) {
   EXPECT_FALSE(term.alt_screen_active());
   auto tail = term.output_after_alt_screen();
   ASSERT_TRUE(tail.has_value());
-  EXPECT_EQ(tail->find("\x1b[?1049h"), std::string::npos);  // it did not enter it again
+  EXPECT_EQ(tail->find("\x1b[?1049h"), std::string::npos);   // it did not enter it again
 }
 
 TEST(ScreensHarness, AClickSelectsARowAndTheWheelMovesIt) {
@@ -194,7 +194,7 @@ TEST(ScreensHarness, AClickSelectsARowAndTheWheelMovesIt) {
   EXPECT_NE(term.mouse_mode(), 0);
   term.click(5, kFirstItemRow + 3);
   auto m = term.settle();
-  EXPECT_EQ(m.keys, 1);  // press + release = one event
+  EXPECT_EQ(m.keys, 1);   // press + release = one event
   EXPECT_EQ(selected_row(term), kFirstItemRow + 3);
   EXPECT_NE(status_line(term).find("row 4/6"), std::string::npos) << status_line(term);
 
@@ -214,7 +214,7 @@ TEST(ScreensHarness, EightColourTerminalAndEnvironment) {
   start_fixture(term, {80, 24}, {{"TERM", "xterm"}});
   EXPECT_NE(status_line(term).find("colors=8"), std::string::npos) << status_line(term);
   Screen s = term.screen();
-  EXPECT_EQ(s.at(0, 0).style.bg, Color::indexed(4));  // COLOR_BLUE
+  EXPECT_EQ(s.at(0, 0).style.bg, Color::indexed(4));   // COLOR_BLUE
   EXPECT_FALSE(term.home_dir().empty());
   EXPECT_TRUE(std::filesystem::is_directory(term.home_dir()));
 }
@@ -222,7 +222,7 @@ TEST(ScreensHarness, EightColourTerminalAndEnvironment) {
 TEST(ScreensHarness, ATimedOutSettleNamesTheScreen) {
   Terminal term;
   start_fixture(term);
-  term.send_raw("j", 2);  // claims two events for one key: the marker's keys never catch up
+  term.send_raw("j", 2);   // claims two events for one key: the marker's keys never catch up
   try {
     term.settle(std::chrono::milliseconds(300));
     ADD_FAILURE() << "settle returned although keys < events sent";
@@ -246,7 +246,7 @@ TEST(ScreensHarness, SvgIsWrittenAndConvertsToPng) {
   std::string svg((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(svg.find("width='720' height='432'"), std::string::npos);
   EXPECT_NE(svg.find("font-family='DejaVu Sans Mono' font-size='15'"), std::string::npos);
-  EXPECT_NE(svg.find("fill='#005f87'"), std::string::npos);  // the title bar, xterm 24
+  EXPECT_NE(svg.find("fill='#005f87'"), std::string::npos);   // the title bar, xterm 24
   EXPECT_NE(svg.find("font-weight='bold'"), std::string::npos);
   EXPECT_NE(svg.find("名"), std::string::npos);
   EXPECT_EQ(xterm_rgb(196), "#ff0000");
@@ -261,5 +261,5 @@ TEST(ScreensHarness, SvgIsWrittenAndConvertsToPng) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

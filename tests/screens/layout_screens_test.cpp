@@ -70,9 +70,9 @@ TEST(LayoutScreens, EnterOnATensorInfoJumpsToItsData) {
   ASSERT_TRUE(model.ok());
   uint64_t info_at = 0;
   ASSERT_TRUE(walk_layout(*model, 0, [&](const Region& r) {
-    if (r.kind == RegionKind::tensor_info && r.label == "blk.0.attn_v.weight") info_at = r.offset;
-    return true;
-  }).ok());
+                if (r.kind == RegionKind::tensor_info && r.label == "blk.0.attn_v.weight") info_at = r.offset;
+                return true;
+              }).ok());
   ASSERT_GT(info_at, 0u);
   const uint64_t data_at = model->find("blk.0.attn_v.weight")->offset;
   Terminal term;
@@ -88,5 +88,5 @@ TEST(LayoutScreens, EnterOnATensorInfoJumpsToItsData) {
   EXPECT_EQ(term.wait_exit(), 0);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

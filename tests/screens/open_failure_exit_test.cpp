@@ -63,5 +63,5 @@ TEST(OpenFailure, CtrlCInTheViewExits130WithTheTerminalRestored) {
   EXPECT_FALSE(term.alt_screen_active());
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -109,5 +109,5 @@ TEST(PolishScreens, AnErrorIsWrappedBetweenItsWords) {
   EXPECT_EQ(term.wait_exit(), 0);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -80,5 +80,5 @@ TEST(ReadmeScreens, EveryGoldenParsesBackToItsDump) {
   EXPECT_FALSE(parse_screen_dump("# vtshot screen 2x1\n00| ab\n# styles\n0: 0-5 fg=1 bg=def\n").has_value());
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

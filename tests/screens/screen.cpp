@@ -36,7 +36,7 @@ std::string Screen::row_text(int row) const {
   std::string line;
   for (int col = 0; col < cols; ++col) {
     const Cell& c = at(row, col);
-    if (c.width == 0) continue;  // right half of a wide character: written once, with its left half
+    if (c.width == 0) continue;   // right half of a wide character: written once, with its left half
     line += c.text.empty() ? std::string(" ") : c.text;
   }
   while (!line.empty() && line.back() == ' ') line.pop_back();
@@ -144,7 +144,7 @@ bool parse_style(std::string_view text, Style& style) {
   return true;
 }
 
-}  // namespace
+}   // namespace
 
 std::optional<Screen> parse_screen_dump(std::string_view dump) {
   std::vector<std::string_view> lines;
@@ -155,7 +155,8 @@ std::optional<Screen> parse_screen_dump(std::string_view dump) {
     at = end + 1;
   }
   Screen screen;
-  if (lines.empty() || std::sscanf(std::string(lines[0]).c_str(), "# vtshot screen %dx%d", &screen.cols, &screen.rows) != 2 ||
+  if (lines.empty() ||
+      std::sscanf(std::string(lines[0]).c_str(), "# vtshot screen %dx%d", &screen.cols, &screen.rows) != 2 ||
       screen.cols <= 0 || screen.rows <= 0 || screen.cols > 1000 || screen.rows > 1000 ||
       lines.size() < static_cast<size_t>(screen.rows) + 2)
     return std::nullopt;
@@ -198,4 +199,4 @@ std::optional<Screen> parse_screen_dump(std::string_view dump) {
   return screen;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -13,8 +13,8 @@ namespace akview::testing {
 struct Color {
   enum class Kind : uint8_t { kDefault, kIndexed, kRgb };
   Kind kind = Kind::kDefault;
-  uint8_t index = 0;  // xterm index when kIndexed
-  uint8_t red = 0, green = 0, blue = 0;  // when kRgb
+  uint8_t index = 0;                      // xterm index when kIndexed
+  uint8_t red = 0, green = 0, blue = 0;   // when kRgb
 
   static Color indexed(int i) { return {Kind::kIndexed, static_cast<uint8_t>(i), 0, 0, 0}; }
   static Color rgb(int r, int g, int b) {
@@ -22,13 +22,13 @@ struct Color {
   }
   bool is_default() const { return kind == Kind::kDefault; }
   bool operator==(const Color&) const = default;
-  std::string name() const;  // "def", "214", "#ff8800"
+  std::string name() const;   // "def", "214", "#ff8800"
 };
 
 struct Style {
   Color fg, bg;
   bool bold = false;
-  uint8_t underline = 0;  // 0 off, 1 single, 2 double, 3 curly (libvterm's values)
+  uint8_t underline = 0;   // 0 off, 1 single, 2 double, 3 curly (libvterm's values)
   bool italic = false;
   bool reverse = false;
   bool blink = false;
@@ -36,19 +36,19 @@ struct Style {
 
   bool is_default() const { return *this == Style{}; }
   bool operator==(const Style&) const = default;
-  std::string describe() const;  // "fg=231 bg=24 bold"
+  std::string describe() const;   // "fg=231 bg=24 bold"
 };
 
 struct Cell {
-  std::string text;  // UTF-8; "" for a blank cell and for the right half of a wide character
-  int width = 1;     // 2 for the left half of a wide character, 0 for its right half
+  std::string text;   // UTF-8; "" for a blank cell and for the right half of a wide character
+  int width = 1;      // 2 for the left half of a wide character, 0 for its right half
   Style style;
 };
 
 struct Screen {
   int cols = 0;
   int rows = 0;
-  std::vector<Cell> cells;  // row-major, rows * cols
+  std::vector<Cell> cells;   // row-major, rows * cols
 
   const Cell& at(int row, int col) const { return cells[static_cast<size_t>(row) * cols + col]; }
   Cell& at(int row, int col) { return cells[static_cast<size_t>(row) * cols + col]; }
@@ -68,4 +68,4 @@ std::string dump_screen(const Screen& screen);
 // nullopt when `dump` is not in that format. Screenshots are rendered from goldens through it.
 std::optional<Screen> parse_screen_dump(std::string_view dump);
 
-}  // namespace akview::testing
+}   // namespace akview::testing

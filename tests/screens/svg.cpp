@@ -10,14 +10,14 @@ namespace {
 
 constexpr int kCellWidthPx = 9;
 constexpr int kCellHeightPx = 18;
-constexpr int kBaselinePx = 14;  // from the top of the cell
+constexpr int kBaselinePx = 14;   // from the top of the cell
 constexpr const char* kDefaultFg = "#d0d0d0";
 constexpr const char* kDefaultBg = "#101010";
 
 // xterm's 16 system colours; 16..231 are the 6x6x6 cube, 232..255 the grey ramp.
-constexpr std::array<unsigned, 16> kSystemColors = {
-    0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd, 0x00cdcd, 0xe5e5e5,
-    0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00, 0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff};
+constexpr std::array<unsigned, 16> kSystemColors = {0x000000, 0xcd0000, 0x00cd00, 0xcdcd00, 0x0000ee, 0xcd00cd,
+                                                    0x00cdcd, 0xe5e5e5, 0x7f7f7f, 0xff0000, 0x00ff00, 0xffff00,
+                                                    0x5c5cff, 0xff00ff, 0x00ffff, 0xffffff};
 
 std::string hex(unsigned rgb) {
   char buf[8];
@@ -50,15 +50,14 @@ std::string xml_escape(const std::string& s) {
 
 // The eighths of a lower block element U+2581..U+2588 (as UTF-8 E2 96 81..88), or 0.
 int lower_block_eighths(const std::string& text) {
-  if (text.size() == 3 && static_cast<unsigned char>(text[0]) == 0xE2 &&
-      static_cast<unsigned char>(text[1]) == 0x96) {
+  if (text.size() == 3 && static_cast<unsigned char>(text[0]) == 0xE2 && static_cast<unsigned char>(text[1]) == 0x96) {
     int low = static_cast<unsigned char>(text[2]);
     if (low >= 0x81 && low <= 0x88) return low - 0x80;
   }
   return 0;
 }
 
-}  // namespace
+}   // namespace
 
 std::string xterm_rgb(int index) {
   if (index < 16) return hex(kSystemColors[static_cast<size_t>(index)]);
@@ -77,15 +76,15 @@ std::string render_svg(const Screen& screen) {
   std::string out;
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' viewBox='0 0 %d %d'>\n", width,
-                height, width, height);
+                "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' viewBox='0 0 %d %d'>\n", width, height,
+                width, height);
   out += buf;
   out += "<rect width='100%' height='100%' fill='" + std::string(kDefaultBg) + "'/>\n";
   out += "<g font-family='DejaVu Sans Mono' font-size='15' xml:space='preserve'>\n";
   for (int r = 0; r < screen.rows; ++r) {
     for (int c = 0; c < screen.cols; ++c) {
       const Cell& cell = screen.at(r, c);
-      if (cell.width == 0) continue;  // drawn with its left half
+      if (cell.width == 0) continue;   // drawn with its left half
       const Style& st = cell.style;
       std::string fg = css(st.fg, kDefaultFg);
       std::string bg = css(st.bg, kDefaultBg);
@@ -128,4 +127,4 @@ bool write_svg(const Screen& screen, const std::filesystem::path& path) {
   return static_cast<bool>(f);
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -16,4 +16,4 @@ bool write_svg(const Screen& screen, const std::filesystem::path& path);
 // "#rrggbb" of an xterm-256 palette index.
 std::string xterm_rgb(int index);
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -51,13 +51,12 @@ TEST(Canvas, LongTextEndsInAnEllipsisAndDrawingIsClipped) {
   Canvas c(10, 2);
   EXPECT_EQ(c.text(0, 0, "layers.10.attention.q.weight", Role::normal, 10), 10);
   EXPECT_EQ(c.row_text(0), "layers.10…");
-  c.text(7, 1, "abcdef", Role::normal, 100);   // runs past the right edge
-  EXPECT_EQ(c.row_text(1), "       ab…");   // clipped at the edge, marked as cut
+  c.text(7, 1, "abcdef", Role::normal, 100);          // runs past the right edge
+  EXPECT_EQ(c.row_text(1), "       ab…");             // clipped at the edge, marked as cut
   c.text(0, 5, "off the canvas", Role::normal, 10);   // no crash, nothing drawn
   c.text_right(0, 1, 5, "xy", Role::number);
   EXPECT_EQ(c.row_text(1).substr(0, 5), "   xy");
 }
-
 
 TEST(Canvas, ElideMiddleKeepsBothEndsOfAName) {
   EXPECT_EQ(tui::elide_middle("layers.2.attention.output.weight", 40), "layers.2.attention.output.weight");
@@ -67,12 +66,19 @@ TEST(Canvas, ElideMiddleKeepsBothEndsOfAName) {
   EXPECT_EQ(tui::elide_middle("abc", 0), "");
   EXPECT_EQ(tui::elide_middle("abcdef", 1), "…");
   // Escaped first (a control character is never sent raw), and a wide character is never split.
-  EXPECT_EQ(tui::elide_middle("a\x07" "b", 10), "a\\x07b");
+  EXPECT_EQ(tui::elide_middle("a\x07"
+                              "b",
+                              10),
+            "a\\x07b");
   const std::string wide = tui::elide_middle("中文权重中文权重", 7);
   EXPECT_LE(tui::display_width(wide), 7);
   EXPECT_EQ(wide, "中…重");
-  EXPECT_EQ(tui::elide_middle("a\x1b" "bcdefghijkl", 9).find('\x1b'), std::string::npos);
+  EXPECT_EQ(tui::elide_middle("a\x1b"
+                              "bcdefghijkl",
+                              9)
+                .find('\x1b'),
+            std::string::npos);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

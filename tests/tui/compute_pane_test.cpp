@@ -223,7 +223,6 @@ TEST_F(ComputePaneTest, CancelLeavesACancelledRowAndNoPartialResults) {
   EXPECT_EQ(pane_->rows().size(), 5u);
 }
 
-
 TEST_F(ComputePaneTest, InputFileIsCheckedAndAFailedRunNeverReplacesAResult) {
   open(64, 32);
   selected_ = index_of("blk.0.attn_q.weight");
@@ -327,5 +326,5 @@ TEST(ComputeKeys, XRunsAsInDiff) {
   EXPECT_EQ(a, tui::Action::clear);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

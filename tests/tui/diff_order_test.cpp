@@ -30,14 +30,14 @@ void give_error(DiffRow& r, double rel_rmse) {
 TEST(DiffOrder, FindingsThenWorstFirstThenWaiting) {
   std::vector<DiffRow> rows;
   for (uint32_t i = 0; i < 8; ++i) rows.push_back(waiting(i));
-  rows[1].diff.b = kNone;                    // only in A
+  rows[1].diff.b = kNone;   // only in A
   give_error(rows[2], 0.01);
   give_error(rows[3], 0.5);
-  rows[4].valued = true;                     // could not be compared
+  rows[4].valued = true;   // could not be compared
   rows[4].diff.value_problem = "decode failed";
-  give_error(rows[5], std::nan(""));         // NaN: the worst error
+  give_error(rows[5], std::nan(""));   // NaN: the worst error
   rows[6].diff.shape_differs = true;
-  give_error(rows[7], 0.5);                  // ties keep A's order
+  give_error(rows[7], 0.5);   // ties keep A's order
   WorstFirst order;
   order.rebuild(rows);
   EXPECT_EQ(order.order(), (std::vector<uint32_t>{1, 4, 6, 5, 3, 7, 2, 0}));
@@ -83,9 +83,10 @@ TEST(DiffOrder, MergingBatchesEqualsSortingEverything) {
   }
   for (size_t k = 1; k < merged.compared(); ++k) {
     const auto& o = merged.order();
-    EXPECT_GE(rows[o[merged.findings() + k - 1]].diff.error.rel_rmse, rows[o[merged.findings() + k]].diff.error.rel_rmse);
+    EXPECT_GE(rows[o[merged.findings() + k - 1]].diff.error.rel_rmse,
+              rows[o[merged.findings() + k]].diff.error.rel_rmse);
   }
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -49,7 +49,8 @@ TEST(DiffPane, WorstFirstCancelGoesOnDetailAndRun) {
   // A job ahead of the diff holds the worker, so Esc lands before any pair is compared.
   std::atomic<bool> release{false};
   host.worker().submit(tui::Job{"hold", [&](tui::JobContext& ctx) {
-                                  while (!release && !ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                  while (!release && !ctx.cancelled())
+                                    std::this_thread::sleep_for(std::chrono::milliseconds(1));
                                 }});
   draw_pane(pane, host, 120, 30);   // before_frame starts the diff
   EXPECT_TRUE(pane.computing());
@@ -138,5 +139,5 @@ TEST(DiffPane, AMissingTensorAndAShapeChangeAreFlaggedOnTop) {
   EXPECT_NE(find_row(canvas, {"k.weight", "[4, 8] ≠ [8, 4]", "shapes differ"}), -1) << screen_text(canvas);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -123,5 +123,5 @@ TEST(FitPane, ABadGpuFigureIsSaidNotEstimated) {
   EXPECT_TRUE(row_has_role(c, find_row(c, {"--gpu-mem"}), tui::Role::error));
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

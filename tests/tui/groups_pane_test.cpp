@@ -54,8 +54,8 @@ TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
   const tui::GroupWindow* w = f.pane->window();
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->row_begin, 0);
-  EXPECT_EQ(w->row_end, 32);             // the first window of the 40 rows
-  EXPECT_EQ(w->groups_per_row, 16u);     // 512 columns in sub-blocks of 32
+  EXPECT_EQ(w->row_end, 32);           // the first window of the 40 rows
+  EXPECT_EQ(w->groups_per_row, 16u);   // 512 columns in sub-blocks of 32
   EXPECT_EQ(w->groups.size(), 32u * 16);
   EXPECT_GE(find_row(c, {"row", "col", "scale", "bias", "levels"}), 1) << screen_text(c);
   EXPECT_GE(find_row(c, {"|scale|", "rows x groups"}), 1) << screen_text(c);
@@ -85,7 +85,7 @@ TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
   EXPECT_EQ(f.pane->window()->row_begin, 32);
   EXPECT_EQ(f.pane->window()->row_end, 40);
   f.pane->act(Action::down, f.host);
-  f.pane->act(Action::down, f.host);     // row 32, columns 64..95
+  f.pane->act(Action::down, f.host);   // row 32, columns 64..95
   EXPECT_TRUE(f.pane->act(Action::open, f.host));
   ASSERT_TRUE(f.pane->steps_open());
   c = draw_pane(*f.pane, f.host, 120, 40);
@@ -149,17 +149,18 @@ TEST(GroupsPane, MlxAffineAndIq2xxsStepThroughs) {
   ASSERT_NE(mlx.pane->window(), nullptr);
   EXPECT_EQ(mlx.pane->window()->groups_per_row, 2u);   // 128 columns in groups of 64
   std::string text = steps_text(mlx, 120, 40);
-  for (const char* want : {"mlx.affine [0, 0]", "packed weight", "as U32 words", "scales (f16)", "biases (f16)", "y = scale * q + bias",
-                           "family: MLX affine quantization"})
+  for (const char* want : {"mlx.affine [0, 0]", "packed weight", "as U32 words", "scales (f16)", "biases (f16)",
+                           "y = scale * q + bias", "family: MLX affine quantization"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
   Fixture iq("gguf/lq_iq2_xxs.gguf", "token_embd.weight");
   ASSERT_TRUE(iq.pane);
   auto c = iq.settle(120, 40);
   EXPECT_GE(find_row(c, {"lattice codebook"}), 1) << screen_text(c);
   text = steps_text(iq, 120, 40);
-  for (const char* want : {"iq2_xxs [0, 0]", "grid indices", "grid values", "sign bytes", "y = db * grid * sign", "family: ggml i-quants"})
+  for (const char* want :
+       {"iq2_xxs [0, 0]", "grid indices", "grid values", "sign bytes", "y = db * grid * sign", "family: ggml i-quants"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

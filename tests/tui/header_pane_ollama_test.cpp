@@ -54,5 +54,5 @@ TEST(HeaderPaneOllama, ManifestTemplateParamsAndTheirRawText) {
   EXPECT_GE(find_row(c, {"tokenizer.chat_template STRING {% for m in messages %}"}), 0) << screen_text(c);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -35,7 +35,8 @@ GgufWriter tokenizer_model() {
   w.set("llama.block_count", gguf_u32(2));
   w.set("llama.embedding_length", gguf_u32(64));
   w.set("llama.rope.freq_base", gguf_f32(10000.0f));
-  w.set(std::string(kEvilKey), gguf_string("a\xe2\x80\xae" "b"));
+  w.set(std::string(kEvilKey), gguf_string("a\xe2\x80\xae"
+                                           "b"));
   w.set("small.ints", gguf_array(kGgufI32, {gguf_i32(7), gguf_i32(-8), gguf_i32(9)}));
   w.set("nested", gguf_array(kGgufArray, {gguf_array(kGgufString, {gguf_string("x"), gguf_string("y")}),
                                           gguf_array(kGgufU8, {gguf_u8(5)})}));
@@ -267,10 +268,12 @@ TEST(HeaderPaneSafetensors, MetadataTreeAndRawHeader) {
   StWriteOptions options;
   options.metadata = {{"format", "pt"}, {"note", std::string(300, 'x') + "END"}};
   ASSERT_TRUE(write_safetensors(dir.file("model.safetensors"),
-                                {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)}}, options));
-  ASSERT_TRUE(write_text(dir.file("config.json"),
-                         R"({"model_type": "llama", "hidden_size": 64, "rope_scaling": {"factor": 8.0, "type": "llama3"},)"
-                         R"( "eos_token_id": [1, 2], "tie_word_embeddings": false})"));
+                                {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)}},
+                                options));
+  ASSERT_TRUE(
+      write_text(dir.file("config.json"),
+                 R"({"model_type": "llama", "hidden_size": 64, "rope_scaling": {"factor": 8.0, "type": "llama3"},)"
+                 R"( "eos_token_id": [1, 2], "tie_word_embeddings": false})"));
   auto model = open_model(dir.path());
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   FakeHost host;
@@ -298,7 +301,6 @@ TEST(HeaderPaneSafetensors, MetadataTreeAndRawHeader) {
   c = draw_pane(pane, host, 40, 12);
   EXPECT_GE(find_row(c, {"__metadata"}), 0) << screen_text(c);
 }
-
 
 // Nested JSON arrays and objects deep enough that the node list grows while a parent's children are
 // added (a child key is built from its parent's, which must not dangle): the Ollama manifest's layers.
@@ -335,7 +337,8 @@ TEST(HeaderTypes, AreNamedOneWay) {
   w.set("tokenizer.ggml.bos_token_id", gguf_u32(0));
   w.add_tensor({"token_embd.weight", 0, {8, 4}});
   ASSERT_TRUE(w.write(dir.file("t.gguf")));
-  ASSERT_TRUE(write_text(dir.file("config.json"), R"({"model_type": "llama", "rope_scaling": {"factor": 8.0}, "tie": false})"));
+  ASSERT_TRUE(
+      write_text(dir.file("config.json"), R"({"model_type": "llama", "rope_scaling": {"factor": 8.0}, "tie": false})"));
   auto model = open_model(dir.file("t.gguf"));
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   const tui::HeaderTree tree = tui::build_header_tree(*model);
@@ -348,5 +351,5 @@ TEST(HeaderTypes, AreNamedOneWay) {
   EXPECT_GE(typed, 6u);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

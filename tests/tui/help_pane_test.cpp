@@ -69,5 +69,5 @@ TEST(HelpPane, SlashSearchesTheKeysAndWhatTheyDo) {
   EXPECT_EQ(host.flashes.back(), "no match for 'zebra'");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

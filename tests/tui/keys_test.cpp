@@ -65,5 +65,5 @@ TEST(KeyTable, ReadmeHoldsTheGeneratedTable) {
          "--gtest_filter=KeyTable.ReadmeHoldsTheGeneratedTable";
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

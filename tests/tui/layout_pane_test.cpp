@@ -71,12 +71,14 @@ TEST(LayoutPane, FollowsATensorIntoTheShardThatHoldsIt) {
   // The last tensor of the model lives in a later shard than the first file shown.
   uint32_t last = kNone;
   for (uint32_t t = 0; t < f.session->model.tensors.size(); ++t)
-    if (f.session->model.tensors[t].file != 0 && f.session->model.tensors[t].file < f.session->model.files.size()) last = t;
+    if (f.session->model.tensors[t].file != 0 && f.session->model.tensors[t].file < f.session->model.files.size())
+      last = t;
   ASSERT_NE(last, kNone);
   f.selected = last;
   f.settle();
   const Tensor& t = f.session->model.tensors[last];
-  EXPECT_TRUE(f.pane->state().starts_with(fmt::format("file {}/{}", t.file + 1, f.session->model.files.size()))) << f.pane->state();
+  EXPECT_TRUE(f.pane->state().starts_with(fmt::format("file {}/{}", t.file + 1, f.session->model.files.size())))
+      << f.pane->state();
   EXPECT_EQ(f.current().label, t.name);
   EXPECT_EQ(f.current().kind, RegionKind::tensor);
 }
@@ -99,5 +101,5 @@ TEST(LayoutPane, SlashSearchesRegionsByNameAndNGoesOn) {
   EXPECT_EQ(f.host.flashes.back(), "no match for 'no such region'");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -84,7 +84,8 @@ TEST_F(MappingPaneTest, NativeCanonicalRoleAndNoteWithUnmappedFlagged) {
   attach();
   auto c = draw(120, 40);
   const std::string header = c.row_text(0);
-  for (const char* col : {"native", "canonical", "role", "note"}) EXPECT_NE(header.find(col), std::string::npos) << header;
+  for (const char* col : {"native", "canonical", "role", "note"})
+    EXPECT_NE(header.find(col), std::string::npos) << header;
   int y = find_row(c, {"blk.0.attn_q.weight", "layers.0.attention.q.weight", "attention.q"});
   ASSERT_GE(y, 0) << screen_text(c);
   EXPECT_TRUE(row_has_role(c, y, Role::key));
@@ -212,14 +213,16 @@ TEST_F(MappingPaneTest, ClickSelectsAndWheelScrolls) {
 // A SafeTensors folder: Hugging Face names, the config from config.json with its keys as sources.
 TEST(MappingPaneSafetensors, HuggingFaceNamesAndConfigJson) {
   TempDir dir;
-  ASSERT_TRUE(write_safetensors(dir.file("model.safetensors"),
-                                {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
-                                 StTensor{"model.layers.0.self_attn.q_proj.weight", "F32", {2, 2}, std::vector<uint8_t>(16, 0)},
-                                 StTensor{"lm_head.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
-                                 StTensor{"extra.buffer", "F32", {1}, std::vector<uint8_t>(4, 0)}}));
-  ASSERT_TRUE(write_text(dir.file("config.json"),
-                         R"({"model_type": "llama", "hidden_size": 2, "num_hidden_layers": 1, "num_attention_heads": 1,)"
-                         R"( "vocab_size": 4})"));
+  ASSERT_TRUE(
+      write_safetensors(dir.file("model.safetensors"),
+                        {StTensor{"model.embed_tokens.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
+                         StTensor{"model.layers.0.self_attn.q_proj.weight", "F32", {2, 2}, std::vector<uint8_t>(16, 0)},
+                         StTensor{"lm_head.weight", "F32", {4, 2}, std::vector<uint8_t>(32, 0)},
+                         StTensor{"extra.buffer", "F32", {1}, std::vector<uint8_t>(4, 0)}}));
+  ASSERT_TRUE(
+      write_text(dir.file("config.json"),
+                 R"({"model_type": "llama", "hidden_size": 2, "num_hidden_layers": 1, "num_attention_heads": 1,)"
+                 R"( "vocab_size": 4})"));
   auto model = open_model(dir.path());
   ASSERT_TRUE(model.ok()) << model.error().to_string();
   auto session = tui::make_session(std::move(*model));
@@ -271,5 +274,5 @@ TEST(MappingPaneBig, SortsOnTheWorker) {
   EXPECT_GE(find_row(c, {"blk.59999.attn_q.weight"}), 1) << screen_text(c);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

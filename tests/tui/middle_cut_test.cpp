@@ -49,5 +49,5 @@ TEST(MiddleCut, NarrowTensorsTableNeverShowsTwoRowsAlike) {
   EXPECT_GT(cut, 0) << screen_text(c);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -22,7 +22,9 @@ namespace akview::testing {
 namespace {
 
 // The text of row y of the pane drawn at w x h.
-std::string row_text(tui::Pane& pane, FakeHost& host, int w, int h, int y) { return draw_pane(pane, host, w, h).row_text(y); }
+std::string row_text(tui::Pane& pane, FakeHost& host, int w, int h, int y) {
+  return draw_pane(pane, host, w, h).row_text(y);
+}
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
@@ -151,5 +153,5 @@ TEST(ModelList, EightyColumnsDropOnlyWhatDoesNotFit) {
   EXPECT_TRUE(contains(row_text(list, host, 120, 40, 0), "files"));
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -86,4 +86,4 @@ inline bool row_has_role(const tui::Canvas& canvas, int y, tui::Role role) {
   return false;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

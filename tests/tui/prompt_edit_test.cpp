@@ -14,7 +14,8 @@ namespace {
 
 TEST(PromptEdit, TypesTextAndErasesWholeCharacters) {
   std::string text;
-  for (int32_t k : {int32_t{'a'}, int32_t{0xe9}, int32_t{0x4e2d}, int32_t{0x1f600}}) EXPECT_EQ(edit_prompt(text, k), PromptKey::edited);
+  for (int32_t k : {int32_t{'a'}, int32_t{0xe9}, int32_t{0x4e2d}, int32_t{0x1f600}})
+    EXPECT_EQ(edit_prompt(text, k), PromptKey::edited);
   EXPECT_EQ(text, "a\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
   EXPECT_EQ(edit_prompt(text, kKeyBackspace), PromptKey::edited);
   EXPECT_EQ(text, "a\xc3\xa9\xe4\xb8\xad");
@@ -50,5 +51,5 @@ TEST(PromptEdit, EnterAcceptsAndEscCancelsLeavingTheText) {
   EXPECT_EQ(text, "blk.0");
 }
 
-}  // namespace
-}  // namespace akview::tui
+}   // namespace
+}   // namespace akview::tui

@@ -106,5 +106,5 @@ TEST_F(DemoFilterTest, TheTensorsPaneShowsTheTotalsOfAFilteredTable) {
   EXPECT_EQ(pane.state(), "filter type:q6_k (5 of 39)");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

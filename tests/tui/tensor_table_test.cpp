@@ -14,8 +14,8 @@ namespace akview::testing {
 namespace {
 
 using tui::Column;
-using tui::TensorTable;
 using tui::natural_name_orders;
+using tui::TensorTable;
 
 constexpr uint32_t kF32 = 0;
 
@@ -180,13 +180,15 @@ TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
   // Stale: the canonical names are shown now; the answer for native names is dropped.
   table_->set_show_canonical(true);
   table_->refresh(true);
-  table_->install_name_orders(request->canonical, request->names_version, natural_name_orders(session_->model, *request));
+  table_->install_name_orders(request->canonical, request->names_version,
+                              natural_name_orders(session_->model, *request));
   EXPECT_TRUE(table_->name_sort_pending());
   table_->set_show_canonical(false);
   table_->refresh(true);
   request = table_->take_name_sort_request();
   ASSERT_TRUE(request.has_value());
-  table_->install_name_orders(request->canonical, request->names_version, natural_name_orders(session_->model, *request));
+  table_->install_name_orders(request->canonical, request->names_version,
+                              natural_name_orders(session_->model, *request));
   EXPECT_FALSE(table_->name_sort_pending());
   EXPECT_EQ(table_->rows(), expected);
   expect_companions_beneath(*session_, *table_);
@@ -222,9 +224,9 @@ TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
   table.set_sort(Column::name, false);
   std::vector<std::string> names;
   for (uint32_t r : table.rows()) names.emplace_back(native(*session, r));
-  const std::vector<std::string> expected = {"blk.1.attn_q.weight",  "blk.1.ffn_up.weight", "blk.2.attn_q.weight",
-                                             "blk.2.ffn_up.weight",  "blk.10.attn_q.weight", "blk.10.ffn_up.weight",
-                                             "output.weight",        "token_embd.weight"};
+  const std::vector<std::string> expected = {"blk.1.attn_q.weight", "blk.1.ffn_up.weight",  "blk.2.attn_q.weight",
+                                             "blk.2.ffn_up.weight", "blk.10.attn_q.weight", "blk.10.ffn_up.weight",
+                                             "output.weight",       "token_embd.weight"};
   EXPECT_EQ(names, expected);
 
   table.set_sort(Column::name, false);
@@ -250,5 +252,5 @@ TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
   EXPECT_EQ(table.rows().size(), session->model.tensors.size());
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

@@ -30,7 +30,8 @@ TEST(TextViewer, WrapsBetweenWordsAtTheWidthAndAtLineBreaks) {
 
 std::string long_template() {
   std::string t;
-  for (int i = 0; i < 60; ++i) t += "{% if messages[" + std::to_string(i) + "]['role'] == 'user' %}<|user|> {{ content }}{% endif %}\n";
+  for (int i = 0; i < 60; ++i)
+    t += "{% if messages[" + std::to_string(i) + "]['role'] == 'user' %}<|user|> {{ content }}{% endif %}\n";
   return t + "{{ final_marker }}";
 }
 
@@ -91,5 +92,5 @@ TEST(TextViewer, EnterOnAShortValueOpensNothing) {
   EXPECT_EQ(pane.viewer(), nullptr);
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

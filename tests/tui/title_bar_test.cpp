@@ -51,5 +51,5 @@ TEST(TitleBar, AFolderModelIsItsFolderName) {
   EXPECT_EQ(tui::model_identity(s->model), "llama-demo-bf16");
 }
 
-}  // namespace
-}  // namespace akview::testing
+}   // namespace
+}   // namespace akview::testing

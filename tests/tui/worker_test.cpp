@@ -77,5 +77,5 @@ TEST(Worker, CancelAllRunsTheCancelledJobsOnCancel) {
   EXPECT_EQ(log[1], "spin cancelled");
 }
 
-}  // namespace
-}  // namespace akview::tui
+}   // namespace
+}   // namespace akview::tui

@@ -57,7 +57,8 @@ void pack_q8_0(const BlockCodes& f, uint8_t* b) {
 // element 128n + 32j + l is bits 2j..2j+1 of qs[32n + l].
 void pack_q2_k(const BlockCodes& f, uint8_t* b) {
   for (int k = 0; k < 16; ++k) b[k] = static_cast<uint8_t>((f.scales[k] & 0xF) | ((f.mins[k] & 0xF) << 4));
-  for (int e = 0; e < 256; ++e) b[16 + 32 * (e / 128) + e % 32] |= static_cast<uint8_t>((f.codes[e] & 3) << (2 * ((e % 128) / 32)));
+  for (int e = 0; e < 256; ++e)
+    b[16 + 32 * (e / 128) + e % 32] |= static_cast<uint8_t>((f.codes[e] & 3) << (2 * ((e % 128) / 32)));
   put_f16(b + 80, f.d);
   put_f16(b + 82, f.m);
 }
@@ -123,10 +124,10 @@ struct PackerRow {
   size_t n_scales, n_mins;
 };
 constexpr std::array kPackers = {
-    PackerRow{TypeId::q4_0, &pack_q4_0, 0, 0},   PackerRow{TypeId::q4_1, &pack_q4_1, 0, 0},
-    PackerRow{TypeId::q5_0, &pack_q5_0, 0, 0},   PackerRow{TypeId::q5_1, &pack_q5_1, 0, 0},
-    PackerRow{TypeId::q8_0, &pack_q8_0, 0, 0},   PackerRow{TypeId::q2_k, &pack_q2_k, 16, 16},
-    PackerRow{TypeId::q3_k, &pack_q3_k, 16, 0},  PackerRow{TypeId::q4_k, &pack_k4<false>, 8, 8},
+    PackerRow{TypeId::q4_0, &pack_q4_0, 0, 0},     PackerRow{TypeId::q4_1, &pack_q4_1, 0, 0},
+    PackerRow{TypeId::q5_0, &pack_q5_0, 0, 0},     PackerRow{TypeId::q5_1, &pack_q5_1, 0, 0},
+    PackerRow{TypeId::q8_0, &pack_q8_0, 0, 0},     PackerRow{TypeId::q2_k, &pack_q2_k, 16, 16},
+    PackerRow{TypeId::q3_k, &pack_q3_k, 16, 0},    PackerRow{TypeId::q4_k, &pack_k4<false>, 8, 8},
     PackerRow{TypeId::q5_k, &pack_k4<true>, 8, 8}, PackerRow{TypeId::q6_k, &pack_q6_k, 16, 0},
 };
 
@@ -136,14 +137,15 @@ const PackerRow* find_packer(TypeId type) {
   return nullptr;
 }
 
-}  // namespace
+}   // namespace
 
 bool can_pack_block(TypeId type) { return find_packer(type) != nullptr; }
 
 bool pack_block(TypeId type, const BlockCodes& fields, std::vector<uint8_t>& out) {
   const PackerRow* row = find_packer(type);
   const TypeInfo& info = type_info(type);
-  if (!row || fields.codes.size() != info.block_elems || fields.scales.size() != row->n_scales || fields.mins.size() != row->n_mins)
+  if (!row || fields.codes.size() != info.block_elems || fields.scales.size() != row->n_scales ||
+      fields.mins.size() != row->n_mins)
     return false;
   const size_t at = out.size();
   out.resize(at + info.block_bytes, 0);
@@ -157,9 +159,10 @@ std::vector<uint8_t> pack_affine_codes(std::span<const int> codes, int bits) {
   for (size_t i = 0; i < codes.size(); ++i) {
     const uint64_t bit = i * static_cast<uint64_t>(bits);
     const uint32_t v = (static_cast<uint32_t>(codes[i]) & mask) << (bit % 8);
-    for (uint64_t k = bit / 8; k < out.size() && (k - bit / 8) < 3; ++k) out[k] |= static_cast<uint8_t>(v >> (8 * (k - bit / 8)));
+    for (uint64_t k = bit / 8; k < out.size() && (k - bit / 8) < 3; ++k)
+      out[k] |= static_cast<uint8_t>(v >> (8 * (k - bit / 8)));
   }
   return out;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -32,4 +32,4 @@ bool pack_block(TypeId type, const BlockCodes& fields, std::vector<uint8_t>& out
 // (i+1)*bits)): the bytes of the packed U32 weight. codes.size() * bits must be a multiple of 8.
 std::vector<uint8_t> pack_affine_codes(std::span<const int> codes, int bits);
 
-}  // namespace akview::testing
+}   // namespace akview::testing

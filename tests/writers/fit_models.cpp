@@ -39,7 +39,9 @@ struct Builder {
   const FitModelSpec& s;
   GgufWriter w;
   void key(const std::string& suffix, uint32_t v) { w.set(s.arch + "." + suffix, gguf_u32(v)); }
-  void tensor(const std::string& name, std::vector<int64_t> ne, uint32_t type) { w.add_tensor({name, type, std::move(ne)}); }
+  void tensor(const std::string& name, std::vector<int64_t> ne, uint32_t type) {
+    w.add_tensor({name, type, std::move(ne)});
+  }
   void matrix(const std::string& name, std::vector<int64_t> ne) { tensor(name, std::move(ne), s.weight_type); }
   void norm(const std::string& name, int64_t n) { tensor(name, {n}, kF32); }
   std::string blk(uint32_t il, const char* what) const { return fmt::format("blk.{}.{}.weight", il, what); }
@@ -105,7 +107,7 @@ FitModelSpec base(std::string name, std::string arch) {
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<FitModelSpec> fit_model_specs() {
   std::vector<FitModelSpec> v;
@@ -234,4 +236,4 @@ GgufWriter build_fit_model(const FitModelSpec& s) {
   return std::move(b.w);
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -1,10 +1,10 @@
 // The GGUF v3 fixture writer (FORMATS.md §2.1-2.5); see gguf_writer.hpp.
 #include "tests/writers/gguf_writer.hpp"
 
-#include <algorithm>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -49,7 +49,7 @@ bool write_all(int fd, const uint8_t* data, size_t n) {
   return true;
 }
 
-}  // namespace
+}   // namespace
 
 GgufValue gguf_u8(uint8_t v) { return scalar(kGgufU8, v); }
 GgufValue gguf_i8(int8_t v) { return scalar(kGgufI8, v); }
@@ -228,8 +228,7 @@ std::vector<std::string> write_gguf_split(const std::string& dir, const std::str
     w.options() = model.options();
     if (part == 1)
       for (const auto& [key, value] : model.kvs()) w.add(key, value);
-    else if (model.options().alignment != 32)
-      w.set_alignment(model.options().alignment);
+    else if (model.options().alignment != 32) w.set_alignment(model.options().alignment);
     w.set("split.no", gguf_u16(static_cast<uint16_t>(part - 1)));
     w.set("split.count", gguf_u16(static_cast<uint16_t>(n_parts)));
     w.set("split.tensors.count", gguf_i32(static_cast<int32_t>(tensors.size())));
@@ -244,4 +243,4 @@ std::vector<std::string> write_gguf_split(const std::string& dir, const std::str
   return paths;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

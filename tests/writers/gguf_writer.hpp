@@ -15,8 +15,19 @@ namespace akview::testing {
 
 // gguf_type codes (FORMATS.md §2.3).
 enum GgufTypeCode : uint32_t {
-  kGgufU8 = 0, kGgufI8 = 1, kGgufU16 = 2, kGgufI16 = 3, kGgufU32 = 4, kGgufI32 = 5, kGgufF32 = 6,
-  kGgufBool = 7, kGgufString = 8, kGgufArray = 9, kGgufU64 = 10, kGgufI64 = 11, kGgufF64 = 12,
+  kGgufU8 = 0,
+  kGgufI8 = 1,
+  kGgufU16 = 2,
+  kGgufI16 = 3,
+  kGgufU32 = 4,
+  kGgufI32 = 5,
+  kGgufF32 = 6,
+  kGgufBool = 7,
+  kGgufString = 8,
+  kGgufArray = 9,
+  kGgufU64 = 10,
+  kGgufI64 = 11,
+  kGgufF64 = 12,
 };
 
 // One encoded metadata value: its type code and its bytes (without the type code).
@@ -50,20 +61,20 @@ struct GgufTensorSpec {
       : name(std::move(name_)), ggml_type(ggml_type_), ne(std::move(ne_)) {}
   std::string name;
   uint32_t ggml_type = 0;
-  std::vector<int64_t> ne;                 // ggml order: ne[0] is the row length
-  std::vector<uint8_t> data;               // empty: deterministic filler of the size type x ne gives
-  std::optional<uint64_t> offset;          // override the data offset written (default: running, padded)
-  std::optional<uint32_t> n_dims;          // override the n_dims written (default: ne.size())
-  std::optional<uint64_t> name_len;        // override the name's length field
+  std::vector<int64_t> ne;            // ggml order: ne[0] is the row length
+  std::vector<uint8_t> data;          // empty: deterministic filler of the size type x ne gives
+  std::optional<uint64_t> offset;     // override the data offset written (default: running, padded)
+  std::optional<uint32_t> n_dims;     // override the n_dims written (default: ne.size())
+  std::optional<uint64_t> name_len;   // override the name's length field
 };
 
 struct GgufWriteOptions {
   std::array<char, 4> magic = {'G', 'G', 'U', 'F'};
   uint32_t version = 3;
-  std::optional<int64_t> n_tensors;        // override the counts written
+  std::optional<int64_t> n_tensors;   // override the counts written
   std::optional<int64_t> n_kv;
-  uint32_t alignment = 32;                 // padding; set_alignment() also writes general.alignment
-  std::optional<uint64_t> truncate_to;     // cut the file to this many bytes
+  uint32_t alignment = 32;               // padding; set_alignment() also writes general.alignment
+  std::optional<uint64_t> truncate_to;   // cut the file to this many bytes
 };
 
 class GgufWriter {
@@ -115,4 +126,4 @@ struct GgufSplitOptions {
 std::vector<std::string> write_gguf_split(const std::string& dir, const std::string& base, uint32_t n_parts,
                                           const GgufWriter& model, const GgufSplitOptions& options = {});
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -24,23 +24,26 @@ nlohmann::ordered_json OllamaStoreWriter::put(std::string_view media_type, const
   return layer;
 }
 
-nlohmann::ordered_json OllamaStoreWriter::put_text(std::string_view media_type, std::string_view text, const std::string& name) {
+nlohmann::ordered_json OllamaStoreWriter::put_text(std::string_view media_type, std::string_view text,
+                                                   const std::string& name) {
   return put(media_type, std::vector<uint8_t>(text.begin(), text.end()), name);
 }
 
 bool OllamaStoreWriter::write_manifest(const std::string& model, const std::string& tag, nlohmann::ordered_json config,
-                                       const nlohmann::ordered_json& layers, const std::string& host, const std::string& ns) {
+                                       const nlohmann::ordered_json& layers, const std::string& host,
+                                       const std::string& ns) {
   nlohmann::ordered_json diff_ids = nlohmann::ordered_json::array();
   for (const auto& l : layers) diff_ids.push_back(l["digest"]);
   config["rootfs"] = {{"type", "layers"}, {"diff_ids", diff_ids}};
-  nlohmann::ordered_json manifest = {{"schemaVersion", 2},
-                                     {"mediaType", "application/vnd.docker.distribution.manifest.v2+json"},
-                                     {"config", put_text("application/vnd.docker.container.image.v1+json", config.dump())},
-                                     {"layers", layers}};
+  nlohmann::ordered_json manifest = {
+      {"schemaVersion", 2},
+      {"mediaType", "application/vnd.docker.distribution.manifest.v2+json"},
+      {"config", put_text("application/vnd.docker.container.image.v1+json", config.dump())},
+      {"layers", layers}};
   const std::string dir = root_ + "/manifests/" + host + "/" + ns + "/" + model;
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   return write_text(dir + "/" + tag, manifest.dump(2));
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

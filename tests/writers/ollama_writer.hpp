@@ -17,7 +17,8 @@ class OllamaStoreWriter {
   explicit OllamaStoreWriter(std::string root);   // creates <root>/blobs
 
   // Stores `bytes` as a blob; returns its manifest layer {mediaType, digest, size[, name]}.
-  nlohmann::ordered_json put(std::string_view media_type, const std::vector<uint8_t>& bytes, const std::string& name = {});
+  nlohmann::ordered_json put(std::string_view media_type, const std::vector<uint8_t>& bytes,
+                             const std::string& name = {});
   nlohmann::ordered_json put_text(std::string_view media_type, std::string_view text, const std::string& name = {});
   // Stores `config` (ConfigV2 fields; rootfs is added from the layers) as the config blob and writes
   // the manifest of <host>/<ns>/<model>:<tag>. Returns false on an I/O failure.
@@ -30,4 +31,4 @@ class OllamaStoreWriter {
   std::string root_;
 };
 
-}  // namespace akview::testing
+}   // namespace akview::testing

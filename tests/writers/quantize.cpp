@@ -17,7 +17,8 @@ void put16(std::vector<uint8_t>& out, size_t at, uint16_t v) {
 float f16_round(float f) {   // the value a stored f16 scale will decode to
   uint16_t h = f32_to_f16(f);
   const uint32_t sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  float v = exp == 0 ? std::ldexp(static_cast<float>(man), -24) : std::ldexp(static_cast<float>(man | 0x400), static_cast<int>(exp) - 25);
+  float v = exp == 0 ? std::ldexp(static_cast<float>(man), -24)
+                     : std::ldexp(static_cast<float>(man | 0x400), static_cast<int>(exp) - 25);
   return sign ? -v : v;
 }
 
@@ -30,7 +31,8 @@ void quantize_q8_0(std::span<const float> x, uint8_t* out) {
   const float d = f16_round(amax / 127.0f);
   std::vector<uint8_t> block(34);
   put16(block, 0, f32_to_f16(amax / 127.0f));
-  for (int j = 0; j < 32; ++j) block[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(d ? clamp_round(x[j] / d, -127, 127) : 0));
+  for (int j = 0; j < 32; ++j)
+    block[2 + j] = static_cast<uint8_t>(static_cast<int8_t>(d ? clamp_round(x[j] / d, -127, 127) : 0));
   std::memcpy(out, block.data(), 34);
 }
 
@@ -126,10 +128,12 @@ struct QuantizerRow {
   TypeId type;
   BlockQuantizer quantize_block;
 };
-constexpr QuantizerRow kQuantizers[] = {
-    {TypeId::q8_0, quantize_q8_0}, {TypeId::q4_0, quantize_q4_0}, {TypeId::q4_k, quantize_q4_k}, {TypeId::q6_k, quantize_q6_k}};
+constexpr QuantizerRow kQuantizers[] = {{TypeId::q8_0, quantize_q8_0},
+                                        {TypeId::q4_0, quantize_q4_0},
+                                        {TypeId::q4_k, quantize_q4_k},
+                                        {TypeId::q6_k, quantize_q6_k}};
 
-}  // namespace
+}   // namespace
 
 uint16_t f32_to_f16(float f) {
   uint32_t b;
@@ -166,7 +170,8 @@ std::vector<uint8_t> quantize(TypeId type, std::span<const float> values) {
   }
   if (type == TypeId::f16 || type == TypeId::bf16) {
     out.resize(values.size() * 2);
-    for (size_t i = 0; i < values.size(); ++i) put16(out, 2 * i, type == TypeId::f16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]));
+    for (size_t i = 0; i < values.size(); ++i)
+      put16(out, 2 * i, type == TypeId::f16 ? f32_to_f16(values[i]) : f32_to_bf16(values[i]));
     return out;
   }
   for (const auto& row : kQuantizers) {
@@ -219,4 +224,4 @@ AffineQuantized quantize_affine(std::span<const float> x, int64_t cols, int bits
   return out;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

@@ -24,6 +24,7 @@ std::vector<uint8_t> quantize(TypeId type, std::span<const float> values);
 struct AffineQuantized {
   std::vector<uint8_t> weight, scales, biases;
 };
-AffineQuantized quantize_affine(std::span<const float> values, int64_t cols, int bits, int64_t group, TypeId scale_type);
+AffineQuantized quantize_affine(std::span<const float> values, int64_t cols, int bits, int64_t group,
+                                TypeId scale_type);
 
-}  // namespace akview::testing
+}   // namespace akview::testing

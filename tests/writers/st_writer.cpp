@@ -1,12 +1,12 @@
 // The SafeTensors fixture writer: reference layout (FORMATS.md §1.6) and sharded sets (§1.7).
 #include "tests/writers/st_writer.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <fcntl.h>
 #include <string_view>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
@@ -15,8 +15,8 @@ namespace {
 
 // Dtype declaration order of the reference enum ("MUST be in increasing alignment order").
 constexpr std::array<std::string_view, 22> kDtypeOrder = {
-    "BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ",
-    "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64", "I64", "U64"};
+    "BOOL", "F4",  "F6_E2M3", "F6_E3M2", "U8",  "I8",  "F8_E5M2", "F8_E4M3", "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ",
+    "I16",  "U16", "F16",     "BF16",    "I32", "U32", "F32",     "C64",     "F64",     "I64",         "U64"};
 
 int dtype_rank(std::string_view dtype) {
   auto it = std::find(kDtypeOrder.begin(), kDtypeOrder.end(), dtype);
@@ -54,7 +54,7 @@ bool write_all(int fd, const void* data, size_t n) {
 
 struct Layout {
   std::vector<StTensor> ordered;
-  std::string header;    // everything between the length prefix and the data
+  std::string header;   // everything between the length prefix and the data
   uint64_t data_bytes = 0;
 };
 
@@ -62,13 +62,14 @@ Layout plan(const std::vector<StTensor>& tensors, const StWriteOptions& options)
   Layout l;
   l.ordered = options.sort ? sort_like_reference(tensors) : tensors;
   for (const auto& t : l.ordered) l.data_bytes += tensor_bytes(t);
-  l.header = options.leading + (options.header ? *options.header : st_header_json(l.ordered, options)) + options.padding;
+  l.header =
+      options.leading + (options.header ? *options.header : st_header_json(l.ordered, options)) + options.padding;
   if (options.pad)
     while (l.header.size() % 8 != 0) l.header += ' ';
   return l;
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<StTensor> sort_like_reference(std::vector<StTensor> tensors) {
   std::stable_sort(tensors.begin(), tensors.end(), [](const StTensor& a, const StTensor& b) {
@@ -188,7 +189,8 @@ bool write_text(const std::string& path, const std::string& text) {
   return ::close(fd) == 0 && ok;
 }
 
-std::vector<std::string> write_sharded_safetensors(const std::string& dir, const std::vector<std::vector<StTensor>>& shards,
+std::vector<std::string> write_sharded_safetensors(const std::string& dir,
+                                                   const std::vector<std::vector<StTensor>>& shards,
                                                    const StWriteOptions& options) {
   std::vector<std::string> names;
   std::vector<std::pair<std::string, std::string>> weight_map;
@@ -205,4 +207,4 @@ std::vector<std::string> write_sharded_safetensors(const std::string& dir, const
   return names;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

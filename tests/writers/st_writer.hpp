@@ -16,27 +16,30 @@ struct StTensor {
   StTensor() = default;
   StTensor(std::string name_, std::string dtype_, std::vector<int64_t> shape_, std::vector<uint8_t> bytes_ = {},
            std::optional<uint64_t> nbytes_ = std::nullopt)
-      : name(std::move(name_)), dtype(std::move(dtype_)), shape(std::move(shape_)), bytes(std::move(bytes_)),
+      : name(std::move(name_)),
+        dtype(std::move(dtype_)),
+        shape(std::move(shape_)),
+        bytes(std::move(bytes_)),
         nbytes(nbytes_) {}
 
   std::string name;
-  std::string dtype;                 // SafeTensors spelling: "BF16", "F4", ... (unknown ones are written as given)
+  std::string dtype;   // SafeTensors spelling: "BF16", "F4", ... (unknown ones are written as given)
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;        // the data written for this tensor
-  std::optional<uint64_t> nbytes;    // with empty `bytes`: the tensor's size, left as a hole (sparse data)
+  std::vector<uint8_t> bytes;       // the data written for this tensor
+  std::optional<uint64_t> nbytes;   // with empty `bytes`: the tensor's size, left as a hole (sparse data)
 };
 
 struct StWriteOptions {
   std::vector<std::pair<std::string, std::string>> metadata;   // __metadata__, in this order
-  bool sort = true;                  // reference order; false keeps the given order
-  bool pad = true;                   // pad the header with spaces to a multiple of 8
-  std::string leading;               // bytes written before the header's '{' (e.g. " ")
-  std::string padding;               // bytes appended after the JSON (e.g. "\0\0"), counted in N
-  std::optional<std::string> header; // raw header JSON written instead of the generated one
-  std::optional<uint64_t> header_len;// a length prefix that lies
-  uint64_t extra_data_bytes = 0;     // zero bytes appended after the data section
-  uint64_t missing_data_bytes = 0;   // bytes cut from the end of the data section
-  bool sparse = false;               // do not write the data: extend the file with ftruncate
+  bool sort = true;                                            // reference order; false keeps the given order
+  bool pad = true;                                             // pad the header with spaces to a multiple of 8
+  std::string leading;                                         // bytes written before the header's '{' (e.g. " ")
+  std::string padding;                  // bytes appended after the JSON (e.g. "\0\0"), counted in N
+  std::optional<std::string> header;    // raw header JSON written instead of the generated one
+  std::optional<uint64_t> header_len;   // a length prefix that lies
+  uint64_t extra_data_bytes = 0;        // zero bytes appended after the data section
+  uint64_t missing_data_bytes = 0;      // bytes cut from the end of the data section
+  bool sparse = false;                  // do not write the data: extend the file with ftruncate
 };
 
 // Sorts a copy of `tensors` the way the reference writer does (dtype order descending, then name).
@@ -53,7 +56,7 @@ uint64_t st_data_bytes(const std::vector<StTensor>& tensors);
 
 // model.safetensors.index.json as transformers writes it (indent 2, sorted keys, trailing newline).
 struct StIndexOptions {
-  std::optional<uint64_t> total_size;   // metadata.total_size; omitted when empty
+  std::optional<uint64_t> total_size;                                // metadata.total_size; omitted when empty
   std::vector<std::pair<std::string, std::string>> extra_metadata;   // raw JSON values
 };
 std::string st_index_json(const std::vector<std::pair<std::string, std::string>>& weight_map,
@@ -62,7 +65,8 @@ bool write_text(const std::string& path, const std::string& text);
 
 // A sharded set in `dir`: model-0000i-of-0000n.safetensors plus the index (total_size = data bytes).
 // Returns the shard file names.
-std::vector<std::string> write_sharded_safetensors(const std::string& dir, const std::vector<std::vector<StTensor>>& shards,
+std::vector<std::string> write_sharded_safetensors(const std::string& dir,
+                                                   const std::vector<std::vector<StTensor>>& shards,
                                                    const StWriteOptions& options = {});
 
 // Little-endian bytes of a value array (for building tensors in tests).
@@ -73,4 +77,4 @@ std::vector<uint8_t> le_bytes(const std::vector<T>& values) {
   return out;
 }
 
-}  // namespace akview::testing
+}   // namespace akview::testing

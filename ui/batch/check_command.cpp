@@ -29,4 +29,4 @@ CheckReport make_check_report(const std::string& path, bool verify_digests) {
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -9,8 +9,8 @@
 
 #include "core/layout/block_fields.hpp"
 #include "core/model.hpp"
-#include "core/natural_order.hpp"   // natural_less, used by the tensor table
 #include "core/names/name_map.hpp"
+#include "core/natural_order.hpp"   // natural_less, used by the tensor table
 #include "core/result.hpp"
 #include "ui/batch/reports.hpp"
 
@@ -19,12 +19,12 @@ namespace akview {
 InfoReport make_info_report(const Model& model);
 
 struct TensorQuery {
-  std::string filter;            // ECMAScript regex searched in the native (and canonical) name
-  bool invert = false;           // keep the tensors that do NOT match
-  std::string sort = "file";     // file (the model's order, kept), name, type, shape, params, bytes, offset, bpw;
-                                 // every sort keeps each scale/bias companion right after its tensor
+  std::string filter;          // ECMAScript regex searched in the native (and canonical) name
+  bool invert = false;         // keep the tensors that do NOT match
+  std::string sort = "file";   // file (the model's order, kept), name, type, shape, params, bytes, offset, bpw;
+                               // every sort keeps each scale/bias companion right after its tensor
   bool descending = false;
-  bool companions = true;        // list scales/biases beneath their logical tensor
+  bool companions = true;   // list scales/biases beneath their logical tensor
 };
 // The rows, made one at a time as the source runs (it reads `model`, which must outlive it); any
 // range of its positions can be made on its own, two at once (print_json_rows makes long ones so).
@@ -66,15 +66,15 @@ std::pair<int64_t, int64_t> tensor_rows_cols(const Model& model, const Tensor& t
 
 struct DumpQuery {
   std::string tensor;
-  std::string rows;               // "A:B" (empty: all)
-  std::string out;                // FILE.npy (NumPy) or any other name (raw little-endian f32); empty: values in the report
+  std::string rows;   // "A:B" (empty: all)
+  std::string out;    // FILE.npy (NumPy) or any other name (raw little-endian f32); empty: values in the report
   uint64_t max_print_elems = uint64_t{1} << 24;
 };
 Result<DumpReport> make_dump(const Model& model, const DumpQuery& query);
 
 struct GroupsQuery {
   std::string tensor;
-  std::string rows;               // empty: all rows up to 64, else the first 16
+  std::string rows;   // empty: all rows up to 64, else the first 16
 };
 Result<GroupsReport> make_groups_report(const Model& model, const GroupsQuery& query);
 // The same with the groups listed as the stream reaches them (`report.groups` stays empty).
@@ -119,4 +119,4 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
                                        const compute::RunCallbacks& callbacks = {},
                                        const std::function<void(const std::vector<std::string>&)>& on_start = {});
 
-}  // namespace akview
+}   // namespace akview

@@ -38,7 +38,7 @@ RowStream<DiffRow> diff_rows(const Model& a, const Model& b, const DiffOptions& 
   };
 }
 
-}  // namespace
+}   // namespace
 
 DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptions& options) {
   DiffTableReport r;
@@ -51,4 +51,4 @@ DiffTableReport make_diff_report(const Model& a, const Model& b, const DiffOptio
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

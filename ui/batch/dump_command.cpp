@@ -14,8 +14,9 @@ Result<DumpReport> make_dump(const Model& model, const DumpQuery& query) {
   if (!index) return index.error();
   const Tensor& t = model.tensors[*index];
   if (!can_decode(t.type) || (t.flags & kTensorUnsupported))
-    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
-                      fmt::format("tensor {}: values of type {} cannot be decoded", quote_name(t.name), type_info(t.type).name));
+    return make_error(
+        ErrorCode::unsupported, model.files[t.file].path, t.offset,
+        fmt::format("tensor {}: values of type {} cannot be decoded", quote_name(t.name), type_info(t.type).name));
   auto [n_rows, n_cols] = tensor_rows_cols(model, t);
   auto range = parse_row_range(query.rows, n_rows);
   if (!range) return range.error();
@@ -29,7 +30,9 @@ Result<DumpReport> make_dump(const Model& model, const DumpQuery& query) {
   r.n_cols = n_cols;
   r.caveat = decode_caveat(t.type);
   const uint32_t i = *index;
-  RowSource rows = [&model, i](int64_t r0, int64_t r1, float* out) { return decode_tensor_rows(model, i, r0, r1, out); };
+  RowSource rows = [&model, i](int64_t r0, int64_t r1, float* out) {
+    return decode_tensor_rows(model, i, r0, r1, out);
+  };
   const uint64_t elems = static_cast<uint64_t>(r.row_end - r.row_begin) * static_cast<uint64_t>(n_cols);
   if (!query.out.empty()) {
     DumpOptions options;
@@ -44,11 +47,12 @@ Result<DumpReport> make_dump(const Model& model, const DumpQuery& query) {
     return r;
   }
   if (elems > query.max_print_elems)
-    return make_error(ErrorCode::usage, "", kNoOffset,
-                      fmt::format("{} values are too many to print; narrow with --rows or write them with --out FILE.npy", elems));
+    return make_error(
+        ErrorCode::usage, "", kNoOffset,
+        fmt::format("{} values are too many to print; narrow with --rows or write them with --out FILE.npy", elems));
   r.values.resize(elems);
   if (elems) AKV_TRY(rows(r.row_begin, r.row_end, r.values.data()));
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -16,12 +16,14 @@ Result<ExplainReport> make_explain_report(const Model& model, const ExplainQuery
   const Tensor& t = model.tensors[*index];
   const std::string& file = model.files[t.file].path;
   if (!can_decode(t.type) || (t.flags & kTensorUnsupported))
-    return make_error(ErrorCode::unsupported, file, t.offset,
-                      fmt::format("tensor {}: values of type {} cannot be decoded", quote_name(t.name), type_info(t.type).name));
+    return make_error(
+        ErrorCode::unsupported, file, t.offset,
+        fmt::format("tensor {}: values of type {} cannot be decoded", quote_name(t.name), type_info(t.type).name));
   if (t.flags & kTensorNonContiguous)
-    return make_error(ErrorCode::unsupported, file, t.offset,
-                      fmt::format("tensor {} is a strided view of a shared storage; explain the tensor that owns the storage",
-                                  quote_name(t.name)));
+    return make_error(
+        ErrorCode::unsupported, file, t.offset,
+        fmt::format("tensor {} is a strided view of a shared storage; explain the tensor that owns the storage",
+                    quote_name(t.name)));
   auto view = make_tensor_view(model, t);
   if (!view) return view.error();
   SpanOrigins origins;
@@ -48,4 +50,4 @@ Result<ExplainReport> make_explain_report(const Model& model, const ExplainQuery
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -19,14 +19,14 @@ namespace akview {
 
 struct ExplainReport {
   std::string name;
-  std::string type;               // the type's name (q4_k, mlx.affine)
-  std::string file;               // the file holding the packed data (bytes.offset is in it)
+  std::string type;   // the type's name (q4_k, mlx.affine)
+  std::string file;   // the file holding the packed data (bytes.offset is in it)
   GroupExplanation explanation;
 };
 
 struct ExplainQuery {
   std::string tensor;
-  int64_t row = 0, col = 0;       // logical row (all but the innermost dimension) and column
+  int64_t row = 0, col = 0;   // logical row (all but the innermost dimension) and column
 };
 
 // The step-through of the group holding element (row, col); out_of_bounds naming the range when the
@@ -43,4 +43,4 @@ std::string step_values_line(const std::vector<double>& values, size_t max = 32)
 ExplainStep family_step(const GroupExplanation& e);
 void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format);
 
-}  // namespace akview
+}   // namespace akview

@@ -11,11 +11,12 @@ namespace akview {
 
 namespace {
 constexpr std::string_view kKvTypes[] = {"f32", "f16", "bf16", "q8_0", "q4_0", "q4_1", "iq4_nl", "q5_0", "q5_1"};
-}  // namespace
+}   // namespace
 
 std::span<const std::string_view> fit_kv_types() { return kKvTypes; }
 
-Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type, const std::string& gpu_mem) {
+Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type,
+                                     const std::string& gpu_mem) {
   fit::FitQuery q;
   q.context = context;
   q.batch = batch;
@@ -23,15 +24,17 @@ Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std
   for (std::string_view name : kKvTypes) known = known || kv_type == name;
   auto type = known ? type_from_name(kv_type) : std::nullopt;
   if (!type)
-    return make_error(ErrorCode::usage, "", kNoOffset,
-                      fmt::format("--kv-type {}: expected one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1", kv_type));
+    return make_error(
+        ErrorCode::usage, "", kNoOffset,
+        fmt::format("--kv-type {}: expected one of f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl, q5_0, q5_1", kv_type));
   q.kv_type = *type;
   std::stringstream in(gpu_mem);
   for (std::string item; std::getline(in, item, ',');) {
     double gib = 0;
     auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), gib);
     if (ec != std::errc() || end != item.data() + item.size() || !(gib > 0) || gib > 1e6)
-      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("--gpu-mem '{}': expected GiB per GPU, e.g. 24 or 24,12", gpu_mem));
+      return make_error(ErrorCode::usage, "", kNoOffset,
+                        fmt::format("--gpu-mem '{}': expected GiB per GPU, e.g. 24 or 24,12", gpu_mem));
     q.gpu_gib.push_back(gib);
   }
   return q;
@@ -42,7 +45,8 @@ Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query
   if (!e) return std::move(e).error();
   FitReport r;
   r.estimate = std::move(*e);
-  for (uint64_t ctx : fit::table_contexts(r.estimate.trained_context ? r.estimate.trained_context : r.estimate.context)) {
+  for (uint64_t ctx :
+       fit::table_contexts(r.estimate.trained_context ? r.estimate.trained_context : r.estimate.context)) {
     fit::FitQuery q = query;
     q.context = ctx;
     auto row = fit::estimate_fit(model, q);
@@ -59,4 +63,4 @@ Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -34,10 +34,11 @@ struct FitReport {
 std::span<const std::string_view> fit_kv_types();
 // --kv-type NAME (f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl) and --gpu-mem "24" or "24,12"
 // into a query; usage errors otherwise.
-Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type, const std::string& gpu_mem);
+Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std::string& kv_type,
+                                     const std::string& gpu_mem);
 Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query);
 
 nlohmann::json to_json(const FitReport& r);
 void print_fit(std::FILE* out, const FitReport& r, OutputFormat format);
 
-}  // namespace akview
+}   // namespace akview

@@ -11,4 +11,4 @@ std::string dump_json(const nlohmann::json& j, int indent) {
 
 void print_json(std::FILE* out, const nlohmann::json& j) { fmt::print(out, "{}\n", dump_json(j)); }
 
-}  // namespace akview
+}   // namespace akview

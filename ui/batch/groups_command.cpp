@@ -15,8 +15,9 @@ Result<GroupsStream> groups_stream(const Model& model, const GroupsQuery& query)
   if (!index) return index.error();
   const Tensor& t = model.tensors[*index];
   if (!has_groups(t.type))
-    return make_error(ErrorCode::unsupported, model.files[t.file].path, t.offset,
-                      fmt::format("tensor {} of type {} is not quantized in groups", quote_name(t.name), type_info(t.type).name));
+    return make_error(
+        ErrorCode::unsupported, model.files[t.file].path, t.offset,
+        fmt::format("tensor {} of type {} is not quantized in groups", quote_name(t.name), type_info(t.type).name));
   auto view = make_tensor_view(model, t);
   if (!view) return view.error();
   constexpr int64_t kAllRowsUpTo = 64, kDefaultRows = 16;
@@ -53,4 +54,4 @@ Result<GroupsReport> make_groups_report(const Model& model, const GroupsQuery& q
   return std::move(stream->report);
 }
 
-}  // namespace akview
+}   // namespace akview

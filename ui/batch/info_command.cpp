@@ -13,7 +13,7 @@ std::string meta_string(const Model& model, std::string_view key) {
   return m && m->value.type == MetaType::string ? std::string(m->value.str) : std::string();
 }
 
-}  // namespace
+}   // namespace
 
 InfoReport make_info_report(const Model& model) {
   InfoReport r;
@@ -45,4 +45,4 @@ InfoReport make_info_report(const Model& model) {
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

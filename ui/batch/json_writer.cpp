@@ -35,11 +35,13 @@ bool plain(std::string_view s) {
   return true;
 }
 
-}  // namespace
+}   // namespace
 
-JsonWriter::JsonWriter(std::FILE* out, MemberOrder order) : out_(out), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
+JsonWriter::JsonWriter(std::FILE* out, MemberOrder order)
+    : out_(out), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
 
-JsonWriter::JsonWriter(std::string* sink, MemberOrder order) : sink_(sink), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
+JsonWriter::JsonWriter(std::string* sink, MemberOrder order)
+    : sink_(sink), order_(order), buf_(new char[kBufferBytes + kSlack]) {}
 
 JsonWriter::~JsonWriter() { flush(); }
 
@@ -179,4 +181,4 @@ void JsonWriter::end_document() {
   flush();
 }
 
-}  // namespace akview
+}   // namespace akview

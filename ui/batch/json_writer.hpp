@@ -48,7 +48,7 @@ class JsonWriter {
   void value(int32_t v) { value(static_cast<int64_t>(v)); }
   void value(uint8_t v) { value(static_cast<uint64_t>(v)); }
   void value(unsigned long long v) { value(static_cast<uint64_t>(v)); }
-  void value(double v);   // null when not finite
+  void value(double v);           // null when not finite
   void value(float v) = delete;   // say which: a float widened to double prints its double digits
   void value(bool v);
   void value(std::nullptr_t);
@@ -98,9 +98,9 @@ class JsonWriter {
     std::string last_key;
 #endif
   };
-  static constexpr size_t kIndent = 2;            // print_json's dump(2)
+  static constexpr size_t kIndent = 2;   // print_json's dump(2)
   static constexpr size_t kBufferBytes = 1 << 16;
-  static constexpr size_t kSlack = 64;             // allocated past kBufferBytes (indent)
+  static constexpr size_t kSlack = 64;   // allocated past kBufferBytes (indent)
 
   // Separator and indentation of the next array element or member (nothing after a key).
   void before_value() {
@@ -155,4 +155,4 @@ class JsonWriter {
   size_t len_ = 0;
 };
 
-}  // namespace akview
+}   // namespace akview

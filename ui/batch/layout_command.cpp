@@ -25,4 +25,4 @@ Result<BlockReport> make_block_report(const Model& model, const std::string& ten
   return describe_block(model, *index, block);
 }
 
-}  // namespace akview
+}   // namespace akview

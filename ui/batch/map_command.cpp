@@ -29,4 +29,4 @@ MapReport make_map_report(const Model& model) {
   return r;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -13,9 +13,16 @@ namespace {
 
 nlohmann::json scalar_to_json(const MetaValue& v) {
   switch (v.type) {   // the value's active union member depends on its type
-    case MetaType::u8: case MetaType::u16: case MetaType::u32: case MetaType::u64: return v.num.u;
-    case MetaType::i8: case MetaType::i16: case MetaType::i32: case MetaType::i64: return v.num.i;
-    case MetaType::f32: case MetaType::f64: return v.num.f;
+    case MetaType::u8:
+    case MetaType::u16:
+    case MetaType::u32:
+    case MetaType::u64: return v.num.u;
+    case MetaType::i8:
+    case MetaType::i16:
+    case MetaType::i32:
+    case MetaType::i64: return v.num.i;
+    case MetaType::f32:
+    case MetaType::f64: return v.num.f;
     case MetaType::boolean: return v.num.u != 0;
     case MetaType::string: return std::string(v.str);
     case MetaType::json: {
@@ -49,7 +56,7 @@ std::string type_label(const MetaValue& v) {
   return "ARRAY[" + inner + "]";
 }
 
-}  // namespace
+}   // namespace
 
 Result<RowStream<MetaRow>> meta_row_source(const Model& model, const std::optional<std::string>& key,
                                            uint64_t max_array_elems) {
@@ -81,4 +88,4 @@ Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optio
   return collect_rows(*source);
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -7,9 +7,11 @@
 namespace akview {
 namespace {
 
-nlohmann::json offset_json(uint64_t offset) { return offset == kNoOffset ? nlohmann::json(nullptr) : nlohmann::json(offset); }
+nlohmann::json offset_json(uint64_t offset) {
+  return offset == kNoOffset ? nlohmann::json(nullptr) : nlohmann::json(offset);
+}
 
-}  // namespace
+}   // namespace
 
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
@@ -31,17 +33,23 @@ std::string type_label(const TensorRow& r) {
   return r.type;
 }
 
-}  // namespace
+}   // namespace
 
 nlohmann::json to_json(const NoteRow& n) {
-  return {{"code", n.code}, {"file", n.file}, {"offset", offset_json(n.offset)}, {"message", n.message},
+  return {{"code", n.code},
+          {"file", n.file},
+          {"offset", offset_json(n.offset)},
+          {"message", n.message},
           {"fails_check", n.fails_check}};
 }
 
 nlohmann::json to_json(const InfoReport& r) {
   nlohmann::json files = nlohmann::json::array();
   for (const auto& f : r.files)
-    files.push_back({{"path", f.path}, {"role", f.role}, {"size", f.size}, {"header_bytes", f.header_bytes},
+    files.push_back({{"path", f.path},
+                     {"role", f.role},
+                     {"size", f.size},
+                     {"header_bytes", f.header_bytes},
                      {"data_offset", f.data_offset}});
   nlohmann::json types = nlohmann::json::array();
   for (const auto& t : r.types)
@@ -77,13 +85,13 @@ void write_json(JsonWriter& w, const MetaRow& r) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 nlohmann::json to_json(const CheckReport& r) {
   nlohmann::json problems = nlohmann::json::array(), warnings = nlohmann::json::array();
   for (const auto& n : r.problems) problems.push_back(to_json(n));
   for (const auto& n : r.warnings) warnings.push_back(to_json(n));
-  return {{"path", r.path}, {"ok", r.ok()}, {"format", r.format}, {"files", r.files},
+  return {{"path", r.path},       {"ok", r.ok()},         {"format", r.format},  {"files", r.files},
           {"tensors", r.tensors}, {"problems", problems}, {"warnings", warnings}};
 }
 
@@ -113,7 +121,8 @@ namespace {
 // `s` padded with blanks to `width` columns, as fmt's {:<N} / {:>N}: printable ASCII directly (one
 // column a byte), anything else through fmt, whose display-width scan cost a third of a listing.
 void append_padded(fmt::memory_buffer& buf, std::string_view s, size_t width, bool right) {
-  static constexpr std::string_view kBlanks = "                                                                        ";
+  static constexpr std::string_view kBlanks =
+      "                                                                        ";
   if (s.size() >= width || width - s.size() > kBlanks.size() || !printable_ascii(s)) {
     if (right) fmt::format_to(fmt::appender(buf), "{:>{}}", s, width);
     else fmt::format_to(fmt::appender(buf), "{:<{}}", s, width);
@@ -143,7 +152,7 @@ void write_json(JsonWriter& w, const TensorRow& r) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 Status print_tensors(std::FILE* out, const RangedRows<TensorRow>& ranged, OutputFormat format) {
   if (format == OutputFormat::json)
@@ -175,8 +184,8 @@ Status print_tensors(std::FILE* out, const RangedRows<TensorRow>& ranged, Output
         return w.status;
       }));
   name_w = std::min<size_t>(name_w, 72);
-  fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6}  {:>12}\n", "name", name_w, "type", "shape", "params", "bytes",
-             "bpw", "offset");
+  fmt::print(out, "{:<{}}  {:<18} {:<20} {:>10} {:>11} {:>6}  {:>12}\n", "name", name_w, "type", "shape", "params",
+             "bytes", "bpw", "offset");
   // The row is fmt's "{:<N}  {:<18} {:<20} {:>10} {:>11} {:>6.2f}  {:>12}" cell by cell.
   return print_text_rows(out, ranged, [name_w](fmt::memory_buffer& buf, const TensorRow& r) {
     append_padded(buf, (r.companion ? "  " : "") + escape_for_terminal(r.name), name_w, false);
@@ -219,7 +228,8 @@ Status print_meta(std::FILE* out, const RowStream<MetaRow>& rows, OutputFormat f
   if (format == OutputFormat::csv) {
     fmt::print(out, "key,type,value,source\n");
     return rows([&](const MetaRow& r) {
-      fmt::print(out, "{},{},{},{}\n", csv_field(r.key), csv_field(r.type), csv_field(dump_json(r.value, -1)), r.source);
+      fmt::print(out, "{},{},{},{}\n", csv_field(r.key), csv_field(r.type), csv_field(dump_json(r.value, -1)),
+                 r.source);
     });
   }
   size_t key_w = 3;   // a first pass measures the key column
@@ -240,4 +250,4 @@ void print_check(std::FILE* out, const CheckReport& r, OutputFormat format) {
     fmt::print(out, "ok: {} ({}, {} files, {} tensors)\n", escape_for_terminal(r.path), r.format, r.files, r.tensors);
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <span>
 #include <future>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 
 #include "core/catalog.hpp"
-#include "ui/batch/json_writer.hpp"
 #include "core/layout/block_fields.hpp"
 #include "core/model.hpp"
 #include "core/result.hpp"
+#include "ui/batch/json_writer.hpp"
 #include "ui/batch/reports.hpp"
 #include "ui/text/escape.hpp"
 #include "ui/text/format.hpp"
@@ -176,4 +176,4 @@ nlohmann::json to_json(const DumpReport& r);
 nlohmann::json json_number(double v);
 std::string csv_field(std::string_view s);
 
-}  // namespace akview
+}   // namespace akview

@@ -44,16 +44,17 @@ void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, Out
   size_t name_w = 4;
   for (const auto& e : entries) name_w = std::max(name_w, escape_for_terminal(e.name).size());
   name_w = std::min<size_t>(name_w, 60);
-  fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", "name", name_w, "source", "format", "size", "params",
-             "main type", "files");
+  fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", "name", name_w, "source", "format", "size",
+             "params", "main type", "files");
   for (const auto& e : entries) {
     const std::string name = escape_for_terminal(e.name);
     if (!e.error.empty())
       fmt::print(out, "{:<{}}  {:<11} error: {}\n", name, name_w, e.source, escape_for_terminal(e.error));
     else
       fmt::print(out, "{:<{}}  {:<11} {:<19} {:>11} {:>8}  {:<22} {:>5}\n", name, name_w, e.source, e.format,
-                 format_bytes(e.size_bytes), format_count(e.parameters), escape_for_terminal(e.main_type()), e.files.size());
+                 format_bytes(e.size_bytes), format_count(e.parameters), escape_for_terminal(e.main_type()),
+                 e.files.size());
   }
 }
 
-}  // namespace akview
+}   // namespace akview

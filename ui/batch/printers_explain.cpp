@@ -22,7 +22,7 @@ std::string value_text(double v) {
   return static_cast<double>(f) == v ? fmt::format("{}", f) : fmt::format("{}", v);
 }
 
-}  // namespace
+}   // namespace
 
 std::string step_values_line(const std::vector<double>& values, size_t max) {
   std::string s;
@@ -53,7 +53,8 @@ std::vector<std::string> wrap_words(std::string_view text, size_t width) {
 
 ExplainStep family_step(const GroupExplanation& e) {
   return {fmt::format("family: {}", e.family ? e.family->title : "unknown"),
-          fmt::format("{} This tensor: {}.", e.family ? e.family->paragraph : "", e.bits_per_weight), {}};
+          fmt::format("{} This tensor: {}.", e.family ? e.family->paragraph : "", e.bits_per_weight),
+          {}};
 }
 
 nlohmann::json to_json(const ExplainReport& r) {
@@ -81,12 +82,14 @@ nlohmann::json to_json(const ExplainReport& r) {
 void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format) {
   if (format == OutputFormat::json) return print_json(out, to_json(r));
   const GroupExplanation& e = r.explanation;
-  fmt::print(out, "# {} {} element [{}, {}]: group of {} at columns {}..{} of row {}\n", escape_for_terminal(r.name), r.type, e.row,
-             e.col, e.group_n, e.group_col, e.group_col + e.group_n - 1, e.row);
-  fmt::print(out, "bytes  {} @{}, {} bytes\n", escape_for_terminal(r.file), format_offset(e.bytes_offset), e.bytes.size());
+  fmt::print(out, "# {} {} element [{}, {}]: group of {} at columns {}..{} of row {}\n", escape_for_terminal(r.name),
+             r.type, e.row, e.col, e.group_n, e.group_col, e.group_col + e.group_n - 1, e.row);
+  fmt::print(out, "bytes  {} @{}, {} bytes\n", escape_for_terminal(r.file), format_offset(e.bytes_offset),
+             e.bytes.size());
   for (size_t i = 0; i < e.bytes.size(); i += 32) {
     std::string line;
-    for (size_t k = i; k < std::min(e.bytes.size(), i + 32); ++k) line += fmt::format("{}{:02x}", k == i ? "" : " ", e.bytes[k]);
+    for (size_t k = i; k < std::min(e.bytes.size(), i + 32); ++k)
+      line += fmt::format("{}{:02x}", k == i ? "" : " ", e.bytes[k]);
     fmt::print(out, "  +{:<4} {}\n", i, line);
   }
   int n = 0;
@@ -110,4 +113,4 @@ void print_explain(std::FILE* out, const ExplainReport& r, OutputFormat format) 
   for (const auto& line : wrap_words(family.formula, 98)) fmt::print(out, "  {}\n", line);
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -50,8 +50,8 @@ Status print_file_json(std::FILE* out, const Model& model, uint32_t file) {
 
 // offset, size, then the region indented by depth: its kind, and its label and value where they add to it.
 std::string region_text(const Region& r) {
-  std::string line = fmt::format("{:#010x} {:>10}  {}{}", r.offset, r.size, std::string(2 * r.depth, ' '),
-                                 region_kind_name(r.kind));
+  std::string line =
+      fmt::format("{:#010x} {:>10}  {}{}", r.offset, r.size, std::string(2 * r.depth, ' '), region_kind_name(r.kind));
   if (!r.label.empty() && r.label != region_kind_name(r.kind)) line += " " + escape_for_terminal(r.label);
   if (!r.value.empty() && r.value != r.label) line += " = " + escape_for_terminal(r.value);
   return line;
@@ -59,15 +59,15 @@ std::string region_text(const Region& r) {
 
 Status print_file_text(std::FILE* out, const Model& model, uint32_t file) {
   const SourceFile& f = model.files[file];
-  fmt::print(out, "# {} ({}, {} bytes)\n", escape_for_terminal(f.path), layout_format_name(detect_layout_format(model, file)),
-             f.map.size());
+  fmt::print(out, "# {} ({}, {} bytes)\n", escape_for_terminal(f.path),
+             layout_format_name(detect_layout_format(model, file)), f.map.size());
   return walk_layout(model, file, [&](const Region& r) {
     fmt::print(out, "{}\n", region_text(r));
     return true;
   });
 }
 
-}  // namespace
+}   // namespace
 
 Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32_t>& files, OutputFormat format) {
   if (format != OutputFormat::json) {
@@ -88,7 +88,8 @@ Status print_layout(std::FILE* out, const Model& model, const std::vector<uint32
 Error print_unopened_layout(std::FILE* out, const std::string& path, std::span<const uint8_t> bytes,
                             const Error& open_error, OutputFormat format) {
   if (format == OutputFormat::json) {
-    fmt::print(out, "{{\"file\": {}, \"size\": {}, \"opened\": false, \"regions\": [", dump_json(path, -1), bytes.size());
+    fmt::print(out, "{{\"file\": {}, \"size\": {}, \"opened\": false, \"regions\": [", dump_json(path, -1),
+               bytes.size());
     bool first = true;
     Error e = walk_unopened_layout(bytes, path, open_error, [&](const Region& r) {
       fmt::print(out, "{}\n  {}", first ? "" : ",", region_json(r));
@@ -108,10 +109,20 @@ Error print_unopened_layout(std::FILE* out, const std::string& path, std::span<c
 nlohmann::json to_json(const BlockReport& r) {
   nlohmann::json fields = nlohmann::json::array();
   for (const auto& f : r.fields)
-    fields.push_back({{"name", f.name}, {"offset", f.offset}, {"size", f.size}, {"hex", f.hex}, {"value", f.value},
+    fields.push_back({{"name", f.name},
+                      {"offset", f.offset},
+                      {"size", f.size},
+                      {"hex", f.hex},
+                      {"value", f.value},
                       {"meaning", f.meaning}});
-  return {{"name", r.name},           {"type", r.type},         {"offset", r.offset},     {"nbytes", r.nbytes},
-          {"block_bytes", r.block_bytes}, {"block_elems", r.block_elems}, {"n_blocks", r.n_blocks}, {"block", r.block},
+  return {{"name", r.name},
+          {"type", r.type},
+          {"offset", r.offset},
+          {"nbytes", r.nbytes},
+          {"block_bytes", r.block_bytes},
+          {"block_elems", r.block_elems},
+          {"n_blocks", r.n_blocks},
+          {"block", r.block},
           {"fields", fields}};
 }
 
@@ -121,9 +132,9 @@ void print_block(std::FILE* out, const BlockReport& r, const Model& model, Outpu
     j["file"] = model.files[r.file].path;
     return print_json(out, j);
   }
-  fmt::print(out, "{} {} at {} in {}: {} bytes, {} blocks of {} elements in {} bytes\n", escape_for_terminal(r.name), r.type,
-             format_offset(r.offset), escape_for_terminal(model.files[r.file].path), r.nbytes, r.n_blocks, r.block_elems,
-             r.block_bytes);
+  fmt::print(out, "{} {} at {} in {}: {} bytes, {} blocks of {} elements in {} bytes\n", escape_for_terminal(r.name),
+             r.type, format_offset(r.offset), escape_for_terminal(model.files[r.file].path), r.nbytes, r.n_blocks,
+             r.block_elems, r.block_bytes);
   fmt::print(out, "block {}\n", r.block);
   for (const auto& f : r.fields) {
     fmt::print(out, "  {:<12} {:>10} {:>4} B  {}\n", escape_for_terminal(f.name), format_offset(f.offset), f.size,
@@ -133,4 +144,4 @@ void print_block(std::FILE* out, const BlockReport& r, const Model& model, Outpu
   }
 }
 
-}  // namespace akview
+}   // namespace akview

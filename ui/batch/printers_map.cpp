@@ -16,14 +16,15 @@ nlohmann::json config_json(const ModelConfig& c) {
   return {{"arch", c.arch.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.arch)},
           {"arch_source", c.arch_source},
           {"fields", fields},
-          {"sliding_window_pattern", c.sliding_window_pattern.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.sliding_window_pattern)},
+          {"sliding_window_pattern",
+           c.sliding_window_pattern.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.sliding_window_pattern)},
           {"quantization", c.quantization.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.quantization)},
           {"quantization_source", c.quantization_source}};
 }
 
 std::string shape_or_dash(const std::optional<std::vector<int64_t>>& s) { return s ? format_shape(*s) : "-"; }
 
-}  // namespace
+}   // namespace
 
 namespace {
 
@@ -43,7 +44,7 @@ void write_json(JsonWriter& w, const MapRow& m) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 Status print_map(std::FILE* out, const MapReport& r, OutputFormat format) {
   uint64_t tensors = 0, unmapped = 0;
@@ -85,13 +86,15 @@ Status print_map(std::FILE* out, const MapReport& r, OutputFormat format) {
                m.note.empty() ? "" : "  note: " + escape_for_terminal(m.note));
     count(m);
   }));
-  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", tensors, unmapped, r.arch.empty() ? "unknown arch" : escape_for_terminal(r.arch));
+  fmt::print(out, "{} tensors, {} unmapped\n\nconfig ({})\n", tensors, unmapped,
+             r.arch.empty() ? "unknown arch" : escape_for_terminal(r.arch));
   for (const auto& f : config_fields()) {
     const ConfigValue& v = r.config.*(f.field);
     if (v.present) fmt::print(out, "  {:<16} {:<14.10g} {}\n", f.name, v.value, escape_for_terminal(v.source));
   }
   if (!r.config.quantization.empty())
-    fmt::print(out, "  {:<16} {}  {}\n", "quantization", escape_for_terminal(r.config.quantization), escape_for_terminal(r.config.quantization_source));
+    fmt::print(out, "  {:<16} {}  {}\n", "quantization", escape_for_terminal(r.config.quantization),
+               escape_for_terminal(r.config.quantization_source));
   return Status();
 }
 
@@ -124,7 +127,7 @@ void write_json(JsonWriter& w, const DiffRow& d) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 Status print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format) {
   // A first pass without values: the counts (printed before the rows in JSON) and the key column.
@@ -161,26 +164,32 @@ Status print_diff(std::FILE* out, const DiffTableReport& r, OutputFormat format)
     return r.rows([&](const DiffRow& d) {
       fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(d.key), d.type_a.value_or(""), d.type_b.value_or(""),
                  csv_field(shape_or_dash(d.shape_a)), csv_field(shape_or_dash(d.shape_b)),
-                 d.error ? fmt::format("{:.9g}", d.error->max_abs) : "", d.error ? fmt::format("{:.9g}", d.error->rmse) : "",
-                 d.error ? fmt::format("{:.9g}", d.error->rel_rmse) : "", d.error ? fmt::format("{:.9g}", d.error->cosine) : "");
+                 d.error ? fmt::format("{:.9g}", d.error->max_abs) : "",
+                 d.error ? fmt::format("{:.9g}", d.error->rmse) : "",
+                 d.error ? fmt::format("{:.9g}", d.error->rel_rmse) : "",
+                 d.error ? fmt::format("{:.9g}", d.error->cosine) : "");
     });
   }
   w = std::min<size_t>(w, 56);
-  fmt::print(out, "{:<{}}  {:<10} {:<10} {:>11} {:>11} {:>10} {:>9}\n", "key", w, "A", "B", "max_abs", "rmse", "rel_rmse", "cosine");
+  fmt::print(out, "{:<{}}  {:<10} {:<10} {:>11} {:>11} {:>10} {:>9}\n", "key", w, "A", "B", "max_abs", "rmse",
+             "rel_rmse", "cosine");
   AKV_TRY(r.rows([&](const DiffRow& d) {
     std::string status;
     if (!d.name_a) status = "only in B";
     else if (!d.name_b) status = "only in A";
-    else if (d.shape_differs) status = fmt::format("shape {} vs {}", shape_or_dash(d.shape_a), shape_or_dash(d.shape_b));
-    std::string values = d.error ? fmt::format("{:>11.4g} {:>11.4g} {:>10.4g} {:>9.6f}", d.error->max_abs, d.error->rmse,
-                                               d.error->rel_rmse, d.error->cosine)
-                                 : status.empty() ? d.value_problem : status;
-    fmt::print(out, "{:<{}}  {:<10} {:<10} {}{}\n", escape_for_terminal(d.key), w, d.type_a.value_or("-"), d.type_b.value_or("-"),
-               escape_for_terminal(values), d.note.empty() ? "" : "  (" + escape_for_terminal(d.note) + ")");
+    else if (d.shape_differs)
+      status = fmt::format("shape {} vs {}", shape_or_dash(d.shape_a), shape_or_dash(d.shape_b));
+    std::string values = d.error          ? fmt::format("{:>11.4g} {:>11.4g} {:>10.4g} {:>9.6f}", d.error->max_abs,
+                                                        d.error->rmse, d.error->rel_rmse, d.error->cosine)
+                         : status.empty() ? d.value_problem
+                                          : status;
+    fmt::print(out, "{:<{}}  {:<10} {:<10} {}{}\n", escape_for_terminal(d.key), w, d.type_a.value_or("-"),
+               d.type_b.value_or("-"), escape_for_terminal(values),
+               d.note.empty() ? "" : "  (" + escape_for_terminal(d.note) + ")");
   }));
-  fmt::print(out, "{} paired, {} only in A, {} only in B, {} shape changes, {} type changes\n",
-             rows - only_a - only_b, only_a, only_b, shape_changes, type_changes);
+  fmt::print(out, "{} paired, {} only in A, {} only in B, {} shape changes, {} type changes\n", rows - only_a - only_b,
+             only_a, only_b, shape_changes, type_changes);
   return Status();
 }
 
-}  // namespace akview
+}   // namespace akview

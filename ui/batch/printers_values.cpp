@@ -18,13 +18,15 @@ std::string sparkline(const std::vector<uint64_t>& bins) {
   return s;
 }
 
-}  // namespace
+}   // namespace
 
 nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
 
 nlohmann::json to_json(const DumpReport& r) {
-  nlohmann::json j = {{"name", r.name}, {"type", r.type}, {"shape", r.shape}, {"rows", {r.row_begin, r.row_end}},
-                      {"n_cols", r.n_cols}, {"caveat", r.caveat.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.caveat)}};
+  nlohmann::json j = {
+      {"name", r.name},     {"type", r.type},
+      {"shape", r.shape},   {"rows", {r.row_begin, r.row_end}},
+      {"n_cols", r.n_cols}, {"caveat", r.caveat.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.caveat)}};
   if (!r.out_path.empty()) {
     j["out"] = r.out_path;
     j["bytes_written"] = r.bytes_written;
@@ -43,13 +45,14 @@ nlohmann::json to_json(const DumpReport& r) {
 void print_dump(std::FILE* out, const DumpReport& r, OutputFormat format) {
   if (format == OutputFormat::json) return print_json(out, to_json(r));
   if (!r.out_path.empty()) {
-    fmt::print(out, "wrote rows {}:{} of {} ({} values, {}) to {}\n", r.row_begin, r.row_end, escape_for_terminal(r.name),
-               r.bytes_written / 4, format_bytes(r.bytes_written), escape_for_terminal(r.out_path));
+    fmt::print(out, "wrote rows {}:{} of {} ({} values, {}) to {}\n", r.row_begin, r.row_end,
+               escape_for_terminal(r.name), r.bytes_written / 4, format_bytes(r.bytes_written),
+               escape_for_terminal(r.out_path));
   } else {
     const char* sep = format == OutputFormat::csv ? "," : " ";
     if (format == OutputFormat::text)
-      fmt::print(out, "# {} {} {} rows {}:{}\n", escape_for_terminal(r.name), r.type, format_shape(r.shape), r.row_begin,
-                 r.row_end);
+      fmt::print(out, "# {} {} {} rows {}:{}\n", escape_for_terminal(r.name), r.type, format_shape(r.shape),
+                 r.row_begin, r.row_end);
     for (int64_t i = 0; i < r.row_end - r.row_begin; ++i) {
       std::string line;
       for (int64_t c = 0; c < r.n_cols; ++c)
@@ -83,7 +86,7 @@ void write_json(JsonWriter& w, const QuantGroup& g) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 Status print_groups(std::FILE* out, const GroupsReport& r, const RowStream<QuantGroup>& groups, OutputFormat format) {
   if (format == OutputFormat::json) {
@@ -108,19 +111,21 @@ Status print_groups(std::FILE* out, const GroupsReport& r, const RowStream<Quant
     return Status();
   }
   if (format == OutputFormat::csv) {
-    fmt::print(out, "row,col,n,scale,bias,super_scale,super_min,sub_scale,sub_min,min,max,levels_used,levels_total,saturated\n");
+    fmt::print(
+        out,
+        "row,col,n,scale,bias,super_scale,super_min,sub_scale,sub_min,min,max,levels_used,levels_total,saturated\n");
     return groups([&](const QuantGroup& g) {
-      fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{},{},{}\n", g.row, g.col, g.n_cols, g.scale,
-                 g.bias, g.super_scale, g.super_min, g.sub_scale, g.sub_min, g.value_min, g.value_max, g.levels_used,
-                 g.levels_total, g.saturated);
+      fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{},{},{}\n", g.row, g.col, g.n_cols,
+                 g.scale, g.bias, g.super_scale, g.super_min, g.sub_scale, g.sub_min, g.value_min, g.value_max,
+                 g.levels_used, g.levels_total, g.saturated);
     });
   }
   fmt::print(out, "# {} {} rows {}:{} of {}\n", escape_for_terminal(r.name), r.type, r.row_begin, r.row_end, r.n_rows);
-  fmt::print(out, "{:>6} {:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>9} {:>5}\n", "row", "col", "n", "scale", "bias", "min",
-             "max", "levels", "sat");
+  fmt::print(out, "{:>6} {:>6} {:>4} {:>12} {:>12} {:>12} {:>12} {:>9} {:>5}\n", "row", "col", "n", "scale", "bias",
+             "min", "max", "levels", "sat");
   return groups([&](const QuantGroup& g) {
-    fmt::print(out, "{:>6} {:>6} {:>4} {:>12.5g} {:>12.5g} {:>12.5g} {:>12.5g} {:>4}/{:<4} {:>5}\n", g.row, g.col, g.n_cols,
-               g.scale, g.bias, g.value_min, g.value_max, g.levels_used, g.levels_total, g.saturated);
+    fmt::print(out, "{:>6} {:>6} {:>4} {:>12.5g} {:>12.5g} {:>12.5g} {:>12.5g} {:>4}/{:<4} {:>5}\n", g.row, g.col,
+               g.n_cols, g.scale, g.bias, g.value_min, g.value_max, g.levels_used, g.levels_total, g.saturated);
   });
 }
 
@@ -176,7 +181,7 @@ void write_json(JsonWriter& w, const StatsRow& r) {
   w.end_object();
 }
 
-}  // namespace
+}   // namespace
 
 Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat format) {
   if (format == OutputFormat::json)
@@ -188,8 +193,9 @@ Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat
   if (format == OutputFormat::csv) {
     fmt::print(out, "name,type,count,min,max,mean,std,zeros,nan,inf\n");
     return rows([&](const StatsRow& r) {
-      fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", csv_field(r.name), r.type, r.stats.count, r.stats.min,
-                 r.stats.max, r.stats.mean, r.stats.std, r.stats.zeros, r.stats.nan, r.stats.pos_inf + r.stats.neg_inf);
+      fmt::print(out, "{},{},{},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{}\n", csv_field(r.name), r.type, r.stats.count,
+                 r.stats.min, r.stats.max, r.stats.mean, r.stats.std, r.stats.zeros, r.stats.nan,
+                 r.stats.pos_inf + r.stats.neg_inf);
     });
   }
   return rows([&](const StatsRow& r) {
@@ -199,8 +205,8 @@ Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat
       return;
     }
     const TensorStats& s = r.stats;
-    fmt::print(out, "  min {:.6g}  max {:.6g}  mean {:.6g}  std {:.6g}  zeros {}  nan {}  inf {}\n", s.min, s.max, s.mean,
-               s.std, s.zeros, s.nan, s.pos_inf + s.neg_inf);
+    fmt::print(out, "  min {:.6g}  max {:.6g}  mean {:.6g}  std {:.6g}  zeros {}  nan {}  inf {}\n", s.min, s.max,
+               s.mean, s.std, s.zeros, s.nan, s.pos_inf + s.neg_inf);
     if (!s.histogram.empty())
       fmt::print(out, "  hist [{:.4g}, {:.4g}] {}\n", s.hist_lo, s.hist_hi, sparkline(s.histogram));
     fmt::print(out, "  log2|x| [2^{}, 2^{}) {}\n", kLogMinExp, kLogMinExp + kLogBins, sparkline(s.log_abs_histogram));
@@ -214,4 +220,4 @@ Status print_stats(std::FILE* out, const RowStream<StatsRow>& rows, OutputFormat
   });
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -74,7 +74,7 @@ struct TypeMixRow {
 };
 
 struct NoteRow {
-  std::string code;      // ErrorCode slug
+  std::string code;   // ErrorCode slug
   std::string file;
   uint64_t offset = kNoOffset;
   std::string message;
@@ -105,17 +105,17 @@ struct TensorRow {
   double bits_per_weight = 0;
   std::string file;
   uint64_t offset = 0;
-  uint8_t bits = 0;           // composite types
-  uint32_t group_size = 0;    // composite types
+  uint8_t bits = 0;          // composite types
+  uint32_t group_size = 0;   // composite types
   bool companion = false;
   bool unsupported = false;
 };
 
 struct MetaRow {
   std::string key;
-  std::string type;           // "UINT32", "STRING", "ARRAY[STRING]", "JSON"
-  nlohmann::json value;       // arrays may be truncated: see `count`
-  uint64_t count = 0;         // element count for arrays
+  std::string type;       // "UINT32", "STRING", "ARRAY[STRING]", "JSON"
+  nlohmann::json value;   // arrays may be truncated: see `count`
+  uint64_t count = 0;     // element count for arrays
   bool truncated = false;
   std::string source;
   std::string file;
@@ -137,10 +137,10 @@ struct DumpReport {
   std::string type;
   std::vector<int64_t> shape;
   int64_t row_begin = 0, row_end = 0, n_cols = 0;
-  std::vector<float> values;      // rows [row_begin, row_end) x n_cols when printed (no --out)
-  std::string out_path;           // the file written, when --out was given
+  std::vector<float> values;   // rows [row_begin, row_end) x n_cols when printed (no --out)
+  std::string out_path;        // the file written, when --out was given
   uint64_t bytes_written = 0;
-  std::string caveat;             // decoder assumption to state (e.g. unverified F4 nibble order)
+  std::string caveat;   // decoder assumption to state (e.g. unverified F4 nibble order)
 };
 
 struct GroupsReport {
@@ -157,7 +157,7 @@ struct StatsRow {
   std::string type;
   std::vector<int64_t> shape;
   TensorStats stats;
-  std::string problem;            // why no stats (undecodable type), empty otherwise
+  std::string problem;   // why no stats (undecodable type), empty otherwise
   std::string caveat;
 };
 
@@ -200,11 +200,11 @@ struct DiffTableReport {
 
 struct RunTableReport {
   std::string path;
-  std::string ref_path;                       // --ref model, empty when none
+  std::string ref_path;   // --ref model, empty when none
   std::vector<compute::TensorRun> runs;
-  std::vector<compute::RunFailure> failures;  // tensors that could not run (the rest did)
-  std::vector<std::string> ref_missing;       // tensors with no counterpart in the --ref model
+  std::vector<compute::RunFailure> failures;   // tensors that could not run (the rest did)
+  std::vector<std::string> ref_missing;        // tensors with no counterpart in the --ref model
   bool cancelled = false;
 };
 
-}  // namespace akview
+}   // namespace akview

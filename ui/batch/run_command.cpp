@@ -18,7 +18,7 @@ namespace {
 
 bool is_matrix(const Tensor& t) { return t.rank >= 2 && !(t.flags & kTensorCompanion); }
 
-}  // namespace
+}   // namespace
 
 Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinder& finder, const RunQuery& query) {
   std::vector<uint32_t> picked;
@@ -43,19 +43,22 @@ Result<std::vector<uint32_t>> select_run_tensors(const Model& model, TensorFinde
     try {
       re.emplace(query.filter, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
-      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
+      return make_error(ErrorCode::usage, "", kNoOffset,
+                        fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
   for (const auto& e : finder.name_map().entries) {
     const Tensor& t = model.tensors[e.tensor];
     if (!is_matrix(t)) continue;
     if (query.layer >= 0 && e.layer != query.layer) continue;   // -1 when unmapped or not in a layer
-    if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) && !(e.mapped && std::regex_search(e.canonical.begin(), e.canonical.end(), *re)))
+    if (re && !std::regex_search(t.name.begin(), t.name.end(), *re) &&
+        !(e.mapped && std::regex_search(e.canonical.begin(), e.canonical.end(), *re)))
       continue;
     take(e.tensor);
   }
   if (picked.empty())
-    return make_error(ErrorCode::not_found, model.path, kNoOffset, "no matrix matches the selection (--layer / --filter)");
+    return make_error(ErrorCode::not_found, model.path, kNoOffset,
+                      "no matrix matches the selection (--layer / --filter)");
   return picked;
 }
 
@@ -109,7 +112,8 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
       if (expert >= experts) return {};   // no such expert in ref: missing
       if (expert >= 0 && rows != run.n_rows)
         return make_error(ErrorCode::bad_shape, ref->path, t.offset,
-                          fmt::format("tensor '{}': expert {} of '{}' has {} rows, {} here", run.name, expert, t.name, rows, run.n_rows));
+                          fmt::format("tensor '{}': expert {} of '{}' has {} rows, {} here", run.name, expert, t.name,
+                                      rows, run.n_rows));
       parts.push_back({*view, expert >= 0 ? expert * rows : 0, expert >= 0 ? (expert + 1) * rows : view->n_rows});
       return {};
     };
@@ -154,4 +158,4 @@ Result<RunTableReport> make_run_report(const Model& model, const Model* ref, con
   return report;
 }
 
-}  // namespace akview
+}   // namespace akview

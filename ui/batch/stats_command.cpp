@@ -20,7 +20,7 @@ Result<StatsRow> stats_for(const Model& model, uint32_t index, const StatsOption
   row.caveat = decode_caveat(t.type);
   if (!can_decode(t.type) || (t.flags & (kTensorUnsupported | kTensorNonContiguous))) {
     row.problem = (t.flags & kTensorNonContiguous) ? "non-contiguous view (stats of its storage tensor cover it)"
-                                                    : fmt::format("values of type {} cannot be decoded", row.type);
+                                                   : fmt::format("values of type {} cannot be decoded", row.type);
     return row;
   }
   auto view = make_tensor_view(model, t);
@@ -35,7 +35,7 @@ Result<StatsRow> stats_for(const Model& model, uint32_t index, const StatsOption
   return row;
 }
 
-}  // namespace
+}   // namespace
 
 Result<RowStream<StatsRow>> stats_row_source(const Model& model, const std::vector<std::string>& names,
                                              const StatsOptions& options) {
@@ -68,4 +68,4 @@ Result<std::vector<StatsRow>> make_stats_rows(const Model& model, const std::vec
   return collect_rows(*source);
 }
 
-}  // namespace akview
+}   // namespace akview

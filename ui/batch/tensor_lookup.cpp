@@ -21,8 +21,9 @@ Result<uint32_t> TensorFinder::find(std::string_view name) {
   if (const Tensor* t = model_.find(name)) return static_cast<uint32_t>(t - model_.tensors.data());
   const NameMap& map = name_map();
   if (uint32_t e = map.find(name); e != kNone) return map.entries[e].tensor;
-  return make_error(ErrorCode::not_found, model_.path, kNoOffset,
-                    fmt::format("no tensor named {} (native or canonical); `akview tensors` lists them", quote_name(name)));
+  return make_error(
+      ErrorCode::not_found, model_.path, kNoOffset,
+      fmt::format("no tensor named {} (native or canonical); `akview tensors` lists them", quote_name(name)));
 }
 
 Result<uint32_t> find_tensor(const Model& model, std::string_view name) { return TensorFinder(model).find(name); }
@@ -58,4 +59,4 @@ std::pair<int64_t, int64_t> tensor_rows_cols(const Model& model, const Tensor& t
   return {rows, cols};
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -35,15 +35,18 @@ const std::array<SortColumn, 8>& sort_columns() {
   static const std::array<SortColumn, 8> kColumns = {{
       {"file", nullptr},
       {"name", [](const Model&, const Tensor& a, const Tensor& b) { return natural_less(a.name, b.name); }},
-      {"type", [](const Model&, const Tensor& a, const Tensor& b) { return type_info(a.type).name < type_info(b.type).name; }},
-      {"shape", [](const Model& m, const Tensor& a, const Tensor& b) {
+      {"type",
+       [](const Model&, const Tensor& a, const Tensor& b) { return type_info(a.type).name < type_info(b.type).name; }},
+      {"shape",
+       [](const Model& m, const Tensor& a, const Tensor& b) {
          auto sa = m.shape(a), sb = m.shape(b);
          return std::lexicographical_compare(sa.begin(), sa.end(), sb.begin(), sb.end());
        }},
       {"params", [](const Model& m, const Tensor& a, const Tensor& b) { return m.n_elements(a) < m.n_elements(b); }},
       {"bytes", [](const Model&, const Tensor& a, const Tensor& b) { return a.nbytes < b.nbytes; }},
       {"offset", [](const Model&, const Tensor& a, const Tensor& b) { return a.offset < b.offset; }},
-      {"bpw", [](const Model& m, const Tensor& a, const Tensor& b) { return bits_per_weight(m, a) < bits_per_weight(m, b); }},
+      {"bpw",
+       [](const Model& m, const Tensor& a, const Tensor& b) { return bits_per_weight(m, a) < bits_per_weight(m, b); }},
   }};
   return kColumns;
 }
@@ -51,20 +54,20 @@ const std::array<SortColumn, 8>& sort_columns() {
 // What a query shows: the filter, and the order when it is not the model's own.
 struct TensorPlan {
   const Model* model = nullptr;
-  std::string arch;                 // for canonical names (build_name_map's)
+  std::string arch;   // for canonical names (build_name_map's)
   std::optional<std::regex> re;
   bool invert = false;
   bool companions = true;
-  bool in_model_order = true;       // rows straight from model.tensors
-  std::vector<uint32_t> order;      // otherwise: the tensors shown, in output order
+  bool in_model_order = true;    // rows straight from model.tensors
+  std::vector<uint32_t> order;   // otherwise: the tensors shown, in output order
 
   // The tensor's canonical name when the query shows it (nullopt in `shown` when it does not).
   bool shows(const Tensor& t, std::optional<CanonicalName>& canonical) const {
     if (!companions && (t.flags & kTensorCompanion)) return false;
     canonical = map_tensor_name(t, arch);
     if (!re) return true;
-    const bool hit = std::regex_search(t.name.begin(), t.name.end(), *re) ||
-                     (canonical && std::regex_search(canonical->name, *re));
+    const bool hit =
+        std::regex_search(t.name.begin(), t.name.end(), *re) || (canonical && std::regex_search(canonical->name, *re));
     return hit != invert;
   }
 };
@@ -86,10 +89,10 @@ std::vector<uint32_t> sorted_order(const TensorPlan& plan, std::vector<uint32_t>
   };
   std::vector<Group> groups;
   for (size_t k = 0; k < shown.size(); ++k) {
-    if (!groups.empty() && (model.tensors[shown[k]].flags & kTensorCompanion) && owns(shown[groups.back().begin], shown[k]))
+    if (!groups.empty() && (model.tensors[shown[k]].flags & kTensorCompanion) &&
+        owns(shown[groups.back().begin], shown[k]))
       groups.back().end = k + 1;
-    else
-      groups.push_back({k, k + 1});
+    else groups.push_back({k, k + 1});
   }
   if (!column.less) {
     if (descending) std::reverse(groups.begin(), groups.end());   // storage order, reversed by group
@@ -126,7 +129,7 @@ void fill_tensor_row(const Model& model, const Tensor& t, TensorRow& row) {
   row.unsupported = t.flags & kTensorUnsupported;
 }
 
-}  // namespace
+}   // namespace
 
 TensorRow make_tensor_row(const Model& model, const Tensor& t) {
   TensorRow row;
@@ -141,7 +144,8 @@ Result<RangedRows<TensorRow>> tensor_row_source(const Model& model, const Tensor
   if (!column) {
     std::string names;
     for (const auto& c : sort_columns()) names += fmt::format("{}{}", names.empty() ? "" : ", ", c.name);
-    return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("unknown sort column '{}' (use one of: {})", query.sort, names));
+    return make_error(ErrorCode::usage, "", kNoOffset,
+                      fmt::format("unknown sort column '{}' (use one of: {})", query.sort, names));
   }
   auto plan = std::make_shared<TensorPlan>();
   plan->model = &model;
@@ -151,7 +155,8 @@ Result<RangedRows<TensorRow>> tensor_row_source(const Model& model, const Tensor
     try {
       plan->re.emplace(query.filter, std::regex::ECMAScript | std::regex::optimize);
     } catch (const std::regex_error& e) {
-      return make_error(ErrorCode::usage, "", kNoOffset, fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
+      return make_error(ErrorCode::usage, "", kNoOffset,
+                        fmt::format("bad --filter regex '{}': {}", query.filter, e.what()));
     }
   }
   plan->arch = name_map_arch(model);
@@ -167,7 +172,8 @@ Result<RangedRows<TensorRow>> tensor_row_source(const Model& model, const Tensor
   out.positions = plan->in_model_order ? model.tensors.size() : plan->order.size();
   // Positions are tensors (model order, filtered as they come) or entries of the sorted order. Each
   // call keeps its own row, so two ranges may be made at once (the plan and the model are read only).
-  out.range = [plan = std::shared_ptr<const TensorPlan>(std::move(plan))](size_t begin, size_t end, const RowSink<TensorRow>& sink) {
+  out.range = [plan = std::shared_ptr<const TensorPlan>(std::move(plan))](size_t begin, size_t end,
+                                                                          const RowSink<TensorRow>& sink) {
     const Model& model = *plan->model;
     TensorRow row;   // reused: its strings keep their capacity from row to row
     std::optional<CanonicalName> canonical;
@@ -197,4 +203,4 @@ Result<std::vector<TensorRow>> make_tensor_rows(const Model& model, const Tensor
   return collect_rows(source->stream());
 }
 
-}  // namespace akview
+}   // namespace akview

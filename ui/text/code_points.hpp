@@ -13,4 +13,4 @@ bool is_invisible(char32_t cp);
 // wide and fullwidth ones, else 1.
 int char_width(char32_t cp);
 
-}  // namespace akview
+}   // namespace akview

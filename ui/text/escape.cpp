@@ -33,13 +33,11 @@ std::string escape_for_terminal(std::string_view s) {
       i += std::max<size_t>(len, 1);
       continue;
     }
-    if (is_invisible(cp))
-      out += fmt::format("\\u{{{:x}}}", static_cast<uint32_t>(cp));
-    else
-      out.append(s.substr(i, len));
+    if (is_invisible(cp)) out += fmt::format("\\u{{{:x}}}", static_cast<uint32_t>(cp));
+    else out.append(s.substr(i, len));
     i += len;
   }
   return out;
 }
 
-}  // namespace akview
+}   // namespace akview

@@ -13,7 +13,7 @@ namespace akview {
 // bidi controls, zero-width characters, line/paragraph separators, BOM, tags) become \u{202e};
 // everything else, wide (CJK) characters included, passes through unchanged.
 std::string escape_for_terminal(std::string_view s);
-bool printable_ascii(std::string_view s);          // bytes 0x20..0x7e only: nothing to escape, one column each
-size_t escaped_size(std::string_view s);           // escape_for_terminal(s).size(), without it for plain ASCII
+bool printable_ascii(std::string_view s);   // bytes 0x20..0x7e only: nothing to escape, one column each
+size_t escaped_size(std::string_view s);    // escape_for_terminal(s).size(), without it for plain ASCII
 
-}  // namespace akview
+}   // namespace akview

@@ -32,4 +32,4 @@ std::string format_shape(const std::vector<int64_t>& shape) { return fmt::format
 
 std::string format_offset(uint64_t offset) { return fmt::format("{:#x}", offset); }
 
-}  // namespace akview
+}   // namespace akview

@@ -10,9 +10,9 @@
 #include "core/remote/http.hpp"
 #include "core/remote/mirror.hpp"
 #include "ui/text/format.hpp"
+#include "ui/tui/fit_pane.hpp"
 #include "ui/tui/prompt_edit.hpp"
 #include "ui/tui/text_viewer.hpp"
-#include "ui/tui/fit_pane.hpp"
 #include "ui/tui/title_bar.hpp"
 
 namespace akview::tui {
@@ -35,7 +35,7 @@ std::string transfer_line() {
   return fmt::format("fetching {} · {} requests · {:.1f} MB/s · Esc cancels", format_bytes(s.bytes), s.requests, rate);
 }
 
-}  // namespace
+}   // namespace
 
 App::App(AppOptions options) : options_(std::move(options)) {
   if (options_.path.empty()) {
@@ -174,7 +174,8 @@ void App::back() {
   }
 }
 
-void App::prompt(std::string label, std::string initial, std::function<void(const std::string&, PromptEvent)> on_event) {
+void App::prompt(std::string label, std::string initial,
+                 std::function<void(const std::string&, PromptEvent)> on_event) {
   prompt_ = Prompt{std::move(label), std::move(initial), std::move(on_event)};
 }
 
@@ -275,7 +276,8 @@ void App::apply_key(int32_t k) {
   }
   Action a;
   if (Pane* p = front_pane()) {
-    if ((find_binding(k, p->context(), a) && p->act(a, *this)) || (find_binding(k, Context::nav, a) && p->act(a, *this))) {
+    if ((find_binding(k, p->context(), a) && p->act(a, *this)) ||
+        (find_binding(k, Context::nav, a) && p->act(a, *this))) {
       if (screen_ == Screen::list && list_)
         if (const CatalogEntry* e = list_->take_chosen()) open_entry(e->open_path);
       return;
@@ -293,7 +295,8 @@ void App::mouse(const InputEvent& ev) {
     return;
   }
   if (ev.y == 0 && view_ && screen_ == Screen::model) {
-    if (ev.x >= title_size_.first && ev.x < title_size_.second) view_->show<FitPane>();   // the size: what it needs to run
+    if (ev.x >= title_size_.first && ev.x < title_size_.second)
+      view_->show<FitPane>();   // the size: what it needs to run
     return;
   }
   if (ev.y == 1 && view_ && screen_ == Screen::model) {
@@ -327,7 +330,8 @@ void App::draw_title(Canvas& c) {
       // Models that did not open are counted apart (a folder of malformed files holds no models).
       const size_t failed = list_->failed(), models = list_->size() - failed;
       text = fmt::format(" akview │ {} │ {} model{}{} │ {}", list_->where(), models, models == 1 ? "" : "s",
-                         failed ? fmt::format(" · {} did not open", failed) : std::string(), format_bytes(list_->total_bytes()));
+                         failed ? fmt::format(" · {} did not open", failed) : std::string(),
+                         format_bytes(list_->total_bytes()));
       text += remote_note();
       break;
     }
@@ -350,7 +354,8 @@ void App::draw_tabs(Canvas& c) {
   c.fill(0, 1, c.width(), Role::tab);
   tab_spans_.clear();
   if (screen_ != Screen::model) {
-    c.text(1, 1, screen_ == Screen::list ? (help_open_ ? " Help " : " Models ") : " Model ", Role::tab_active, c.width() - 1);
+    c.text(1, 1, screen_ == Screen::list ? (help_open_ ? " Help " : " Models ") : " Model ", Role::tab_active,
+           c.width() - 1);
     return;
   }
   // Full names a column apart when they fit, else without the gaps, else the active one named and
@@ -400,7 +405,8 @@ void App::draw_status(Canvas& c) {
       right = c.width() - need;
       c.text(right, y, label, Role::status, display_width(label));
       const int filled = static_cast<int>(p * bar + 0.5);
-      for (int k = 0; k < bar; ++k) c.put(right + display_width(label) + 1 + k, y, k < filled ? U'█' : U'░', Role::progress);
+      for (int k = 0; k < bar; ++k)
+        c.put(right + display_width(label) + 1 + k, y, k < filled ? U'█' : U'░', Role::progress);
       c.text(c.width() - static_cast<int>(pct.size()), y, pct, Role::status, static_cast<int>(pct.size()));
     }
   }
@@ -443,7 +449,8 @@ void App::draw_message(Canvas& c, const Rect& area) {
 void App::draw(Canvas& c) {
   c.clear();
   if (c.width() < kMinWidth || c.height() < kMinHeight) {
-    const std::string msg = fmt::format("terminal too small ({}×{}, needs {}×{})", c.width(), c.height(), kMinWidth, kMinHeight);
+    const std::string msg =
+        fmt::format("terminal too small ({}×{}, needs {}×{})", c.width(), c.height(), kMinWidth, kMinHeight);
     c.text(0, c.height() / 2, msg, Role::warn, c.width());
     return;
   }
@@ -490,8 +497,9 @@ int App::run(Terminal& terminal) {
       terminal.present(canvas);
       ++frames;
       if (options_.test_sync)
-        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events, worker_.busy() + static_cast<int>(queued_keys_.size()),
-                                        canvas.width(), canvas.height()));
+        terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events,
+                                       worker_.busy() + static_cast<int>(queued_keys_.size()), canvas.width(),
+                                       canvas.height()));
       dirty = progress_moved = false;
       last_frame = now;
     }
@@ -515,4 +523,4 @@ int App::run(Terminal& terminal) {
   return 0;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -23,9 +23,9 @@ namespace akview::tui {
 inline constexpr int kMinWidth = 40, kMinHeight = 12;
 
 struct AppOptions {
-  std::string path;            // empty: the local stores
-  std::string ref_path;        // akview A --ref B: B, opened beside each model (the Diff pane)
-  bool test_sync = false;      // AKVIEW_TEST_SYNC: write the frame marker after every frame
+  std::string path;         // empty: the local stores
+  std::string ref_path;     // akview A --ref B: B, opened beside each model (the Diff pane)
+  bool test_sync = false;   // AKVIEW_TEST_SYNC: write the frame marker after every frame
 };
 
 class App : public PaneHost {
@@ -65,7 +65,7 @@ class App : public PaneHost {
   void back();
   void key(int32_t key);
   void apply_key(int32_t key);
-  bool must_wait();            // the front pane cannot take keys yet
+  bool must_wait();   // the front pane cannot take keys yet
   void drain_keys();
   void mouse(const InputEvent& event);
   // An action of the key table's global context; `key` is the key that chose it.
@@ -83,23 +83,23 @@ class App : public PaneHost {
   Screen screen_ = Screen::list;
   std::unique_ptr<ModelList> list_;
   std::unique_ptr<ModelView> view_;
-  std::string view_path_;      // the path view_ was opened from (the list's entry)
+  std::string view_path_;   // the path view_ was opened from (the list's entry)
   // Models left for the list, most recent last, kept whole (pane, cursor, sort, filter, folds,
   // Compute results) for when they are opened again; a few at most.
   std::vector<std::pair<std::string, std::unique_ptr<ModelView>>> parked_;
   size_t pane_before_help_ = 0;   // `?` and Esc on Help return to it
   std::deque<int32_t> queued_keys_;
-  HelpPane help_;              // the help shown over the model list
+  HelpPane help_;   // the help shown over the model list
   bool help_open_ = false;
   std::string opening_path_;
-  size_t reopen_pane_ = 0;     // the pane to show again after R reloads
+  size_t reopen_pane_ = 0;   // the pane to show again after R reloads
   std::string error_;
   std::optional<Prompt> prompt_;
   std::string flash_;
   bool quit_ = false;
-  uint64_t generation_ = 0;    // bumped when a model is opened or left: stale open results are dropped
+  uint64_t generation_ = 0;   // bumped when a model is opened or left: stale open results are dropped
   std::vector<std::pair<int, int>> tab_spans_;   // x ranges of the tabs drawn last
-  std::pair<int, int> title_size_{0, 0};        // x range of the model's size in the title drawn last
+  std::pair<int, int> title_size_{0, 0};         // x range of the model's size in the title drawn last
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -15,7 +15,8 @@ void to_glyphs(std::string_view text, std::vector<Glyph>& out) {
     char32_t cp = next_code_point(safe, i);   // escape_for_terminal left only well-formed UTF-8
     int w = char_width(cp);
     if (w == 0) {
-      for (char c : fmt::format("\\u{{{:04x}}}", static_cast<uint32_t>(cp))) out.push_back({static_cast<char32_t>(c), 1});
+      for (char c : fmt::format("\\u{{{:04x}}}", static_cast<uint32_t>(cp)))
+        out.push_back({static_cast<char32_t>(c), 1});
       continue;
     }
     out.push_back({cp, static_cast<uint8_t>(w)});
@@ -108,7 +109,7 @@ std::string Canvas::row_text(int y) const {
   return out;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui
 
 namespace akview::tui {
 
@@ -136,4 +137,4 @@ std::string elide_middle(std::string_view text, int w) {
   return out;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

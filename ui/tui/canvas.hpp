@@ -76,4 +76,4 @@ int display_width(std::string_view text);
 // keeps a name's layer and its role, where Canvas::text's '…' at the end would keep only the first.
 std::string elide_middle(std::string_view text, int w);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -74,16 +74,22 @@ const Column kColumns[] = {
     {"input", 12, 3, [](const ComputePane::Row& r, bool) { return elide_middle(r.input, 11); }},
     // The median of the timed repeats; '~' marks one whose fastest repeat was much faster (a busy
     // machine: the figure is not reliable).
-    {"median", 11, 4, [](const ComputePane::Row& r, bool m) {
+    {"median", 11, 4,
+     [](const ComputePane::Row& r, bool m) {
        return m ? std::string(kDash) : time_text(r.seconds) + (unreliable_time(r) ? " ~" : "");
      }},
-    {"GB/s", 8, 5, [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
-    {"max abs", 10, 6, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
+    {"GB/s", 8, 5,
+     [](const ComputePane::Row& r, bool m) { return m ? std::string(kDash) : fmt::format("{:.2f}", r.gbps); }},
+    {"max abs", 10, 6,
+     [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::max_abs, "{:.3g}"); }},
     {"rms", 10, 7, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rms, "{:.3g}"); }},
-    {"rel rms", 10, 1, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rel_rms, "{:.3g}"); }},
-    {"cosine", 10, 2, [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::cosine, "{:.7f}"); }},
+    {"rel rms", 10, 1,
+     [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::rel_rms, "{:.3g}"); }},
+    {"cosine", 10, 2,
+     [](const ComputePane::Row& r, bool) { return error_cell(r, &compute::ErrorStats::cosine, "{:.7f}"); }},
     // With a second model only: the relative RMS of y against y computed from its tensor.
-    {"vs ref", 10, 1, [](const ComputePane::Row& r, bool) {
+    {"vs ref", 10, 1,
+     [](const ComputePane::Row& r, bool) {
        return r.vs_ref ? fmt::format("{:.3g}", r.vs_ref->rel_rms) : std::string(kDash);
      }},
 };
@@ -100,13 +106,14 @@ std::vector<const Column*> columns_for(int w, bool with_ref) {
     return sum;
   };
   while (!shown.empty() && used() > w) {
-    auto worst = std::max_element(shown.begin(), shown.end(), [](const Column* a, const Column* b) { return a->drop < b->drop; });
+    auto worst = std::max_element(shown.begin(), shown.end(),
+                                  [](const Column* a, const Column* b) { return a->drop < b->drop; });
     shown.erase(worst);
   }
   return shown;
 }
 
-}  // namespace
+}   // namespace
 
 bool unreliable_time(const ComputePane::Row& r) {
   return r.seconds > 0 && r.min_seconds > 0 && (r.seconds - r.min_seconds) / r.seconds > kUnreliableSpread;
@@ -239,7 +246,8 @@ bool ComputePane::start_run(PaneHost& host) {
           done->store(p.tensor_index);
           count->store(p.tensor_count);
           const double steps = std::max(1, p.steps);
-          ctx.progress((static_cast<double>(p.tensor_index) + p.step / steps) / static_cast<double>(std::max<size_t>(1, p.tensor_count)));
+          ctx.progress((static_cast<double>(p.tensor_index) + p.step / steps) /
+                       static_cast<double>(std::max<size_t>(1, p.tensor_count)));
         };
         Result<RunTableReport> report = make_run_report(session->model, ref ? &ref->model : nullptr, query, callbacks);
         if (ctx.cancelled() && report) report->cancelled = true;
@@ -319,8 +327,10 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
   }
   std::string kept;   // a failure beside a good result of the same run settings: said here, not over it
   for (const compute::RunFailure& f : report->failures)
-    if (!put_row(failed_row(f.name, Row::State::failed, f.error.to_string())) && kept.empty()) kept = f.error.to_string();
-  last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s", report->failures.size());
+    if (!put_row(failed_row(f.name, Row::State::failed, f.error.to_string())) && kept.empty())
+      kept = f.error.to_string();
+  last_ = fmt::format("{} run{}, {} failed", report->runs.size(), report->runs.size() == 1 ? "" : "s",
+                      report->failures.size());
   if (!kept.empty()) last_ += " (the results stay): " + kept;
   // OpenCL copies the weights to its device once and keeps them: that copy is timed on its own.
   double upload = 0;
@@ -333,9 +343,10 @@ void ComputePane::finish(uint64_t id, const std::string& label, const std::strin
       uploaded += run.weight_bytes;
     }
   if (any_upload)
-    last_ += mask_timings_ ? std::string(" · upload — (not in the times: the weights stay on the device)")
-                           : fmt::format(" · upload {} ({:.2f} GB/s), not in the times: the weights stay on the device",
-                                         time_text(upload), upload > 0 ? static_cast<double>(uploaded) / upload / 1e9 : 0.0);
+    last_ += mask_timings_
+                 ? std::string(" · upload — (not in the times: the weights stay on the device)")
+                 : fmt::format(" · upload {} ({:.2f} GB/s), not in the times: the weights stay on the device",
+                               time_text(upload), upload > 0 ? static_cast<double>(uploaded) / upload / 1e9 : 0.0);
 }
 
 void ComputePane::run_tensor(uint32_t tensor, PaneHost& host) {
@@ -427,13 +438,16 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
   // The run line: a progress bar while running, else the last outcome.
   if (running_) {
     const size_t count = count_->load(), done = done_->load();
-    const std::string text = fmt::format("running {}/{} ", std::min(done + 1, std::max<size_t>(count, 1)), std::max<size_t>(count, 1));
+    const std::string text =
+        fmt::format("running {}/{} ", std::min(done + 1, std::max<size_t>(count, 1)), std::max<size_t>(count, 1));
     int bx = area.x + canvas.text(area.x, y, text, Role::normal, area.w);
     const int bar = std::max(0, std::min(20, area.x + area.w - bx - 12));
     const int fill = static_cast<int>(std::clamp(progress_, 0.0, 1.0) * bar);
-    for (int i = 0; i < bar; ++i) canvas.put(bx + i, y, i < fill ? U'█' : U'░', i < fill ? Role::progress : Role::muted);
+    for (int i = 0; i < bar; ++i)
+      canvas.put(bx + i, y, i < fill ? U'█' : U'░', i < fill ? Role::progress : Role::muted);
     bx += bar;
-    canvas.text(bx, y, fmt::format(" {:3.0f}% Esc", 100 * std::clamp(progress_, 0.0, 1.0)), Role::muted, area.x + area.w - bx);
+    canvas.text(bx, y, fmt::format(" {:3.0f}% Esc", 100 * std::clamp(progress_, 0.0, 1.0)), Role::muted,
+                area.x + area.w - bx);
   } else if (!last_.empty()) {
     canvas.text(area.x, y, "last run: " + last_, last_ == "cancelled" ? Role::warn : Role::muted, area.w);
   } else {
@@ -466,16 +480,21 @@ void ComputePane::draw(Canvas& canvas, const Rect& area) {
     const int ry = y + 1 + k;
     // The name form Tensors shows (a row names its tensor natively; a failed selection is a label).
     const Tensor* named = session_->model.find(r.tensor);
-    const std::string_view name = named ? session_->shown_name(static_cast<uint32_t>(named - session_->model.tensors.data()))
-                                        : std::string_view(r.tensor);
+    const std::string_view name =
+        named ? session_->shown_name(static_cast<uint32_t>(named - session_->model.tensors.data()))
+              : std::string_view(r.tensor);
     canvas.text_middle(area.x, ry, name, r.state == Row::State::done ? Role::normal : Role::warn, tensor_w - 1);
     cx = area.x + tensor_w;
     for (const Column* col : cols) {
-      if (r.state != Row::State::done && col != &kColumns[0] && col != &kColumns[1]) {   // a failure or cancel: its note fills the rest
+      if (r.state != Row::State::done && col != &kColumns[0] &&
+          col != &kColumns[1]) {   // a failure or cancel: its note fills the rest
         canvas.text(cx, ry, r.note, r.state == Row::State::failed ? Role::error : Role::warn, area.x + area.w - cx);
         break;
       }
-      canvas.text(cx, ry, col->cell(r, mask_timings_), col == &kColumns[0] ? Role::type_other : col == &kColumns[1] ? Role::muted : Role::number,
+      canvas.text(cx, ry, col->cell(r, mask_timings_),
+                  col == &kColumns[0]   ? Role::type_other
+                  : col == &kColumns[1] ? Role::muted
+                                        : Role::number,
                   col->width - 1);
       cx += col->width;
     }
@@ -501,4 +520,4 @@ std::string ComputePane::state() const {
 
 std::string ComputePane::hints() const { return "r run  s selection  b backend  i input  +/- repeats"; }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -33,13 +33,13 @@ class ComputePane : public Pane {
   };
   struct Row {
     std::string tensor, backend;
-    std::string input;                          // "seed:0", "ones", "x.f32" (a file's name): what this row was computed from
+    std::string input;   // "seed:0", "ones", "x.f32" (a file's name): what this row was computed from
     enum class State : uint8_t { done, failed, cancelled } state = State::done;
     double seconds = 0, gbps = 0;                // the median repeat
-    std::optional<compute::ErrorStats> error;   // against the f64 reference
-    std::string note;                           // the failure, or why there is no error column
-    std::optional<compute::ErrorStats> vs_ref;  // against the second model's tensor (akview A --ref B)
-    double min_seconds = 0;                     // the fastest repeat (far below the median: a busy machine)
+    std::optional<compute::ErrorStats> error;    // against the f64 reference
+    std::string note;                            // the failure, or why there is no error column
+    std::optional<compute::ErrorStats> vs_ref;   // against the second model's tensor (akview A --ref B)
+    double min_seconds = 0;                      // the fastest repeat (far below the median: a busy machine)
   };
 
   // `selected` gives the Tensors pane's selected tensor (kNone: none); `ref` the second model, whose
@@ -85,23 +85,23 @@ class ComputePane : public Pane {
   std::shared_ptr<ModelSession> session_;
   std::function<uint32_t()> selected_;
   std::shared_ptr<ModelSession> ref_;
-  uint32_t run_next_ = kNone;         // run_tensor's tensor, for the next start_run
+  uint32_t run_next_ = kNone;   // run_tensor's tensor, for the next start_run
   Lifeline life_;
   Scope scope_ = Scope::tensor;
   std::string filter_;
   compute::InputSpec input_;
   size_t repeats_step_ = 1;
   std::vector<Choice> choices_;
-  size_t choice_ = 1;                 // cpu
+  size_t choice_ = 1;   // cpu
   bool listing_ = false, listed_ = false;
   bool mask_timings_ = false;
   uint64_t running_ = 0, next_id_ = 1;
   std::shared_ptr<std::atomic<size_t>> done_ = std::make_shared<std::atomic<size_t>>(0);
   std::shared_ptr<std::atomic<size_t>> count_ = std::make_shared<std::atomic<size_t>>(0);
   double progress_ = 0;
-  std::string last_;                  // the last run's outcome for the status line
+  std::string last_;   // the last run's outcome for the status line
   std::vector<Row> rows_;
-  ListView list_;                     // the results; first_y: the first result row, relative to the pane
+  ListView list_;   // the results; first_y: the first result row, relative to the pane
 };
 
 // The fastest repeat more than kUnreliableSpread below the median: the machine was busy while it ran,
@@ -109,4 +109,4 @@ class ComputePane : public Pane {
 inline constexpr double kUnreliableSpread = 0.25;
 bool unreliable_time(const ComputePane::Row& row);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

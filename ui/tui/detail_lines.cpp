@@ -14,4 +14,4 @@ void draw_detail_lines(Canvas& c, int x, int y, int w, int h, int label_w, const
   }
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

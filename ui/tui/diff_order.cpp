@@ -62,4 +62,4 @@ void WorstFirst::merge(std::span<const DiffRow> rows, std::vector<uint32_t> chan
   order_.swap(out);
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

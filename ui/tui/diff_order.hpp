@@ -34,9 +34,9 @@ class WorstFirst {
   size_t compared() const { return compared_; }
 
  private:
-  std::vector<uint32_t> order_;   // rows indices: findings, compared, waiting
-  std::vector<uint32_t> scratch_;  // the next order, built beside it (kept to spare an allocation)
+  std::vector<uint32_t> order_;     // rows indices: findings, compared, waiting
+  std::vector<uint32_t> scratch_;   // the next order, built beside it (kept to spare an allocation)
   size_t findings_ = 0, compared_ = 0;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -34,7 +34,8 @@ std::string type_text(const Model& m, uint32_t index) {
   return index == kNone ? std::string(kDash) : std::string(type_info(m.tensors[index].type).name);
 }
 Role type_role(const Model& m, uint32_t index) {
-  return index != kNone && type_info(m.tensors[index].type).kind == TypeKind::floating ? Role::type_float : Role::type_quant;
+  return index != kNone && type_info(m.tensors[index].type).kind == TypeKind::floating ? Role::type_float
+                                                                                       : Role::type_quant;
 }
 
 // What a row says beside its numbers, and whether that is a finding (flagged, on top).
@@ -98,7 +99,8 @@ Layout layout_for(int w, int key_w, int type_a_w, int type_b_w, int shape_w) {
     return sum;
   };
   while (!l.columns.empty() && key_floor + used() > w) {
-    auto worst = std::max_element(l.columns.begin(), l.columns.end(), [](int a, int b) { return kColumns[a].drop < kColumns[b].drop; });
+    auto worst = std::max_element(l.columns.begin(), l.columns.end(),
+                                  [](int a, int b) { return kColumns[a].drop < kColumns[b].drop; });
     l.columns.erase(worst);
   }
   const int rest = w - used();
@@ -112,7 +114,7 @@ std::string error_text(double v, const char* format) {
   return std::isnan(v) ? std::string("NaN") : fmt::format(fmt::runtime(format), v);
 }
 
-}  // namespace
+}   // namespace
 
 DiffPane::SideStats side_stats(const Model& model, uint32_t index, int64_t expert, int64_t expert_rows,
                                const std::atomic<bool>* cancel) {
@@ -149,7 +151,8 @@ DiffPane::SideStats side_stats(const Model& model, uint32_t index, int64_t exper
   return s;
 }
 
-DiffPane::DiffPane(std::shared_ptr<ModelSession> a, std::shared_ptr<ModelSession> b, std::function<void(uint32_t, PaneHost&)> run_pair)
+DiffPane::DiffPane(std::shared_ptr<ModelSession> a, std::shared_ptr<ModelSession> b,
+                   std::function<void(uint32_t, PaneHost&)> run_pair)
     : a_(std::move(a)), b_(std::move(b)), run_pair_(std::move(run_pair)) {}
 
 DiffPane::~DiffPane() = default;
@@ -177,82 +180,84 @@ void DiffPane::start(PaneHost& host) {
   }
   std::vector<uint8_t> done;
   for (const DiffRow& r : rows_) done.push_back(r.valued);
-  host.worker().submit(Job{
-      "diff",
-      [this, life, a = a_, b = b_, state, done = std::move(done)](JobContext& ctx) {
-        if (!state->listed) {
-          DiffReport report = diff_models(a->model, b->model, DiffOptions{}, [&](const TensorDiff& d) { state->rows.push_back(d); });
-          state->listed = true;
-          Widths widths;
-          for (const TensorDiff& d : state->rows) {
-            widths.key = std::max(widths.key, display_width(d.key));
-            widths.type_a = std::max(widths.type_a, display_width(type_text(a->model, d.a)));
-            widths.type_b = std::max(widths.type_b, display_width(type_text(b->model, d.b)));
-            widths.shape = std::max(widths.shape, display_width(shape_cell(a->model, b->model, d)));
-          }
-          ctx.post(life.guard([this, rows = state->rows, report, widths] {
-            rows_.clear();
-            for (const TensorDiff& d : rows) rows_.push_back(DiffRow{d, false});
-            only_a_ = report.only_a;
-            only_b_ = report.only_b;
-            shape_changes_ = report.shape_changes;
-            to_value_ = 0;
-            for (const DiffRow& r : rows_) to_value_ += diff_rank(r) == DiffRank::waiting;
-            widths_ = widths;
-            listed_ = true;
-            resort(nullptr);
-          }));
-        }
-        DiffOptions options;
-        options.cancel = &ctx.cancel();
-        std::vector<std::pair<size_t, TensorDiff>> batch;
-        auto flush = [&] {
-          if (batch.empty()) return;
-          ctx.post(life.guard([this, results = std::move(batch)] {
-            std::vector<uint32_t> changed;
-            for (const auto& [i, d] : results)
-              if (i < rows_.size() && !rows_[i].valued) {
-                rows_[i] = DiffRow{d, true};
-                changed.push_back(static_cast<uint32_t>(i));
-                ++valued_;
-              }
-            resort(&changed);
-          }));
-          batch.clear();
-        };
-        auto last_post = Clock::now();
-        const size_t n = state->rows.size();
-        for (; state->next < n && !ctx.cancelled(); ++state->next) {
-          if (ctx.should_yield()) {
-            flush();
-            ctx.requeue();
-            return;
-          }
-          const size_t i = state->next;
-          TensorDiff& d = state->rows[i];
-          if ((i < done.size() && done[i]) || d.a == kNone || d.b == kNone || d.shape_differs) continue;
-          auto err = compare_values(a->model, b->model, d, options);
-          if (ctx.cancelled()) break;
-          if (err) {
-            d.has_values = true;
-            d.error = *err;
-          } else {
-            d.value_problem = err.error().to_string();
-          }
-          batch.emplace_back(i, d);
-          ctx.progress(static_cast<double>(i + 1) / static_cast<double>(n));
-          if (Clock::now() - last_post > std::chrono::milliseconds(50)) {
-            flush();
-            last_post = Clock::now();
-          }
-        }
-        flush();
-        ctx.post(life.guard([this] { computing_ = false; }));
-      },
-      life.guard([this] {
-        computing_ = false;
-        cancelled_ = true;
-      })});
+  host.worker().submit(Job{"diff",
+                           [this, life, a = a_, b = b_, state, done = std::move(done)](JobContext& ctx) {
+                             if (!state->listed) {
+                               DiffReport report = diff_models(a->model, b->model, DiffOptions{},
+                                                               [&](const TensorDiff& d) { state->rows.push_back(d); });
+                               state->listed = true;
+                               Widths widths;
+                               for (const TensorDiff& d : state->rows) {
+                                 widths.key = std::max(widths.key, display_width(d.key));
+                                 widths.type_a = std::max(widths.type_a, display_width(type_text(a->model, d.a)));
+                                 widths.type_b = std::max(widths.type_b, display_width(type_text(b->model, d.b)));
+                                 widths.shape =
+                                     std::max(widths.shape, display_width(shape_cell(a->model, b->model, d)));
+                               }
+                               ctx.post(life.guard([this, rows = state->rows, report, widths] {
+                                 rows_.clear();
+                                 for (const TensorDiff& d : rows) rows_.push_back(DiffRow{d, false});
+                                 only_a_ = report.only_a;
+                                 only_b_ = report.only_b;
+                                 shape_changes_ = report.shape_changes;
+                                 to_value_ = 0;
+                                 for (const DiffRow& r : rows_) to_value_ += diff_rank(r) == DiffRank::waiting;
+                                 widths_ = widths;
+                                 listed_ = true;
+                                 resort(nullptr);
+                               }));
+                             }
+                             DiffOptions options;
+                             options.cancel = &ctx.cancel();
+                             std::vector<std::pair<size_t, TensorDiff>> batch;
+                             auto flush = [&] {
+                               if (batch.empty()) return;
+                               ctx.post(life.guard([this, results = std::move(batch)] {
+                                 std::vector<uint32_t> changed;
+                                 for (const auto& [i, d] : results)
+                                   if (i < rows_.size() && !rows_[i].valued) {
+                                     rows_[i] = DiffRow{d, true};
+                                     changed.push_back(static_cast<uint32_t>(i));
+                                     ++valued_;
+                                   }
+                                 resort(&changed);
+                               }));
+                               batch.clear();
+                             };
+                             auto last_post = Clock::now();
+                             const size_t n = state->rows.size();
+                             for (; state->next < n && !ctx.cancelled(); ++state->next) {
+                               if (ctx.should_yield()) {
+                                 flush();
+                                 ctx.requeue();
+                                 return;
+                               }
+                               const size_t i = state->next;
+                               TensorDiff& d = state->rows[i];
+                               if ((i < done.size() && done[i]) || d.a == kNone || d.b == kNone || d.shape_differs)
+                                 continue;
+                               auto err = compare_values(a->model, b->model, d, options);
+                               if (ctx.cancelled()) break;
+                               if (err) {
+                                 d.has_values = true;
+                                 d.error = *err;
+                               } else {
+                                 d.value_problem = err.error().to_string();
+                               }
+                               batch.emplace_back(i, d);
+                               ctx.progress(static_cast<double>(i + 1) / static_cast<double>(n));
+                               if (Clock::now() - last_post > std::chrono::milliseconds(50)) {
+                                 flush();
+                                 last_post = Clock::now();
+                               }
+                             }
+                             flush();
+                             ctx.post(life.guard([this] { computing_ = false; }));
+                           },
+                           life.guard([this] {
+                             computing_ = false;
+                             cancelled_ = true;
+                           })});
 }
 
 // The order is diff_order's; `changed` (rows that just got their errors) is merged in, or, without
@@ -302,7 +307,8 @@ void DiffPane::open_detail(PaneHost& host) {
                                detail_b_ = sb;
                              }));
                            },
-                           {}, /*urgent=*/true});
+                           {},
+                           /*urgent=*/true});
 }
 
 bool DiffPane::act(Action action, PaneHost& host) {
@@ -355,7 +361,8 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
   if (display_width(both) > area.w) {
     const int room = std::max(2, area.w - 7);   // "A ", " · ", "B "
     const int a_w = std::min(display_width(a_->model.path), std::max(1, room / 2));
-    both = fmt::format("A {} · B {}", elide_middle(a_->model.path, a_w), elide_middle(b_->model.path, std::max(1, room - a_w)));
+    both = fmt::format("A {} · B {}", elide_middle(a_->model.path, a_w),
+                       elide_middle(b_->model.path, std::max(1, room - a_w)));
   }
   c.text(area.x, y, both, Role::key, area.w);
   if (++y >= area.y + area.h) return;
@@ -363,7 +370,8 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
   if (listed_) {
     counts = fmt::format("{} pairs · errors {}/{}", rows_.size(), valued_, to_value_);
     if (cancelled_ && valued_ < to_value_) counts += " (Esc: s goes on)";
-    const std::pair<size_t, const char*> findings[] = {{only_a_, "only in A"}, {only_b_, "only in B"}, {shape_changes_, "shape changes"}};
+    const std::pair<size_t, const char*> findings[] = {
+        {only_a_, "only in A"}, {only_b_, "only in B"}, {shape_changes_, "shape changes"}};
     bool any = false;
     for (const auto& [n, what] : findings)
       if (n) counts += fmt::format(" · {} {}", n, what), any = true;
@@ -401,10 +409,18 @@ void DiffPane::draw(Canvas& c, const Rect& area) {
       switch (col) {
         case kTypeA: c.text(cx, ry, type_text(a_->model, d.a), type_role(a_->model, d.a), w); break;
         case kTypeB: c.text(cx, ry, type_text(b_->model, d.b), type_role(b_->model, d.b), w); break;
-        case kShape: c.text(cx, ry, shape_cell(a_->model, b_->model, d), d.shape_differs ? Role::error : Role::muted, w); break;
-        case kRelRms: c.text_right(cx, ry, w, v ? error_text(d.error.rel_rmse, "{:.3g}") : std::string(kDash), Role::number); break;
-        case kCosine: c.text_right(cx, ry, w, v ? error_text(d.error.cosine, "{:.6f}") : std::string(kDash), Role::number); break;
-        case kMaxAbs: c.text_right(cx, ry, w, v ? error_text(d.error.max_abs, "{:.3g}") : std::string(kDash), Role::number); break;
+        case kShape:
+          c.text(cx, ry, shape_cell(a_->model, b_->model, d), d.shape_differs ? Role::error : Role::muted, w);
+          break;
+        case kRelRms:
+          c.text_right(cx, ry, w, v ? error_text(d.error.rel_rmse, "{:.3g}") : std::string(kDash), Role::number);
+          break;
+        case kCosine:
+          c.text_right(cx, ry, w, v ? error_text(d.error.cosine, "{:.6f}") : std::string(kDash), Role::number);
+          break;
+        case kMaxAbs:
+          c.text_right(cx, ry, w, v ? error_text(d.error.max_abs, "{:.3g}") : std::string(kDash), Role::number);
+          break;
         case kStatus: c.text(cx, ry, st.text, st.problem ? Role::error : Role::muted, w); break;
       }
       cx += l.widths[col];
@@ -438,7 +454,9 @@ std::vector<DiffPane::DetailLine> DiffPane::detail_lines() const {
   side("max", stat(detail_a_, &SideStats::max), stat(detail_b_, &SideStats::max), Role::number);
   side("mean", stat(detail_a_, &SideStats::mean), stat(detail_b_, &SideStats::mean), Role::number);
   side("std", stat(detail_a_, &SideStats::std), stat(detail_b_, &SideStats::std), Role::number);
-  auto bytes = [](const Model& m, uint32_t i) { return i == kNone ? std::string(kDash) : format_bytes(m.tensors[i].nbytes); };
+  auto bytes = [](const Model& m, uint32_t i) {
+    return i == kNone ? std::string(kDash) : format_bytes(m.tensors[i].nbytes);
+  };
   side("bytes", bytes(a_->model, d.a), bytes(b_->model, d.b));
   out.push_back({"A against B", {}, {}, Role::key, true});
   if (r.valued && d.has_values) {
@@ -469,8 +487,8 @@ void DiffPane::draw_detail(Canvas& c, const Rect& area) {
   c.text(area.x, y++, d.key, Role::header, area.w);
   // Paths cut in the middle keep their file names.
   if (y < area.y + area.h)
-    line(y++, {"", "A " + elide_middle(a_->model.path, col_w - 3), "B " + elide_middle(b_->model.path, area.w - label_w - col_w - 2),
-               Role::muted, false});
+    line(y++, {"", "A " + elide_middle(a_->model.path, col_w - 3),
+               "B " + elide_middle(b_->model.path, area.w - label_w - col_w - 2), Role::muted, false});
   const std::vector<DetailLine> lines = detail_lines();
   detail_count_ = lines.size();
   detail_overlay_.view.fit(static_cast<int64_t>(lines.size()), area.y + area.h - y);
@@ -502,4 +520,4 @@ std::string DiffPane::hints() const {
   return detail_count_ > static_cast<size_t>(detail_overlay_.view.page) ? "Esc close  ↑↓ scroll" : "Esc close";
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

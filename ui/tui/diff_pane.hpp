@@ -29,7 +29,8 @@ class DiffPane : public Pane {
   };
 
   // `run_pair` runs A's tensor in the Compute pane (with B as its reference) and shows that pane.
-  DiffPane(std::shared_ptr<ModelSession> a, std::shared_ptr<ModelSession> b, std::function<void(uint32_t, PaneHost&)> run_pair);
+  DiffPane(std::shared_ptr<ModelSession> a, std::shared_ptr<ModelSession> b,
+           std::function<void(uint32_t, PaneHost&)> run_pair);
   ~DiffPane() override;
 
   Context context() const override { return detail_overlay_.open ? Context::detail : Context::diff; }
@@ -75,10 +76,10 @@ class DiffPane : public Pane {
   size_t valued_ = 0, to_value_ = 0;
   size_t only_a_ = 0, only_b_ = 0, shape_changes_ = 0;
   ListView list_;
-  bool moved_ = false;                   // the user moved the cursor: keep its row when rows move
+  bool moved_ = false;   // the user moved the cursor: keep its row when rows move
   uint32_t detail_row_ = 0;
   std::optional<SideStats> detail_a_, detail_b_;
-  Overlay detail_overlay_;               // the side-by-side view scrolls when the pane is short
+  Overlay detail_overlay_;   // the side-by-side view scrolls when the pane is short
   size_t detail_count_ = 0;
 };
 
@@ -87,4 +88,4 @@ class DiffPane : public Pane {
 DiffPane::SideStats side_stats(const Model& model, uint32_t index, int64_t expert, int64_t expert_rows,
                                const std::atomic<bool>* cancel);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -12,8 +12,8 @@
 namespace akview::tui {
 namespace {
 
-constexpr uint64_t kMinContext = 256;         // llama.cpp pads the context to 256 cells
-constexpr uint64_t kMaxContext = 1ull << 31;  // past this llama.cpp's cell count does not hold
+constexpr uint64_t kMinContext = 256;          // llama.cpp pads the context to 256 cells
+constexpr uint64_t kMaxContext = 1ull << 31;   // past this llama.cpp's cell count does not hold
 
 // The report as `akview fit` prints it, one string a line.
 std::vector<std::string> report_lines(const FitReport& report) {
@@ -45,7 +45,7 @@ bool is_heading(const std::string& line) {
   return false;
 }
 
-}  // namespace
+}   // namespace
 
 void FitPane::before_frame(PaneHost& host) {
   if (pending_ && !running_) estimate(host);
@@ -162,4 +162,4 @@ std::string FitPane::state() const {
 
 std::string FitPane::hints() const { return "+/- context  c type it  v KV type  m GPU memory"; }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

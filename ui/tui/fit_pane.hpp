@@ -36,10 +36,10 @@ class FitPane : public Pane {
   void estimate(PaneHost& host);   // the report for the asked context, KV type and GPUs, on the worker
 
   std::shared_ptr<ModelSession> session_;
-  uint64_t context_ = 0;          // tokens; 0: the model's trained context
-  uint64_t shown_context_ = 0;    // the context the report is for (the trained one when 0 was asked)
-  size_t kv_type_ = 1;            // index into kKvTypes (f16)
-  std::string gpu_mem_;           // "24" or "24,12" (GiB each); empty: CPU only
+  uint64_t context_ = 0;         // tokens; 0: the model's trained context
+  uint64_t shown_context_ = 0;   // the context the report is for (the trained one when 0 was asked)
+  size_t kv_type_ = 1;           // index into kKvTypes (f16)
+  std::string gpu_mem_;          // "24" or "24,12" (GiB each); empty: CPU only
   std::vector<std::string> lines_;
   std::string error_;
   bool pending_ = true, running_ = false;
@@ -47,4 +47,4 @@ class FitPane : public Pane {
   Lifeline life_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

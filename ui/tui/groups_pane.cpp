@@ -43,7 +43,7 @@ void draw_spark(Canvas& c, int x, int y, int w, const std::vector<uint64_t>& bin
     c.put(x + static_cast<int>(i), y, kSpark[peak == 0 || bins[i] == 0 ? 0 : 1 + (bins[i] * 7) / peak], Role::spark);
 }
 
-}  // namespace
+}   // namespace
 
 GroupWindow compute_group_window(const Model& model, uint32_t tensor, int64_t row_begin) {
   GroupWindow w;
@@ -51,7 +51,8 @@ GroupWindow compute_group_window(const Model& model, uint32_t tensor, int64_t ro
   w.requested_row = row_begin;
   const Tensor& t = model.tensors[tensor];
   if (!has_groups(t.type) || (t.flags & kTensorUnsupported)) {
-    w.problem = fmt::format("{} is {}: no quantization groups (pick a quantized tensor in 1 Tensors)", t.name, type_info(t.type).name);
+    w.problem = fmt::format("{} is {}: no quantization groups (pick a quantized tensor in 1 Tensors)", t.name,
+                            type_info(t.type).name);
     return w;
   }
   auto view = make_tensor_view(model, t);
@@ -68,7 +69,9 @@ GroupWindow compute_group_window(const Model& model, uint32_t tensor, int64_t ro
     return w;
   }
   w.groups = std::move(*groups);
-  w.groups_per_row = w.row_end > w.row_begin ? static_cast<uint32_t>(w.groups.size() / static_cast<size_t>(w.row_end - w.row_begin)) : 0;
+  w.groups_per_row = w.row_end > w.row_begin
+                         ? static_cast<uint32_t>(w.groups.size() / static_cast<size_t>(w.row_end - w.row_begin))
+                         : 0;
   std::vector<float> values(static_cast<size_t>((w.row_end - w.row_begin) * view->n_cols));
   if (!decode_rows(*view, w.row_begin, w.row_end, values.data()).ok()) return w;
   bool any = false;
@@ -82,7 +85,8 @@ GroupWindow compute_group_window(const Model& model, uint32_t tensor, int64_t ro
   const float span = w.hi - w.lo;
   for (float v : values) {
     if (!std::isfinite(v)) continue;
-    const size_t bin = span > 0 ? std::min(kValueBins - 1, static_cast<size_t>((v - w.lo) / span * kValueBins)) : kValueBins / 2;
+    const size_t bin =
+        span > 0 ? std::min(kValueBins - 1, static_cast<size_t>((v - w.lo) / span * kValueBins)) : kValueBins / 2;
     ++w.value_hist[bin];
   }
   return w;
@@ -97,14 +101,15 @@ std::vector<StepLine> step_through_lines(const Model& model, uint32_t tensor, in
     return out;
   }
   const GroupExplanation& e = r->explanation;
-  out.push_back({fmt::format("{} {} [{}, {}]: group of {}, columns {}..{}", r->name, r->type, e.row, e.col, e.group_n, e.group_col,
-                             e.group_col + e.group_n - 1),
+  out.push_back({fmt::format("{} {} [{}, {}]: group of {}, columns {}..{}", r->name, r->type, e.row, e.col, e.group_n,
+                             e.group_col, e.group_col + e.group_n - 1),
                  Role::key});
   out.push_back({fmt::format("bytes @{:#x} in {} ({} bytes)", e.bytes_offset, r->file, e.bytes.size()), Role::muted});
   const size_t per_line = std::max<size_t>(4, static_cast<size_t>(std::max(12, width - 4)) / 3);
   for (size_t i = 0; i < e.bytes.size(); i += per_line) {
     std::string hex;
-    for (size_t k = i; k < std::min(e.bytes.size(), i + per_line); ++k) hex += fmt::format("{}{:02x}", k == i ? "" : " ", e.bytes[k]);
+    for (size_t k = i; k < std::min(e.bytes.size(), i + per_line); ++k)
+      hex += fmt::format("{}{:02x}", k == i ? "" : " ", e.bytes[k]);
     out.push_back({"  " + hex, Role::number});
   }
   int n = 0;
@@ -112,7 +117,8 @@ std::vector<StepLine> step_through_lines(const Model& model, uint32_t tensor, in
     out.push_back({fmt::format("{}. {}", ++n, s.label), Role::header});
     for (auto& line : wrap_words(s.formula, wrap)) out.push_back({"    " + line, Role::normal});
     if (!s.values.empty())
-      for (auto& line : wrap_words("= " + step_values_line(s.values, 64), wrap)) out.push_back({"    " + line, Role::number});
+      for (auto& line : wrap_words("= " + step_values_line(s.values, 64), wrap))
+        out.push_back({"    " + line, Role::number});
   };
   for (const auto& s : e.steps) add_step(s);
   std::vector<double> values(e.values.begin(), e.values.end());
@@ -139,24 +145,24 @@ void GroupsPane::before_frame(PaneHost& host) {
   if (window_ && window_->tensor == t && window_->requested_row == want_row_) return;
   pending_ = true;
   const Lifeline::Link life = life_.link();
-  host.worker().submit(Job{
-      "groups",
-      [this, life, session = session_, t, row = want_row_](JobContext& ctx) {
-        auto w = std::make_shared<const GroupWindow>(compute_group_window(session->model, t, row));
-        if (ctx.cancelled()) return;
-        ctx.post(life.guard([this, w] {
-          pending_ = false;
-          window_ = w;
-          if (jump_to_end_) list_.cursor.pos = static_cast<int64_t>(w->groups.size()) - 1;
-          jump_to_end_ = false;
-          list_.clamp(static_cast<int64_t>(w->groups.size()));
-        }));
-      },
-      life.guard([this] {
-        pending_ = false;
-        cancelled_ = true;
-      }),
-      /*urgent=*/true});   // the pane (and keys typed meanwhile) wait for it: before the statistics
+  host.worker().submit(
+      Job{"groups",
+          [this, life, session = session_, t, row = want_row_](JobContext& ctx) {
+            auto w = std::make_shared<const GroupWindow>(compute_group_window(session->model, t, row));
+            if (ctx.cancelled()) return;
+            ctx.post(life.guard([this, w] {
+              pending_ = false;
+              window_ = w;
+              if (jump_to_end_) list_.cursor.pos = static_cast<int64_t>(w->groups.size()) - 1;
+              jump_to_end_ = false;
+              list_.clamp(static_cast<int64_t>(w->groups.size()));
+            }));
+          },
+          life.guard([this] {
+            pending_ = false;
+            cancelled_ = true;
+          }),
+          /*urgent=*/true});   // the pane (and keys typed meanwhile) wait for it: before the statistics
 }
 
 bool GroupsPane::ready() const {
@@ -236,12 +242,14 @@ void GroupsPane::draw(Canvas& c, const Rect& area) {
   c.fill(area.x, area.y, area.w, Role::header);
   std::string head = fmt::format("{}  {}", session_->shown_name(t), type_info(tensor.type).name);
   if (window_ && window_->tensor == t && window_->problem.empty())
-    head += fmt::format("  rows {}..{} of {} · {} groups of {} per row", window_->row_begin, window_->row_end - 1, window_->n_rows,
-                        window_->groups_per_row, window_->groups.empty() ? 0 : window_->groups.front().n_cols);
+    head += fmt::format("  rows {}..{} of {} · {} groups of {} per row", window_->row_begin, window_->row_end - 1,
+                        window_->n_rows, window_->groups_per_row,
+                        window_->groups.empty() ? 0 : window_->groups.front().n_cols);
   c.text(area.x, area.y, head, Role::header, area.w);
   if (!window_ || window_->tensor != t) {
-    c.text(area.x + 1, area.y + 1, cancelled_ ? "cancelled (select another tensor to compute again)" : "computing groups…",
-           Role::muted, area.w - 2);
+    c.text(area.x + 1, area.y + 1,
+           cancelled_ ? "cancelled (select another tensor to compute again)" : "computing groups…", Role::muted,
+           area.w - 2);
     return;
   }
   if (!window_->problem.empty()) {
@@ -309,14 +317,18 @@ void GroupsPane::draw_maps(Canvas& c, const Rect& area) {
   const int64_t cursor_row = w.groups.empty() ? -1 : w.groups[static_cast<size_t>(list_.cursor.pos)].row;
   const int64_t cursor_group = w.groups.empty() ? -1 : list_.cursor.pos % w.groups_per_row;
   // Keep the cursor's row in view.
-  const int64_t first = std::clamp<int64_t>(cursor_row - w.row_begin - map_rows + 1, 0, std::max<int64_t>(0, n_rows - map_rows));
+  const int64_t first =
+      std::clamp<int64_t>(cursor_row - w.row_begin - map_rows + 1, 0, std::max<int64_t>(0, n_rows - map_rows));
   for (int m = 0; m < maps; ++m) {
     const bool bias = m == 1;
     const MagnitudeRange& range = bias ? biases : scales;
     int y = area.y + m * per_map;
-    c.text(area.x, y++, fmt::format("{} · rows x groups{}", bias ? "|bias| (min)" : "|scale|",
-                                    cols < static_cast<int>(w.groups_per_row) ? fmt::format(" 0..{} of {}", cols - 1, w.groups_per_row) : ""),
-           Role::header, area.w);
+    c.text(
+        area.x, y++,
+        fmt::format(
+            "{} · rows x groups{}", bias ? "|bias| (min)" : "|scale|",
+            cols < static_cast<int>(w.groups_per_row) ? fmt::format(" 0..{} of {}", cols - 1, w.groups_per_row) : ""),
+        Role::header, area.w);
     for (int r = 0; r < map_rows && r + first < n_rows; ++r, ++y) {
       const int64_t row = w.row_begin + first + r;
       c.text(area.x, y, fmt::format("{:>5}", row), Role::muted, label_w);
@@ -326,7 +338,8 @@ void GroupsPane::draw_maps(Canvas& c, const Rect& area) {
         c.put(area.x + label_w + g, y, range.shade(bias ? q.bias : q.scale), at_cursor ? Role::selected : Role::number);
       }
     }
-    c.text(area.x, y, fmt::format("· 0  ░ ▒ ▓ █ quarters of {}..{}", num(range.lo), num(range.hi)), Role::muted, area.w);
+    c.text(area.x, y, fmt::format("· 0  ░ ▒ ▓ █ quarters of {}..{}", num(range.lo), num(range.hi)), Role::muted,
+           area.w);
   }
   if (hist_lines == 0) return;
   int y = area.y + area.h - 2;
@@ -361,4 +374,4 @@ void GroupsPane::draw_steps(Canvas& c, const Rect& area) {
   }
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

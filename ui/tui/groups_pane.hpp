@@ -22,11 +22,11 @@ struct GroupWindow {
   uint32_t tensor = kNone;
   int64_t row_begin = 0, row_end = 0, n_rows = 0;
   uint32_t groups_per_row = 0;
-  std::vector<QuantGroup> groups;       // row-major
-  std::vector<uint64_t> value_hist;     // values of those rows, kValueBins bins over [lo, hi]
+  std::vector<QuantGroup> groups;     // row-major
+  std::vector<uint64_t> value_hist;   // values of those rows, kValueBins bins over [lo, hi]
   float lo = 0, hi = 0;
-  int64_t requested_row = 0;            // the row the window was asked for (row_begin may be clamped)
-  std::string problem;                  // why there are no groups (plain dtype, bad view)
+  int64_t requested_row = 0;   // the row the window was asked for (row_begin may be clamped)
+  std::string problem;         // why there are no groups (plain dtype, bad view)
 };
 inline constexpr int64_t kGroupWindowRows = 32;
 inline constexpr size_t kValueBins = 32;
@@ -69,9 +69,9 @@ class GroupsPane : public Pane {
   uint32_t want_tensor_ = kNone;
   int64_t want_row_ = 0;
   bool pending_ = false;
-  ListView list_;                       // over window_->groups
-  bool jump_to_end_ = false;            // after moving up into the previous window: land on its last group
-  bool cancelled_ = false;              // Esc stopped the job: ask again only when the selection moves
+  ListView list_;              // over window_->groups
+  bool jump_to_end_ = false;   // after moving up into the previous window: land on its last group
+  bool cancelled_ = false;     // Esc stopped the job: ask again only when the selection moves
   int steps_width_ = 0;
   uint32_t steps_tensor_ = kNone;
   int64_t steps_row_ = 0, steps_col_ = 0;
@@ -80,4 +80,4 @@ class GroupsPane : public Pane {
   Lifeline life_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

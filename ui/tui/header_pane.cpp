@@ -55,7 +55,7 @@ size_t wrap_end(std::string_view text, size_t begin, int width) {
   return i;
 }
 
-}  // namespace
+}   // namespace
 
 HeaderPane::HeaderPane(std::shared_ptr<ModelSession> session)
     : session_(std::move(session)), tree_(build_header_tree(session_->model)) {
@@ -87,7 +87,8 @@ void HeaderPane::rebuild_rows() {
 
 HeaderPane::RowRef HeaderPane::row_at(uint64_t row) const {
   if (row >= rows_) return {};
-  const size_t k = static_cast<size_t>(std::upper_bound(span_start_.begin(), span_start_.end(), row) - span_start_.begin()) - 1;
+  const size_t k =
+      static_cast<size_t>(std::upper_bound(span_start_.begin(), span_start_.end(), row) - span_start_.begin()) - 1;
   return RowRef{spans_[k].node, spans_[k].elements, row - span_start_[k]};
 }
 
@@ -203,7 +204,8 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
       canvas.fill(area.x, y, w, Role::group);
       int children = 0;
       for (uint32_t c = ref.node + 1; c < node.end; c = std::max(tree_.nodes[c].end, c + 1)) ++children;
-      const std::string label = fmt::format("{} {}  ({} key{})", node.folded ? "▸" : "▾", node.key, children, children == 1 ? "" : "s");
+      const std::string label =
+          fmt::format("{} {}  ({} key{})", node.folded ? "▸" : "▾", node.key, children, children == 1 ? "" : "s");
       canvas.text(area.x, y, label, Role::group, w);
       if (row == list_.cursor.pos) canvas.restyle(area.x, y, w, Role::selected);
       if (search_.active()) highlight_match(canvas, area.x + 2, y, w - 2, node.key, search_.pattern());
@@ -335,9 +337,9 @@ bool HeaderPane::act(Action action, PaneHost& host) {
   }
   if (raw_) {
     switch (action) {   // the raw view scrolls; the tree's own actions wait for it
-      case Action::search: case Action::search_next: case Action::search_prev:
-        host.flash("search works in the tree view (r)");
-        return true;
+      case Action::search:
+      case Action::search_next:
+      case Action::search_prev: host.flash("search works in the tree view (r)"); return true;
       case Action::fold: return true;
       default: return raw_list_.act(action, static_cast<int64_t>(raw_rows_.size()));
     }
@@ -385,4 +387,4 @@ std::string HeaderPane::hints() const {
   return raw_ ? "r tree" : "Enter fold/open  r raw  / search  n/N next";
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

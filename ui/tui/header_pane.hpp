@@ -34,11 +34,11 @@ class HeaderPane : public Pane {
 
   // For the shell and tests.
   bool raw() const { return raw_; }
-  uint64_t row_count() const;                 // rows of the view in front (tree or raw)
+  uint64_t row_count() const;   // rows of the view in front (tree or raw)
   int64_t cursor_row() const { return raw_ ? raw_list_.cursor.pos : list_.cursor.pos; }
   const HeaderTree& tree() const { return tree_; }
-  uint64_t elements_read() const { return elements_read_; }      // array elements decoded so far
-  uint64_t largest_read() const { return largest_read_; }        // the most decoded by one call
+  uint64_t elements_read() const { return elements_read_; }   // array elements decoded so far
+  uint64_t largest_read() const { return largest_read_; }     // the most decoded by one call
   const TextViewer* viewer() const { return viewer_ ? &*viewer_ : nullptr; }
 
  private:
@@ -85,7 +85,7 @@ class HeaderPane : public Pane {
   uint64_t rows_ = 0;
   ListView list_;
   int max_key_w_ = 0, max_type_w_ = 0;
-  int value_w_ = 0;                    // the value column's width when last drawn
+  int value_w_ = 0;   // the value column's width when last drawn
   std::optional<TextViewer> viewer_;
   std::vector<Page> pages_;
   uint64_t elements_read_ = 0, largest_read_ = 0;
@@ -100,4 +100,4 @@ class HeaderPane : public Pane {
   Search search_{search_target()};   // over the tree's nodes (not array elements)
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -18,10 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint64_t kMaxTextBytes = 16 << 20;    // text sources shown (configs, manifests, templates)
-constexpr size_t kMaxJsonNodes = 200000;        // past this a JSON value is summarised, not unfolded
+constexpr uint64_t kMaxTextBytes = 16 << 20;   // text sources shown (configs, manifests, templates)
+constexpr size_t kMaxJsonNodes = 200000;       // past this a JSON value is summarised, not unfolded
 constexpr int kMaxJsonDepth = 32;
-constexpr uint64_t kFoldAbove = 8;              // JSON objects/arrays with more children start folded
+constexpr uint64_t kFoldAbove = 8;   // JSON objects/arrays with more children start folded
 constexpr int kSampleTokens = 5;
 
 // The special tokens the tokenizer summary names (llama.cpp's keys; "seperator" is GGUF's spelling).
@@ -30,10 +30,10 @@ struct SpecialToken {
   std::string_view key;
 };
 constexpr std::array kSpecialTokens = {
-    SpecialToken{"bos", "tokenizer.ggml.bos_token_id"},     SpecialToken{"eos", "tokenizer.ggml.eos_token_id"},
-    SpecialToken{"unk", "tokenizer.ggml.unknown_token_id"}, SpecialToken{"pad", "tokenizer.ggml.padding_token_id"},
+    SpecialToken{"bos", "tokenizer.ggml.bos_token_id"},       SpecialToken{"eos", "tokenizer.ggml.eos_token_id"},
+    SpecialToken{"unk", "tokenizer.ggml.unknown_token_id"},   SpecialToken{"pad", "tokenizer.ggml.padding_token_id"},
     SpecialToken{"sep", "tokenizer.ggml.seperator_token_id"}, SpecialToken{"eot", "tokenizer.ggml.eot_token_id"},
-    SpecialToken{"eom", "tokenizer.ggml.eom_token_id"},     SpecialToken{"cls", "tokenizer.ggml.cls_token_id"},
+    SpecialToken{"eom", "tokenizer.ggml.eom_token_id"},       SpecialToken{"cls", "tokenizer.ggml.cls_token_id"},
     SpecialToken{"mask", "tokenizer.ggml.mask_token_id"},
 };
 
@@ -66,17 +66,42 @@ uint32_t add_section(HeaderTree& t, std::string label) {
 void describe_json(const nlohmann::ordered_json& j, HeaderNode& n) {
   using V = nlohmann::ordered_json::value_t;
   switch (j.type()) {   // one display per JSON kind
-    case V::object: n.type = "OBJECT"; n.value = fmt::format("{{{}}}", j.size()); n.value_role = Role::muted; break;
-    case V::array: n.type = "ARRAY"; n.value = fmt::format("[{}]", j.size()); n.value_role = Role::muted; break;
-    case V::string: n.type = "STRING"; n.value = j.get<std::string>(); n.value_role = Role::string; break;
-    case V::boolean: n.type = "BOOL"; n.value = j.dump(); n.value_role = Role::type_other; break;
-    case V::null: n.type = "NULL"; n.value = "null"; n.value_role = Role::muted; break;
-    default: n.type = "NUMBER"; n.value = j.dump(); n.value_role = Role::number; break;
+    case V::object:
+      n.type = "OBJECT";
+      n.value = fmt::format("{{{}}}", j.size());
+      n.value_role = Role::muted;
+      break;
+    case V::array:
+      n.type = "ARRAY";
+      n.value = fmt::format("[{}]", j.size());
+      n.value_role = Role::muted;
+      break;
+    case V::string:
+      n.type = "STRING";
+      n.value = j.get<std::string>();
+      n.value_role = Role::string;
+      break;
+    case V::boolean:
+      n.type = "BOOL";
+      n.value = j.dump();
+      n.value_role = Role::type_other;
+      break;
+    case V::null:
+      n.type = "NULL";
+      n.value = "null";
+      n.value_role = Role::muted;
+      break;
+    default:
+      n.type = "NUMBER";
+      n.value = j.dump();
+      n.value_role = Role::number;
+      break;
   }
 }
 
 // The members (or elements) of `j` as children of the node at `parent`, keys dotted from `prefix`.
-void add_json_children(HeaderTree& t, uint32_t parent, const std::string& prefix, const nlohmann::ordered_json& j, int depth) {
+void add_json_children(HeaderTree& t, uint32_t parent, const std::string& prefix, const nlohmann::ordered_json& j,
+                       int depth) {
   if (!j.is_object() && !j.is_array()) return;
   size_t i = 0;
   for (auto it = j.begin(); it != j.end(); ++it, ++i) {
@@ -164,7 +189,8 @@ void add_tokenizer_section(HeaderTree& t, const Model& model) {
       add(t, summary_row(section, std::string(key.substr(15)), "", std::string(e->value.str), Role::string));
   if (tokens && tokens->value.type == MetaType::array)
     add(t, summary_row(section, "vocabulary", "", fmt::format("{} tokens", tokens->value.count), Role::number));
-  if (const MetaEntry* merges = model.find_meta("tokenizer.ggml.merges"); merges && merges->value.type == MetaType::array)
+  if (const MetaEntry* merges = model.find_meta("tokenizer.ggml.merges");
+      merges && merges->value.type == MetaType::array)
     add(t, summary_row(section, "merges", "", fmt::format("{}", merges->value.count), Role::number));
   for (const SpecialToken& s : kSpecialTokens) {
     const MetaEntry* e = model.find_meta(s.key);
@@ -223,7 +249,7 @@ void add_text_lines(std::vector<RawLine>& out, std::string_view text) {
   }
 }
 
-}  // namespace
+}   // namespace
 
 std::string meta_type_label(const MetaValue& v) {
   if (v.type != MetaType::array) return std::string(meta_type_name(v.type));
@@ -236,12 +262,19 @@ std::string meta_type_label(const MetaValue& v) {
 
 std::string meta_value_text(const MetaValue& v) {
   switch (v.type) {   // the union member in use depends on the type
-    case MetaType::u8: case MetaType::u16: case MetaType::u32: case MetaType::u64: return fmt::format("{}", v.num.u);
-    case MetaType::i8: case MetaType::i16: case MetaType::i32: case MetaType::i64: return fmt::format("{}", v.num.i);
+    case MetaType::u8:
+    case MetaType::u16:
+    case MetaType::u32:
+    case MetaType::u64: return fmt::format("{}", v.num.u);
+    case MetaType::i8:
+    case MetaType::i16:
+    case MetaType::i32:
+    case MetaType::i64: return fmt::format("{}", v.num.i);
     case MetaType::f32: return fmt::format("{}", static_cast<float>(v.num.f));
     case MetaType::f64: return fmt::format("{}", v.num.f);
     case MetaType::boolean: return v.num.u ? "true" : "false";
-    case MetaType::string: case MetaType::json: return std::string(v.str);
+    case MetaType::string:
+    case MetaType::json: return std::string(v.str);
     case MetaType::array: return fmt::format("[{}]", v.count);
   }
   return {};
@@ -251,7 +284,8 @@ Role meta_value_role(const MetaValue& v) {
   switch (v.type) {
     case MetaType::string: return Role::string;
     case MetaType::boolean: return Role::type_other;
-    case MetaType::array: case MetaType::json: return Role::muted;
+    case MetaType::array:
+    case MetaType::json: return Role::muted;
     default: return Role::number;
   }
 }
@@ -297,7 +331,8 @@ HeaderTree build_header_tree(const Model& model) {
       }
       const uint32_t index = add(t, std::move(n));
       if (m.value.type == MetaType::json) {
-        nlohmann::ordered_json j = nlohmann::ordered_json::parse(m.value.str.begin(), m.value.str.end(), nullptr, false);
+        nlohmann::ordered_json j =
+            nlohmann::ordered_json::parse(m.value.str.begin(), m.value.str.end(), nullptr, false);
         if (!j.is_discarded()) {
           describe_json(j, t.nodes[index]);
           t.nodes[index].type = "JSON " + t.nodes[index].type;
@@ -363,4 +398,4 @@ std::vector<RawLine> build_raw_lines(const Model& model, HeaderTree& tree) {
   return out;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

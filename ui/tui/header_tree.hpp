@@ -28,13 +28,13 @@ struct HeaderNode {
   uint8_t depth = 0;
   bool folded = false;
   uint32_t parent = kNone;
-  uint32_t end = 0;             // one past the last descendant (nodes are in pre-order)
-  uint32_t meta = kNone;        // Model::meta index of an entry
-  std::string key;              // JSON members carry their dotted path ("rope_scaling.factor")
-  std::string type;             // "UINT32", "ARRAY[STRING]", "object", "token" (tokenizer)
-  std::string value;            // display text ("[151936]" for a folded array)
+  uint32_t end = 0;        // one past the last descendant (nodes are in pre-order)
+  uint32_t meta = kNone;   // Model::meta index of an entry
+  std::string key;         // JSON members carry their dotted path ("rope_scaling.factor")
+  std::string type;        // "UINT32", "ARRAY[STRING]", "object", "token" (tokenizer)
+  std::string value;       // display text ("[151936]" for a folded array)
   Role value_role = Role::normal;
-  uint64_t elements = 0;        // a GGUF array's element count (its rows when unfolded)
+  uint64_t elements = 0;   // a GGUF array's element count (its rows when unfolded)
 
   bool gguf_array() const { return elements > 0; }
   bool foldable(uint32_t self) const { return end > self + 1 || gguf_array(); }
@@ -42,8 +42,8 @@ struct HeaderNode {
 
 // One line of the raw view: a line of a source's text, a title, or a GGUF key (formatted on draw).
 struct RawLine {
-  std::string_view text;        // the line as it is in the file (no newline), or the title
-  uint32_t meta = kNone;        // GGUF: "0x00000018  key TYPE value" from this Model::meta entry
+  std::string_view text;   // the line as it is in the file (no newline), or the title
+  uint32_t meta = kNone;   // GGUF: "0x00000018  key TYPE value" from this Model::meta entry
   bool title = false;
 };
 
@@ -66,4 +66,4 @@ Role meta_value_role(const MetaValue& v);
 // "UINT32", "ARRAY[STRING]", "ARRAY[ARRAY[…]]" (an array of arrays, whatever their elements).
 std::string meta_type_label(const MetaValue& v);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -24,7 +24,7 @@ HelpPane::HelpPane() {
 
 namespace {
 int keys_width(int width) { return std::min(16, width / 3); }
-}  // namespace
+}   // namespace
 
 void HelpPane::layout(int width) {
   if (width == shown_width_) return;
@@ -74,7 +74,7 @@ Search::Target HelpPane::search_target() {
     const Line& l = shown_[static_cast<size_t>(i)];
     return p.matches(l.keys) || p.matches(l.text);
   };
-  t.go = [this](int64_t i) { view_.cursor.top = i; };   // the match becomes the first line shown
+  t.go = [this](int64_t i) { view_.cursor.top = i; };                   // the match becomes the first line shown
   t.version = [this] { return static_cast<uint64_t>(shown_width_); };   // the lines are wrapped anew at a new width
   return t;
 }
@@ -92,8 +92,6 @@ std::string HelpPane::state() const { return search_.status(); }
 
 void HelpPane::wheel(int rows) { view_.wheel(rows, static_cast<int64_t>(shown_.size())); }
 
-std::string HelpPane::position() const {
-  return fmt::format("line {}/{}", view_.top() + 1, shown_.size());
-}
+std::string HelpPane::position() const { return fmt::format("line {}/{}", view_.top() + 1, shown_.size()); }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

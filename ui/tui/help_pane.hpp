@@ -31,8 +31,8 @@ class HelpPane : public Pane {
   std::vector<Line> lines_;
   std::vector<Line> shown_;   // lines_ wrapped at shown_width_: continuation lines have no keys
   int shown_width_ = -1;
-  ScrollView view_;   // the help scrolls by its first line
+  ScrollView view_;                  // the help scrolls by its first line
   Search search_{search_target()};   // `/` over the keys and their texts
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -105,7 +105,7 @@ const std::vector<KeyBinding>& bindings() {
   return kBindings;
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const KeyBinding> key_table() { return bindings(); }
 
@@ -152,8 +152,10 @@ std::string_view context_title(Context context) {
     Context context;
     std::string_view title;
   };
-  static constexpr Title kShell[] = {{C::global, "Everywhere"},       {C::nav, "Lists and tables"},
-                                     {C::model_list, "Model list"},   {C::detail, "Tensor detail"},
+  static constexpr Title kShell[] = {{C::global, "Everywhere"},
+                                     {C::nav, "Lists and tables"},
+                                     {C::model_list, "Model list"},
+                                     {C::detail, "Tensor detail"},
                                      {C::prompt, "Prompts (filter, search)"}};
   for (const Title& t : kShell)
     if (t.context == context) return t.title;
@@ -166,10 +168,11 @@ std::string key_table_markdown() {
   std::string out = "| where | keys | what |\n|---|---|---|\n";
   for (const KeyBinding& b : bindings()) {
     std::string keys;
-    for (int32_t k : b.keys) keys += fmt::format("{}`{}`", keys.empty() ? "" : " ", key_label(k) == "`" ? "` ` `" : key_label(k));
+    for (int32_t k : b.keys)
+      keys += fmt::format("{}`{}`", keys.empty() ? "" : " ", key_label(k) == "`" ? "` ` `" : key_label(k));
     out += fmt::format("| {} | {} | {} |\n", context_title(b.context), keys, b.help);
   }
   return out;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

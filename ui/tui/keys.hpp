@@ -34,18 +34,73 @@ enum Key : int32_t {
 // Where a binding applies. Dispatch tries the innermost context first: a prompt, then the open
 // detail, then the pane or list in front, then `nav` (any scrolling view), then `global`. The help
 // lists them in this order (`prompt` last); a pane's context is named by its title (pane_table.hpp).
-enum class Context : uint8_t { global, nav, model_list, tensors, detail, header, layout, groups, mapping, compute, diff, fit, help, prompt };
+enum class Context : uint8_t {
+  global,
+  nav,
+  model_list,
+  tensors,
+  detail,
+  header,
+  layout,
+  groups,
+  mapping,
+  compute,
+  diff,
+  fit,
+  help,
+  prompt
+};
 
 enum class Action : uint8_t {
-  quit, help, next_pane, prev_pane,
+  quit,
+  help,
+  next_pane,
+  prev_pane,
   show_pane,   // the pane whose key it is (pane_table.hpp)
-  up, down, page_up, page_down, home, end, back, open, reload, cancel_work, restart_stats,
-  column_left, column_right, sort_asc, sort_desc, filter, search, search_next, search_prev,
-  group_layers, fold, toggle_canonical, toggle_raw, unmapped_only,
-  prompt_accept, prompt_cancel, prompt_erase, prompt_clear,
-  goto_offset, next_file,
-  run, scope, backend_next, backend_prev, input, repeats_up, repeats_down, clear, run_pair,
-  context_up, context_down, set_context, kv_type_next, gpu_memory,
+  up,
+  down,
+  page_up,
+  page_down,
+  home,
+  end,
+  back,
+  open,
+  reload,
+  cancel_work,
+  restart_stats,
+  column_left,
+  column_right,
+  sort_asc,
+  sort_desc,
+  filter,
+  search,
+  search_next,
+  search_prev,
+  group_layers,
+  fold,
+  toggle_canonical,
+  toggle_raw,
+  unmapped_only,
+  prompt_accept,
+  prompt_cancel,
+  prompt_erase,
+  prompt_clear,
+  goto_offset,
+  next_file,
+  run,
+  scope,
+  backend_next,
+  backend_prev,
+  input,
+  repeats_up,
+  repeats_down,
+  clear,
+  run_pair,
+  context_up,
+  context_down,
+  set_context,
+  kv_type_next,
+  gpu_memory,
   open_address,
 };
 
@@ -65,4 +120,4 @@ std::string_view context_title(Context context);
 // The README's key table (Markdown), generated from the key table.
 std::string key_table_markdown();
 
-}  // namespace akview::tui
+}   // namespace akview::tui

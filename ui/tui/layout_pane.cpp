@@ -22,50 +22,50 @@ constexpr int kTreeBesideFrom = 70;   // narrower panes put the hex view below t
 
 // The colour of a region kind in the tree and the hex view (one row per RegionKind).
 constexpr std::array<Role, static_cast<size_t>(RegionKind::count_)> kKindRoles = {
-    Role::key,         // header
-    Role::key,         // magic
-    Role::number,      // version
-    Role::number,      // count
-    Role::number,      // length
-    Role::string,      // json
-    Role::muted,       // json_syntax
-    Role::string,      // entry
-    Role::key,         // metadata
-    Role::string,      // kv
-    Role::key,         // key
-    Role::type_other,  // value_type
-    Role::string,      // value
-    Role::string,      // array
-    Role::string,      // elements
-    Role::key,         // tensor_infos
-    Role::key,         // tensor_info
-    Role::key,         // name
-    Role::number,      // dims
-    Role::type_other,  // type
-    Role::number,      // offset
-    Role::muted,       // padding
-    Role::type_float,  // data
-    Role::type_quant,  // tensor
-    Role::type_float,  // companion
-    Role::type_quant,  // storage
-    Role::key,         // record
-    Role::string,      // record_data
-    Role::key,         // central_directory
-    Role::key,         // directory_entry
-    Role::key,         // end_record
-    Role::string,      // pickle
-    Role::key,         // opcode
-    Role::string,      // text
-    Role::error,       // gap
-    Role::error,       // overlap
-    Role::type_quant,  // shared
-    Role::error,       // failure
+    Role::key,          // header
+    Role::key,          // magic
+    Role::number,       // version
+    Role::number,       // count
+    Role::number,       // length
+    Role::string,       // json
+    Role::muted,        // json_syntax
+    Role::string,       // entry
+    Role::key,          // metadata
+    Role::string,       // kv
+    Role::key,          // key
+    Role::type_other,   // value_type
+    Role::string,       // value
+    Role::string,       // array
+    Role::string,       // elements
+    Role::key,          // tensor_infos
+    Role::key,          // tensor_info
+    Role::key,          // name
+    Role::number,       // dims
+    Role::type_other,   // type
+    Role::number,       // offset
+    Role::muted,        // padding
+    Role::type_float,   // data
+    Role::type_quant,   // tensor
+    Role::type_float,   // companion
+    Role::type_quant,   // storage
+    Role::key,          // record
+    Role::string,       // record_data
+    Role::key,          // central_directory
+    Role::key,          // directory_entry
+    Role::key,          // end_record
+    Role::string,       // pickle
+    Role::key,          // opcode
+    Role::string,       // text
+    Role::error,        // gap
+    Role::error,        // overlap
+    Role::type_quant,   // shared
+    Role::error,        // failure
 };
 Role kind_role(RegionKind k) { return kKindRoles[static_cast<size_t>(k)]; }
 
 // The colour of a block field by what it holds.
 Role field_role(FieldRole r) {
-  static constexpr Role kRoles[] = {Role::type_float, Role::string, Role::key, Role::type_quant,
+  static constexpr Role kRoles[] = {Role::type_float, Role::string, Role::key,   Role::type_quant,
                                     Role::warn,       Role::spark,  Role::muted, Role::number};
   return kRoles[static_cast<size_t>(r)];
 }
@@ -78,11 +78,12 @@ Result<std::vector<uint8_t>> read_shown(std::span<const uint8_t> file, uint64_t 
   std::vector<uint8_t> out;
   if (at >= file.size()) return out;
   out.resize(static_cast<size_t>(std::min<uint64_t>(n, file.size() - at)));
-  if (Status st = copy_mapped(file.subspan(static_cast<size_t>(at), out.size()), out.data()); !st.ok()) return st.error();
+  if (Status st = copy_mapped(file.subspan(static_cast<size_t>(at), out.size()), out.data()); !st.ok())
+    return st.error();
   return out;
 }
 
-}  // namespace
+}   // namespace
 
 LayoutPane::LayoutPane(std::shared_ptr<ModelSession> session, std::function<uint32_t()> selected_tensor)
     : session_(std::move(session)), selected_tensor_(std::move(selected_tensor)) {
@@ -355,8 +356,8 @@ Role LayoutPane::byte_role(uint64_t offset) const {
 void LayoutPane::draw(Canvas& c, const Rect& area) {
   c.fill(area, Role::normal);
   const SourceFile& f = session_->model.files[file_];
-  const std::string head = fmt::format("{} ({}, {} bytes)", f.path, layout_format_name(detect_layout_format(session_->model, file_)),
-                                       f.map.size());
+  const std::string head = fmt::format("{} ({}, {} bytes)", f.path,
+                                       layout_format_name(detect_layout_format(session_->model, file_)), f.map.size());
   c.text(area.x, area.y, head, Role::header, area.w);
   const Rect body{area.x, area.y + 1, area.w, area.h - 1};
   if (body.h <= 0) return;
@@ -396,7 +397,8 @@ void LayoutPane::draw(Canvas& c, const Rect& area) {
 
 void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
   list_.page = std::max(1, a.h);
-  if (regions_.empty()) c.text(a.x + 1, a.y, error_.empty() ? "no regions" : "no regions (why: below)", Role::muted, a.w - 1);
+  if (regions_.empty())
+    c.text(a.x + 1, a.y, error_.empty() ? "no regions" : "no regions (why: below)", Role::muted, a.w - 1);
   list_.clamp(static_cast<int64_t>(regions_.size()));
   const bool offsets = a.w >= 40;
   for (int row = 0; row < a.h; ++row) {
@@ -417,7 +419,8 @@ void LayoutPane::draw_tree(Canvas& c, const Rect& a) {
 
 void LayoutPane::draw_hex(Canvas& c, const Rect& a) {
   const uint64_t bpr = static_cast<uint64_t>(bytes_per_row_);
-  const auto shown = read_shown(session_->model.files[file_].map.bytes(), hex_top_, bpr * static_cast<uint64_t>(std::max(0, a.h)));
+  const auto shown =
+      read_shown(session_->model.files[file_].map.bytes(), hex_top_, bpr * static_cast<uint64_t>(std::max(0, a.h)));
   if (!shown) {   // the file shrank under the bytes on screen: say so where they were
     const auto lines = wrap_words(shown.error().to_string() + " (R reloads)", static_cast<size_t>(std::max(10, a.w)));
     for (int k = 0; k < a.h && k < static_cast<int>(lines.size()); ++k)
@@ -485,4 +488,4 @@ void LayoutPane::draw_block(Canvas& c, const Rect& a) {
   }
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -69,15 +69,15 @@ class LayoutPane : public Pane {
   bool loading_ = false, loaded_ = false, truncated_ = false;
   std::string error_;
   ListView list_;
-  uint64_t hex_top_ = 0;          // first byte shown in the hex view
+  uint64_t hex_top_ = 0;   // first byte shown in the hex view
   int bytes_per_row_ = 16;
-  std::vector<size_t> children_;  // region indices of the selection's children
+  std::vector<size_t> children_;   // region indices of the selection's children
   std::optional<BlockReport> block_;
   uint32_t block_tensor_ = 0;
   std::function<uint32_t()> selected_tensor_;
-  uint32_t followed_ = kNone;       // the Tensors selection last followed
-  uint32_t pending_follow_ = kNone; // ... to select once its file's regions are loaded
+  uint32_t followed_ = kNone;         // the Tensors selection last followed
+  uint32_t pending_follow_ = kNone;   // ... to select once its file's regions are loaded
   std::string search_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -35,4 +35,4 @@ class Lifeline {
   std::shared_ptr<const bool> token_ = std::make_shared<const bool>(true);
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

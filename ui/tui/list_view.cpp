@@ -13,8 +13,14 @@ bool ListCursor::act(Action action, int64_t count, int page) {
   switch (action) {   // navigation only; everything else is the pane's
     case Action::up: pos -= 1; break;
     case Action::down: pos += 1; break;
-    case Action::page_up: pos -= page; top -= page; break;
-    case Action::page_down: pos += page; top += page; break;
+    case Action::page_up:
+      pos -= page;
+      top -= page;
+      break;
+    case Action::page_down:
+      pos += page;
+      top += page;
+      break;
     case Action::home: pos = 0; break;
     case Action::end: pos = count - 1; break;
     default: return false;
@@ -62,4 +68,4 @@ bool ScrollView::act(Action action, int64_t count) {
   return cursor.act(action, count, page);
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -50,4 +50,4 @@ struct ScrollView {
   int64_t top() const { return cursor.top; }
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -35,7 +35,8 @@ std::vector<uint32_t> sorted_entries(const Model& model, const NameMap& map, boo
       return ea.mapped ? natural_less(ea.canonical, eb.canonical) : natural_less(native(a), native(b));
     });
   } else {
-    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return natural_less(native(a), native(b)); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint32_t a, uint32_t b) { return natural_less(native(a), native(b)); });
   }
   return order;
 }
@@ -61,7 +62,7 @@ Columns columns_for(int w) {
   return {w / 2, w - w / 2, 0, 0};
 }
 
-}  // namespace
+}   // namespace
 
 MappingPane::MappingPane(std::shared_ptr<ModelSession> session) : session_(std::move(session)) {}
 
@@ -94,23 +95,22 @@ void MappingPane::request_sort(PaneHost& host) {
   sorting_[canonical] = true;
   const Lifeline::Link life = life_.link();   // results land on the UI thread, where the pane may be gone
   std::shared_ptr<const NameMap> names = session_->names;
-  host.worker().submit(Job{
-      canonical ? "sorting canonical names" : "sorting native names",
-      [this, life, names, canonical, session = session_](JobContext& ctx) {
-        std::vector<uint32_t> order = sorted_entries(session->model, *names, canonical);
-        if (ctx.cancelled()) return;
-        ctx.post(life.guard([this, names, canonical, order = std::move(order)]() mutable {
-          sorting_[canonical] = false;
-          if (session_->names != names) return;   // a reload replaced the map meanwhile
-          (canonical ? by_canonical_order_ : by_native_) = std::move(order);
-          refresh();
-        }));
-      },
-      life.guard([this, canonical] {
-        sorting_[canonical] = false;
-        sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
-      }),
-      /*urgent=*/true});
+  host.worker().submit(Job{canonical ? "sorting canonical names" : "sorting native names",
+                           [this, life, names, canonical, session = session_](JobContext& ctx) {
+                             std::vector<uint32_t> order = sorted_entries(session->model, *names, canonical);
+                             if (ctx.cancelled()) return;
+                             ctx.post(life.guard([this, names, canonical, order = std::move(order)]() mutable {
+                               sorting_[canonical] = false;
+                               if (session_->names != names) return;   // a reload replaced the map meanwhile
+                               (canonical ? by_canonical_order_ : by_native_) = std::move(order);
+                               refresh();
+                             }));
+                           },
+                           life.guard([this, canonical] {
+                             sorting_[canonical] = false;
+                             sort_cancelled_ = true;   // Esc: stay in model order until the sort is asked for again
+                           }),
+                           /*urgent=*/true});
 }
 
 void MappingPane::refresh() {
@@ -347,4 +347,4 @@ std::string MappingPane::state() const {
 
 std::string MappingPane::hints() const { return "u unmapped  \\ filter  / search  c sort"; }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -39,8 +39,8 @@ class MappingPane : public Pane {
   bool sorted_by_canonical() const { return by_canonical_; }
 
  private:
-  void sync();                       // picks up a name map built (or rebuilt) since the last frame
-  void refresh();                    // the map arrived or the filter/sort changed: rebuild the view
+  void sync();                            // picks up a name map built (or rebuilt) since the last frame
+  void refresh();                         // the map arrived or the filter/sort changed: rebuild the view
   const std::vector<uint32_t>& order();   // entries in the current sort (cached per sort)
   void request_sort(PaneHost& host);      // a big map's sort goes to the worker
   Search::Target search_target();
@@ -53,18 +53,18 @@ class MappingPane : public Pane {
 
   std::shared_ptr<ModelSession> session_;
   const NameMap* built_for_ = nullptr;
-  std::vector<uint32_t> view_;                     // entry indices, filtered and sorted
+  std::vector<uint32_t> view_;   // entry indices, filtered and sorted
   std::vector<uint32_t> by_native_, by_canonical_order_, model_order_;
-  bool sorting_[2] = {false, false};               // a worker sort is under way: [by canonical]
+  bool sorting_[2] = {false, false};   // a worker sort is under way: [by canonical]
   bool sort_cancelled_ = false;
   Lifeline life_;
   bool by_canonical_ = false;
   bool unmapped_only_ = false;
-  std::string filter_;                             // as typed (a leading ! inverts)
+  std::string filter_;   // as typed (a leading ! inverts)
   std::optional<std::regex> filter_re_;
   bool filter_invert_ = false;
-  std::string filter_error_;                       // bad_pattern_message of the filter typed, else ""
-  uint64_t view_version_ = 0;                      // bumped when view_ is rebuilt
+  std::string filter_error_;    // bad_pattern_message of the filter typed, else ""
+  uint64_t view_version_ = 0;   // bumped when view_ is rebuilt
   Search search_{search_target()};
   ListView list_;
 
@@ -76,4 +76,4 @@ class MappingPane : public Pane {
   std::vector<ConfigLine> config_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

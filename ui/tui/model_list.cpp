@@ -2,12 +2,12 @@
 #include "ui/tui/model_list.hpp"
 
 #include <algorithm>
-#include <map>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <initializer_list>
+#include <map>
 #include <utility>
 
 #include <fmt/format.h>
@@ -27,7 +27,7 @@ struct ListColumn {
   bool right;
 };
 constexpr ListColumn kListColumns[] = {
-    {"model", 0, 0, false}, {"format", 20, 2, false}, {"size", 10, 1, true},
+    {"model", 0, 0, false}, {"format", 20, 2, false},    {"size", 10, 1, true},
     {"params", 7, 3, true}, {"main type", 20, 4, false}, {"files", 5, 5, true},
 };
 
@@ -95,7 +95,8 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   if (!e.config.arch.empty()) format += " · " + e.config.arch;
   if (!e.model_name.empty()) format += fmt::format(" · \"{}\"", e.model_name);
   add("format", format);
-  add("size", fmt::format("{} in {} file{}", format_bytes(e.size_bytes), e.files.size(), e.files.size() == 1 ? "" : "s"),
+  add("size",
+      fmt::format("{} in {} file{}", format_bytes(e.size_bytes), e.files.size(), e.files.size() == 1 ? "" : "s"),
       Role::number);
   add("tensors", fmt::format("{} · {} parameters", e.tensors, format_count(e.parameters)), Role::number);
   uint64_t bytes = 0;
@@ -104,11 +105,13 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
     const CatalogType& t = e.types[k];
     const double pct = bytes ? 100.0 * static_cast<double>(t.bytes) / static_cast<double>(bytes) : 0;
     const std::string share = pct < 0.5 && t.bytes ? "<1%" : fmt::format("{:.0f}%", pct);
-    add(k ? "" : "types", fmt::format("{:>4}  {:>10}  {:>5} tensor{}  {}", share, format_bytes(t.bytes), t.tensors,
-                                      t.tensors == 1 ? " " : "s", t.type),
+    add(k ? "" : "types",
+        fmt::format("{:>4}  {:>10}  {:>5} tensor{}  {}", share, format_bytes(t.bytes), t.tensors,
+                    t.tensors == 1 ? " " : "s", t.type),
         Role::type_quant);
   }
-  if (e.types.size() > kMaxTypeLines) add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
+  if (e.types.size() > kMaxTypeLines)
+    add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
   if (std::string config = config_summary(e.config); !config.empty()) add("config", config);
   if (!e.config.quantization.empty()) add("quantization", e.config.quantization);
   if (!e.fit.empty()) {   // will it fit: the total at each context (the Fit pane, 9, has the rest)
@@ -157,8 +160,9 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   for (FileRow& r : file_rows)
     if (r.group) r.role = fmt::format("{} {}s", r.files, r.role);
   const int left = rows - static_cast<int>(out.size());
-  const size_t shown = file_rows.size() <= static_cast<size_t>(std::max(0, left)) ? file_rows.size()
-                                                                                  : static_cast<size_t>(std::max(0, left - 1));
+  const size_t shown = file_rows.size() <= static_cast<size_t>(std::max(0, left))
+                           ? file_rows.size()
+                           : static_cast<size_t>(std::max(0, left - 1));
   int role_w = 0;
   for (size_t k = 0; k < shown; ++k) role_w = std::max(role_w, display_width(file_rows[k].role));
   size_t files_shown = 0;
@@ -172,7 +176,7 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   return out;
 }
 
-}  // namespace
+}   // namespace
 
 ModelList::ModelList(std::string where, std::vector<CatalogEntry> entries, Worker& worker)
     : where_(std::move(where)), entries_(std::make_shared<std::vector<CatalogEntry>>(std::move(entries))) {
@@ -335,9 +339,10 @@ bool ModelList::act(Action action, PaneHost& host) {
   switch (action) {   // the model list's own bindings
     case Action::open: chosen_ = n > 0; return true;
     case Action::open_address:
-      host.prompt("open (a path, hf://ORG/REPO, ollama://MODEL:TAG or a URL)", "", [this](const std::string& text, PromptEvent ev) {
-        if (ev == PromptEvent::accept && !text.empty()) typed_ = text;
-      });
+      host.prompt("open (a path, hf://ORG/REPO, ollama://MODEL:TAG or a URL)", "",
+                  [this](const std::string& text, PromptEvent ev) {
+                    if (ev == PromptEvent::accept && !text.empty()) typed_ = text;
+                  });
       return true;
     case Action::search: search_.open(host); return true;
     case Action::search_next:
@@ -364,8 +369,6 @@ void ModelList::click(int, int y, PaneHost&) {
 
 void ModelList::wheel(int rows) { list_.wheel(rows, static_cast<int64_t>(entries_->size())); }
 
-std::string ModelList::position() const {
-  return list_.position("model", static_cast<int64_t>(entries_->size()));
-}
+std::string ModelList::position() const { return list_.position("model", static_cast<int64_t>(entries_->size())); }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

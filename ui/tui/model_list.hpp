@@ -45,10 +45,11 @@ class ModelList : public Pane {
   std::string where_;
   std::shared_ptr<std::vector<CatalogEntry>> entries_;
   ListView list_;
-  std::shared_ptr<std::atomic<int64_t>> wanted_ = std::make_shared<std::atomic<int64_t>>(0);   // the worker describes it next
+  std::shared_ptr<std::atomic<int64_t>> wanted_ =
+      std::make_shared<std::atomic<int64_t>>(0);   // the worker describes it next
   Search search_{search_target()};
   bool chosen_ = false;
   std::string typed_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

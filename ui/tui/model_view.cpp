@@ -57,4 +57,4 @@ bool ModelView::check_files() {
   return moved;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -76,4 +76,4 @@ class ModelView {
   std::shared_ptr<bool> stats_active_ = std::make_shared<bool>(false);   // a stats job is queued or running
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

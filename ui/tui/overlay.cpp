@@ -15,4 +15,4 @@ void Overlay::draw_title(Canvas& c, const Rect& area, std::string_view title, in
   view.fit(count, area.h - 1);
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

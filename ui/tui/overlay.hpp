@@ -26,4 +26,4 @@ struct Overlay {
   void draw_title(Canvas& c, const Rect& area, std::string_view title, int64_t count);
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

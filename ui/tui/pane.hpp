@@ -34,7 +34,7 @@ class PaneHost {
 class Pane {
  public:
   virtual ~Pane() = default;
-  virtual Context context() const = 0;          // the key-table context of its own bindings
+  virtual Context context() const = 0;   // the key-table context of its own bindings
   virtual void draw(Canvas& canvas, const Rect& area) = 0;
   // An action bound in the pane's context, or a navigation action; false when not handled (the
   // shell then tries the global bindings).
@@ -62,4 +62,4 @@ struct DetailLine {
 void draw_detail_lines(Canvas& c, int x, int y, int w, int h, int label_w, const std::vector<DetailLine>& lines,
                        int64_t first = 0);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

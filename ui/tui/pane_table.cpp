@@ -59,8 +59,8 @@ constexpr PaneRow kPanes[] = {
      false, make_fit},
 };
 
-}  // namespace
+}   // namespace
 
 std::span<const PaneRow> pane_table() { return kPanes; }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -17,14 +17,14 @@ class ModelView;
 class Pane;
 
 struct PaneRow {
-  std::string_view title;      // the tab: "Tensors"
-  int32_t key;                 // the global key that shows it: '1'
-  std::string_view key_help;   // that key's line in the help: "Tensors pane"
-  Context context;             // where its own bindings apply (nav: it has none but the lists')
-  bool needs_ref;              // only with a second model (akview A --ref B)
+  std::string_view title;                           // the tab: "Tensors"
+  int32_t key;                                      // the global key that shows it: '1'
+  std::string_view key_help;                        // that key's line in the help: "Tensors pane"
+  Context context;                                  // where its own bindings apply (nav: it has none but the lists')
+  bool needs_ref;                                   // only with a second model (akview A --ref B)
   std::unique_ptr<Pane> (*make)(ModelView& view);   // the view outlives its panes
 };
 
 std::span<const PaneRow> pane_table();
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -16,7 +16,7 @@ bool typeable(int32_t k) {
   return k >= 0x20 && k < 0x110000 && k != kKeyBackspace && !(k >= 0x80 && k <= 0x9f) && !(k >= 0xd800 && k <= 0xdfff);
 }
 
-}  // namespace
+}   // namespace
 
 PromptKey edit_prompt(std::string& text, int32_t key) {
   Action a;
@@ -34,4 +34,4 @@ PromptKey edit_prompt(std::string& text, int32_t key) {
   return PromptKey::edited;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -17,4 +17,4 @@ enum class PromptKey { ignored, edited, accept, cancel };
 // anything else (controls, surrogates, values past U+10FFFF, the named keys) is ignored.
 PromptKey edit_prompt(std::string& text, int32_t key);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -81,7 +81,8 @@ std::string Search::status() const {
   if (m.empty()) return fmt::format("no match '{}'", pattern_.text());
   const int64_t here = target_.current();
   auto it = std::lower_bound(m.begin(), m.end(), here);
-  if (it != m.end() && *it == here) return fmt::format("match {}/{} '{}'", it - m.begin() + 1, m.size(), pattern_.text());
+  if (it != m.end() && *it == here)
+    return fmt::format("match {}/{} '{}'", it - m.begin() + 1, m.size(), pattern_.text());
   return fmt::format("{} match{} '{}'", m.size(), m.size() == 1 ? "" : "es", pattern_.text());
 }
 
@@ -96,4 +97,4 @@ void step_plain_search(PaneHost& host, const std::string& term, int64_t current,
   else go(at);
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -20,12 +20,12 @@ inline constexpr std::string_view kSearchPrompt = "search (text or regex; Enter 
 class Search {
  public:
   struct Target {
-    std::function<int64_t()> size;                                // items searched, [0, size)
-    std::function<int64_t()> current;                             // the item under the cursor (-1: none)
+    std::function<int64_t()> size;      // items searched, [0, size)
+    std::function<int64_t()> current;   // the item under the cursor (-1: none)
     std::function<bool(int64_t item, const Pattern&)> matches;
-    std::function<void(int64_t item)> go;                         // moves the cursor onto the item
-    std::function<uint64_t()> version;                            // changes when the items do (optional)
-    int64_t live_regex_max = 200'000;                             // a regex over more items waits for Enter
+    std::function<void(int64_t item)> go;   // moves the cursor onto the item
+    std::function<uint64_t()> version;      // changes when the items do (optional)
+    int64_t live_regex_max = 200'000;       // a regex over more items waits for Enter
   };
 
   explicit Search(Target target) : target_(std::move(target)) {}
@@ -58,4 +58,4 @@ void step_plain_search(PaneHost& host, const std::string& term, int64_t current,
                        const std::function<int64_t(int64_t from, int dir)>& find,
                        const std::function<void(int64_t)>& go);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

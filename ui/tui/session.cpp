@@ -49,4 +49,4 @@ void attach_names(ModelSession& session, std::shared_ptr<const NameMap> names) {
   ++session.names_version;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -19,7 +19,7 @@ namespace akview::tui {
 struct ValueSummary {
   enum class State : uint8_t { pending, done, failed } state = State::pending;
   float min = 0, max = 0, std = 0;
-  uint8_t spark[8] = {};    // histogram bins scaled to 0..8 (the sparkline's eighths)
+  uint8_t spark[8] = {};   // histogram bins scaled to 0..8 (the sparkline's eighths)
 };
 
 struct FileStamp {
@@ -30,11 +30,11 @@ struct FileStamp {
 
 struct ModelSession {
   Model model;
-  InfoReport info;                       // title bar: files, size, tensors, parameters, type mix
-  std::vector<FileStamp> stamps;         // at open
+  InfoReport info;                 // title bar: files, size, tensors, parameters, type mix
+  std::vector<FileStamp> stamps;   // at open
   // Built on the worker after the first frame; null until then.
   std::shared_ptr<const NameMap> names;
-  std::vector<uint32_t> entry_of;        // tensor index -> names->entries index (kNone: unmapped/companion)
+  std::vector<uint32_t> entry_of;   // tensor index -> names->entries index (kNone: unmapped/companion)
   // Value statistics per tensor (sized on the first result; UI thread only).
   std::vector<ValueSummary> values;
   // Bumped when `values` or `names` change, so views re-sort what depends on them.
@@ -72,4 +72,4 @@ std::shared_ptr<ModelSession> make_session(Model model);
 // Builds the name map and the tensor -> entry index (on the worker).
 void attach_names(ModelSession& session, std::shared_ptr<const NameMap> names);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -31,7 +31,7 @@ std::string type_text(const Model& m, const Tensor& t) {
   return std::string(info.name);
 }
 
-}  // namespace
+}   // namespace
 
 std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_t tensor) {
   const Model& m = session.model;
@@ -59,12 +59,15 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
   add("shape", shape_text(m, t) + "  (outermost first)");
   add("parameters", fmt::format("{} ({})", row.parameters, format_count(row.parameters)));
   add("bytes", fmt::format("{} ({})", t.nbytes, format_bytes(t.nbytes)));
-  add("bits/weight", fmt::format("{:.4g}{}", row.bits_per_weight, t.quant < m.quants.size() ? " (with scales and biases)" : ""));
+  add("bits/weight",
+      fmt::format("{:.4g}{}", row.bits_per_weight, t.quant < m.quants.size() ? " (with scales and biases)" : ""));
   if (t.file < m.files.size()) add("file", fmt::format("{}  ({})", m.files[t.file].path, m.files[t.file].role));
-  add("offset", fmt::format("{} .. {}  ({} bytes)", format_offset(t.offset), format_offset(t.offset + t.nbytes), t.nbytes));
+  add("offset",
+      fmt::format("{} .. {}  ({} bytes)", format_offset(t.offset), format_offset(t.offset + t.nbytes), t.nbytes));
   if (t.quant < m.quants.size()) {
     const QuantInfo& q = m.quants[t.quant];
-    const std::pair<const char*, uint32_t> companions[] = {{"scales", q.scales}, {"biases", q.biases}, {"global scale", q.global_scale}};
+    const std::pair<const char*, uint32_t> companions[] = {
+        {"scales", q.scales}, {"biases", q.biases}, {"global scale", q.global_scale}};
     for (const auto& [what, c] : companions) {
       if (c >= m.tensors.size()) continue;
       const Tensor& ct = m.tensors[c];
@@ -75,11 +78,11 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
   if (const ValueSummary* v = session.value(tensor)) {
     if (v->state == ValueSummary::State::done)
       add("values", fmt::format("min {:.6g}  max {:.6g}  std {:.6g}", v->min, v->max, v->std), Role::number);
-    else
-      add("values", "statistics failed", Role::warn);
+    else add("values", "statistics failed", Role::warn);
   }
   if (!can_decode(t.type)) {
-    add("decoding", fmt::format("values of type {} cannot be decoded by akview; the tensor is listed only", type_info(t.type).name),
+    add("decoding",
+        fmt::format("values of type {} cannot be decoded by akview; the tensor is listed only", type_info(t.type).name),
         Role::warn);
     return out;
   }
@@ -115,4 +118,4 @@ std::vector<DetailLine> tensor_detail_lines(const ModelSession& session, uint32_
   return out;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

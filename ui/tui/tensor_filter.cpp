@@ -85,14 +85,15 @@ Status parse_name(FilterTerm& term, std::string_view pattern) {
     return Status();
   }
   try {
-    term.regex = std::make_shared<const std::regex>(std::string(pattern), std::regex::ECMAScript | std::regex::optimize);
+    term.regex =
+        std::make_shared<const std::regex>(std::string(pattern), std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {
     return filter_error(bad_pattern_message(pattern, e.what()));
   }
   return Status();
 }
 
-}  // namespace
+}   // namespace
 
 Result<TensorFilter> parse_tensor_filter(std::string_view text) {
   TensorFilter filter;
@@ -106,10 +107,12 @@ Result<TensorFilter> parse_tensor_filter(std::string_view text) {
     // `column:value` when the part before the first ':' is a word of letters; else a name pattern.
     const size_t colon = word.find(':');
     const std::string_view head = colon == std::string_view::npos ? std::string_view() : word.substr(0, colon);
-    const bool keyed = !head.empty() && std::all_of(head.begin(), head.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+    const bool keyed =
+        !head.empty() && std::all_of(head.begin(), head.end(), [](char c) { return c >= 'a' && c <= 'z'; });
     Status parsed;
     if (keyed) {
-      const auto* k = std::find_if(std::begin(kKeys), std::end(kKeys), [&](const KeyName& n) { return n.word == head; });
+      const auto* k =
+          std::find_if(std::begin(kKeys), std::end(kKeys), [&](const KeyName& n) { return n.word == head; });
       if (k == std::end(kKeys))
         return filter_error(
             fmt::format("filter: no column '{}' (type:, layer:, role:, name:, or a name pattern)", head));
@@ -161,7 +164,8 @@ bool name_term_hits(const FilterTerm& term, std::string_view native, std::string
   if (term.regex)
     return std::regex_search(native.begin(), native.end(), *term.regex) ||
            (!canonical.empty() && std::regex_search(canonical.begin(), canonical.end(), *term.regex));
-  return dot_literal_search(native, term.literal) || (!canonical.empty() && dot_literal_search(canonical, term.literal));
+  return dot_literal_search(native, term.literal) ||
+         (!canonical.empty() && dot_literal_search(canonical, term.literal));
 }
 
 bool column_term_hits(const FilterTerm& term, TypeId type, int64_t layer, std::string_view role) {
@@ -179,4 +183,4 @@ bool column_term_hits(const FilterTerm& term, TypeId type, int64_t layer, std::s
   return false;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

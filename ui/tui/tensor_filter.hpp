@@ -25,11 +25,11 @@ struct FilterTerm {
   enum class Key : uint8_t { name, type, layer, role };
   Key key = Key::name;
   bool invert = false;
-  std::string literal;                      // name: plain characters and '.' (matched without std::regex)
-  std::shared_ptr<const std::regex> regex;  // name: anything else
+  std::string literal;                       // name: plain characters and '.' (matched without std::regex)
+  std::shared_ptr<const std::regex> regex;   // name: anything else
   std::array<bool, static_cast<size_t>(TypeId::count_)> types{};   // type: the types named
-  std::vector<std::pair<int64_t, int64_t>> layers;                  // layer: inclusive ranges
-  std::vector<std::string> roles;           // role: lower-case substrings of the mapped role
+  std::vector<std::pair<int64_t, int64_t>> layers;                 // layer: inclusive ranges
+  std::vector<std::string> roles;                                  // role: lower-case substrings of the mapped role
 };
 
 struct TensorFilter {
@@ -52,4 +52,4 @@ bool name_term_hits(const FilterTerm& term, std::string_view native, std::string
 // Whether a column term matches a tensor of this type, layer (-1: none) and role ("" when unmapped), before inversion.
 bool column_term_hits(const FilterTerm& term, TypeId type, int64_t layer, std::string_view role);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

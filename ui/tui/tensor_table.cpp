@@ -47,7 +47,8 @@ int64_t parse_layer(std::string_view name) {
   while (start <= name.size()) {
     size_t dot = name.find('.', start);
     std::string_view part = name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start);
-    if (!part.empty() && part.size() < 10 && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+    if (!part.empty() && part.size() < 10 &&
+        std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
         std::find(std::begin(kWords), std::end(kWords), prev) != std::end(kWords))
       return std::stoll(std::string(part));
     if (dot == std::string_view::npos) break;
@@ -57,7 +58,7 @@ int64_t parse_layer(std::string_view name) {
   return -1;
 }
 
-}  // namespace
+}   // namespace
 
 std::span<const ColumnSpec> column_specs() { return kColumns; }
 
@@ -116,7 +117,8 @@ bool TensorTable::unit_matches(uint32_t u) const {
   for (const FilterTerm& term : terms_.terms) {
     bool hit = false;
     if (term.key == FilterTerm::Key::name) {
-      for (uint32_t t = lead; t < unit_end_[u] && !hit; ++t) hit = name_term_hits(term, m.tensors[t].name, session_.canonical(t));
+      for (uint32_t t = lead; t < unit_end_[u] && !hit; ++t)
+        hit = name_term_hits(term, m.tensors[t].name, session_.canonical(t));
     } else {
       const auto entry = term.key == FilterTerm::Key::role ? session_.entry(lead) : std::nullopt;
       hit = column_term_hits(term, m.tensors[lead].type, term.key == FilterTerm::Key::layer ? layer_of(lead) : -1,
@@ -183,7 +185,8 @@ bool TensorTable::less(Column c, uint32_t a, uint32_t b) const {
     case Column::offset: return ta.offset < tb.offset;
     case Column::min: return value(a, &ValueSummary::min) < value(b, &ValueSummary::min);
     case Column::max: return value(a, &ValueSummary::max) < value(b, &ValueSummary::max);
-    case Column::std: case Column::hist: return value(a, &ValueSummary::std) < value(b, &ValueSummary::std);
+    case Column::std:
+    case Column::hist: return value(a, &ValueSummary::std) < value(b, &ValueSummary::std);
     case Column::count_: break;
   }
   return false;
@@ -201,7 +204,9 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
     // The opposite direction is known: reverse it (O(n)), then put each run of equal keys back in
     // the model's order, as a stable sort leaves them.
     order.assign(rev->second.rbegin(), rev->second.rend());
-    auto equal = [&](uint32_t x, uint32_t y) { return !less(c, units_[x], units_[y]) && !less(c, units_[y], units_[x]); };
+    auto equal = [&](uint32_t x, uint32_t y) {
+      return !less(c, units_[x], units_[y]) && !less(c, units_[y], units_[x]);
+    };
     for (size_t i = 0; i < order.size();) {
       size_t j = i + 1;
       while (j < order.size() && equal(order[j - 1], order[j])) ++j;
@@ -212,10 +217,8 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
   }
   std::iota(order.begin(), order.end(), 0u);
   auto stable = [&](auto&& less_than) {
-    if (desc)
-      std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less_than(y, x); });
-    else
-      std::stable_sort(order.begin(), order.end(), less_than);
+    if (desc) std::stable_sort(order.begin(), order.end(), [&](uint32_t x, uint32_t y) { return less_than(y, x); });
+    else std::stable_sort(order.begin(), order.end(), less_than);
   };
   if (c == Column::name) {
     if (units_.size() >= async_name_sort_units_) {
@@ -269,7 +272,8 @@ NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
   for (size_t i = 0; i < o.descending.size();) {
     size_t j = i + 1;
     while (j < o.descending.size() && key(o.descending[j - 1]) == key(o.descending[j])) ++j;
-    std::reverse(o.descending.begin() + static_cast<std::ptrdiff_t>(i), o.descending.begin() + static_cast<std::ptrdiff_t>(j));
+    std::reverse(o.descending.begin() + static_cast<std::ptrdiff_t>(i),
+                 o.descending.begin() + static_cast<std::ptrdiff_t>(j));
     i = j;
   }
   return o;
@@ -283,7 +287,8 @@ std::optional<NameSortRequest> TensorTable::take_name_sort_request() {
 
 void TensorTable::install_name_orders(bool canonical, uint64_t names_version, NameOrders orders) {
   name_sort_requested_ = false;
-  if (canonical != show_canonical_ || names_version != session_.names_version || orders.ascending.size() != units_.size())
+  if (canonical != show_canonical_ || names_version != session_.names_version ||
+      orders.ascending.size() != units_.size())
     return;   // stale: still pending, and the next request asks again
   name_sort_pending_ = false;
   sort_cache_[std::make_pair(Column::name, false)] = std::move(orders.ascending);
@@ -403,4 +408,4 @@ int64_t TensorTable::row_of(uint32_t tensor) const {
   return it == rows_.end() ? -1 : it - rows_.begin();
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

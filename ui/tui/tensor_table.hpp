@@ -24,9 +24,9 @@ enum class Column : uint8_t { name, type, shape, params, bytes, bpw, file, offse
 struct ColumnSpec {
   Column id;
   std::string_view title;
-  int width;       // columns (the name column takes what is left)
-  int priority;    // lower stays longer when the terminal is narrow
-  bool right;      // right-aligned
+  int width;      // columns (the name column takes what is left)
+  int priority;   // lower stays longer when the terminal is narrow
+  bool right;     // right-aligned
 };
 // One row per column, in display order.
 std::span<const ColumnSpec> column_specs();
@@ -52,7 +52,7 @@ class TensorTable {
   static constexpr uint32_t kGroupRow = 0x80000000u;   // row value of a layer header: kGroupRow | group
 
   struct LayerGroup {
-    int64_t layer = -1;        // -1: tensors outside any layer
+    int64_t layer = -1;   // -1: tensors outside any layer
     uint32_t tensors = 0;
     uint64_t bytes = 0;
     bool folded = false;
@@ -125,29 +125,29 @@ class TensorTable {
   bool less(Column c, uint32_t a, uint32_t b) const;
 
   const ModelSession& session_;
-  std::vector<uint32_t> units_;         // leading tensor of each unit, in model order
-  std::vector<uint32_t> unit_end_;      // units_[u] .. unit_end_[u]: the tensor and its companions
-  std::vector<uint8_t> keep_;           // per unit: passes the filter
+  std::vector<uint32_t> units_;      // leading tensor of each unit, in model order
+  std::vector<uint32_t> unit_end_;   // units_[u] .. unit_end_[u]: the tensor and its companions
+  std::vector<uint8_t> keep_;        // per unit: passes the filter
   // The filters typed last and their results (so Backspace answers at once on a big model).
   struct FilterResult {
     std::string pattern;
-    std::vector<uint64_t> keep;         // bit u: unit u passes
+    std::vector<uint64_t> keep;   // bit u: unit u passes
   };
   static constexpr size_t kFilterHistory = 64;
   std::vector<FilterResult> filter_history_;
   std::map<std::pair<Column, bool>, std::vector<uint32_t>> sort_cache_;   // unit order per sort
   std::vector<LayerGroup> groups_;
-  std::map<int64_t, bool> folded_;      // layer -> folded (kept across rebuilds)
+  std::map<int64_t, bool> folded_;   // layer -> folded (kept across rebuilds)
   std::vector<uint32_t> rows_;
   uint64_t rows_version_ = 0;
-  std::vector<uint32_t> unit_order_;    // 0..units-1: the model's order
+  std::vector<uint32_t> unit_order_;   // 0..units-1: the model's order
   size_t async_name_sort_units_ = kAsyncNameSortUnits;
-  bool name_sort_pending_ = false;      // a name sort waits for the worker
-  bool name_sort_requested_ = false;    // ... and was handed to it
+  bool name_sort_pending_ = false;     // a name sort waits for the worker
+  bool name_sort_requested_ = false;   // ... and was handed to it
   std::string filter_;
-  TensorFilter terms_;                  // filter_ parsed
+  TensorFilter terms_;   // filter_ parsed
   Column sort_ = Column::name;
-  bool sorted_ = false;                 // false: the model's own order
+  bool sorted_ = false;   // false: the model's own order
   bool descending_ = false;
   bool grouping_ = false;
   bool show_canonical_ = true;
@@ -155,4 +155,4 @@ class TensorTable {
   uint64_t shown_units_ = 0, shown_params_ = 0, shown_bytes_ = 0, all_bytes_ = 0;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -17,7 +17,8 @@ namespace {
 Role type_role(TypeId type) {
   switch (type_info(type).kind) {   // one role per kind of type
     case TypeKind::floating: return Role::type_float;
-    case TypeKind::block_quant: case TypeKind::composite: return Role::type_quant;
+    case TypeKind::block_quant:
+    case TypeKind::composite: return Role::type_quant;
     default: return Role::type_other;
   }
 }
@@ -31,11 +32,14 @@ std::string base_name(const std::string& path) {
 
 const ColumnSpec& spec(Column c) { return column_specs()[static_cast<size_t>(c)]; }
 
-}  // namespace
+}   // namespace
 
 TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan,
                          std::function<void()> restart_stats)
-    : session_(std::move(session)), plan_(std::move(plan)), restart_stats_(std::move(restart_stats)), table_(*session_) {
+    : session_(std::move(session)),
+      plan_(std::move(plan)),
+      restart_stats_(std::move(restart_stats)),
+      table_(*session_) {
   seen_names_ = session_->names_version;
   // The type column is as wide as the longest type name this model uses (4 for "q4_k", 11 for
   // "f8_e4m3fnuz"), so narrow terminals keep room for names.
@@ -63,7 +67,8 @@ TensorsPane::Layout TensorsPane::layout(int width) const {
     return w;
   };
   while (cols.size() > 1 && width - used() < min_name) {
-    auto worst = std::max_element(cols.begin(), cols.end(), [](Column a, Column b) { return spec(a).priority < spec(b).priority; });
+    auto worst = std::max_element(cols.begin(), cols.end(),
+                                  [](Column a, Column b) { return spec(a).priority < spec(b).priority; });
     cols.erase(worst);
   }
   return {cols, std::max(1, width - used())};
@@ -95,23 +100,23 @@ void TensorsPane::request_name_sort(PaneHost& host) {
   const Lifeline::Link life = life_.link();   // the result lands on the UI thread, where the pane may be gone
   const bool canonical = request->canonical;
   const uint64_t version = request->names_version;
-  host.worker().submit(Job{
-      "sorting names",
-      [this, life, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
-        NameOrders orders = natural_name_orders(session->model, request);
-        if (ctx.cancelled()) return;
-        ctx.post(life.guard([this, canonical, version, orders = std::move(orders)]() mutable {
-          const uint32_t t = selected_tensor();
-          table_.install_name_orders(canonical, version, std::move(orders));
-          keep_selection(t);
-        }));
-      },
-      life.guard([this] {
-        const uint32_t t = selected_tensor();
-        table_.cancel_name_sort();   // Esc: the model's order
-        keep_selection(t);
-      }),
-      /*urgent=*/true});
+  host.worker().submit(
+      Job{"sorting names",
+          [this, life, canonical, version, session = session_, request = std::move(*request)](JobContext& ctx) {
+            NameOrders orders = natural_name_orders(session->model, request);
+            if (ctx.cancelled()) return;
+            ctx.post(life.guard([this, canonical, version, orders = std::move(orders)]() mutable {
+              const uint32_t t = selected_tensor();
+              table_.install_name_orders(canonical, version, std::move(orders));
+              keep_selection(t);
+            }));
+          },
+          life.guard([this] {
+            const uint32_t t = selected_tensor();
+            table_.cancel_name_sort();   // Esc: the model's order
+            keep_selection(t);
+          }),
+          /*urgent=*/true});
 }
 
 void TensorsPane::before_frame(PaneHost& host) {
@@ -140,7 +145,8 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
     const auto& g = table_.group(row);
     std::string label = g.layer < 0 ? "outside layers" : fmt::format("layer {}", g.layer);
     c.fill(x0, y, width_, Role::group);
-    c.text(x0, y, fmt::format("{} {}  · {} tensor{} · {}", g.folded ? "▸" : "▾", label, g.tensors, g.tensors == 1 ? "" : "s",
+    c.text(x0, y,
+           fmt::format("{} {}  · {} tensor{} · {}", g.folded ? "▸" : "▾", label, g.tensors, g.tensors == 1 ? "" : "s",
                        format_bytes(g.bytes)),
            Role::group, width_);
     return;
@@ -162,37 +168,53 @@ void TensorsPane::draw_row(Canvas& c, int x0, int y, const Layout& l, uint32_t r
     switch (col) {   // one cell per column
       case Column::name:
         text = companion ? "  ↳ " + std::string(t.name) : std::string(table_.display_name(row));
-        role = companion ? Role::muted : (t.flags & kTensorUnsupported) || !can_decode(t.type) ? Role::warn : Role::normal;
+        role = companion                                               ? Role::muted
+               : (t.flags & kTensorUnsupported) || !can_decode(t.type) ? Role::warn
+                                                                       : Role::normal;
         break;
-      case Column::type: text = std::string(type_info(t.type).name); role = type_role(t.type); break;
+      case Column::type:
+        text = std::string(type_info(t.type).name);
+        role = type_role(t.type);
+        break;
       case Column::shape: {
         auto s = m.shape(t);
         text = format_shape(std::vector<int64_t>(s.begin(), s.end()));
         break;
       }
-      case Column::params: text = format_count(m.n_elements(t)); role = Role::number; break;
-      case Column::bytes: text = format_bytes(t.nbytes); role = Role::number; break;
-      case Column::bpw: text = fmt::format("{:.2f}", table_.bits_per_weight(row)); role = Role::number; break;
-      case Column::file: text = t.file < m.files.size() ? base_name(m.files[t.file].path) : ""; role = Role::muted; break;
-      case Column::offset: text = format_offset(t.offset); role = Role::muted; break;
+      case Column::params:
+        text = format_count(m.n_elements(t));
+        role = Role::number;
+        break;
+      case Column::bytes:
+        text = format_bytes(t.nbytes);
+        role = Role::number;
+        break;
+      case Column::bpw:
+        text = fmt::format("{:.2f}", table_.bits_per_weight(row));
+        role = Role::number;
+        break;
+      case Column::file:
+        text = t.file < m.files.size() ? base_name(m.files[t.file].path) : "";
+        role = Role::muted;
+        break;
+      case Column::offset:
+        text = format_offset(t.offset);
+        role = Role::muted;
+        break;
       case Column::min: std::tie(text, role) = stat(&ValueSummary::min); break;
       case Column::max: std::tie(text, role) = stat(&ValueSummary::max); break;
       case Column::std: std::tie(text, role) = stat(&ValueSummary::std); break;
       case Column::hist:
         if (!companion && v && v->state == ValueSummary::State::done)
           for (int k = 0; k < 8 && k < w; ++k) c.put(x + k, y, kSpark[v->spark[k]], Role::spark);
-        else if (!companion)
-          c.text(x, y, v ? "n/a" : "…", Role::muted, w);
+        else if (!companion) c.text(x, y, v ? "n/a" : "…", Role::muted, w);
         x += w + 1;
         continue;
       case Column::count_: break;
     }
-    if (spec(col).right)
-      c.text_right(x, y, w, text, role);
-    else if (col == Column::name)
-      c.text_middle(x, y, text, role, w);   // layer and role both stay visible
-    else
-      c.text(x, y, text, role, w);
+    if (spec(col).right) c.text_right(x, y, w, text, role);
+    else if (col == Column::name) c.text_middle(x, y, text, role, w);   // layer and role both stay visible
+    else c.text(x, y, text, role, w);
     if (col == Column::name && !companion && search_.active()) highlight_match(c, x, y, w, text, search_.pattern());
     x += w + 1;
   }
@@ -221,14 +243,13 @@ void TensorsPane::draw(Canvas& c, const Rect& area) {
     if (table_.sorted() && table_.sort_column() == col) title += table_.sort_descending() ? " ▼" : " ▲";
     const Role role = col == column_cursor_ ? Role::header_cursor : Role::header;
     c.fill(x, area.y, w, role);
-    if (spec(col).right)
-      c.text_right(x, area.y, w, title, role);
-    else
-      c.text(x, area.y, title, role, w);
+    if (spec(col).right) c.text_right(x, area.y, w, title, role);
+    else c.text(x, area.y, title, role, w);
     x += w + 1;
   }
   if (rows.empty()) {
-    c.text(area.x + 1, area.y + 2, table_.filter().empty() ? "no tensors" : "no tensor matches the filter", Role::muted, area.w - 2);
+    c.text(area.x + 1, area.y + 2, table_.filter().empty() ? "no tensors" : "no tensor matches the filter", Role::muted,
+           area.w - 2);
     return;
   }
   for (int k = 0; k < list_.page; ++k) {
@@ -296,7 +317,8 @@ bool TensorsPane::act(Action action, PaneHost& host) {
       column_cursor_ = l.columns[static_cast<size_t>(std::max(0, col_index() - 1))];
       return true;
     case Action::column_right:
-      column_cursor_ = l.columns[static_cast<size_t>(std::min<int>(static_cast<int>(l.columns.size()) - 1, col_index() + 1))];
+      column_cursor_ =
+          l.columns[static_cast<size_t>(std::min<int>(static_cast<int>(l.columns.size()) - 1, col_index() + 1))];
       return true;
     case Action::sort_asc:
     case Action::sort_desc: {
@@ -325,10 +347,12 @@ bool TensorsPane::act(Action action, PaneHost& host) {
     }
     case Action::restart_stats: {
       // A remote model's statistics read every tensor: say how much that fetches, start on a second s.
-      const uint64_t missing = remote::is_remote_model(session_->model) ? remote::unfetched_tensor_bytes(session_->model) : 0;
+      const uint64_t missing =
+          remote::is_remote_model(session_->model) ? remote::unfetched_tensor_bytes(session_->model) : 0;
       if (missing > 0 && !stats_fetch_armed_) {
         stats_fetch_armed_ = true;
-        host.flash(fmt::format("statistics read every tensor: {} to fetch from the server; s again starts", format_bytes(missing)));
+        host.flash(fmt::format("statistics read every tensor: {} to fetch from the server; s again starts",
+                               format_bytes(missing)));
         return true;
       }
       stats_fetch_armed_ = false;
@@ -361,7 +385,9 @@ Search::Target TensorsPane::search_target() {
     list_.cursor.pos = i;
     list_.clamp(static_cast<int64_t>(table_.rows().size()));
   };
-  t.version = [this] { return table_.rows_version() * 2 + (table_.show_canonical() ? 1 : 0) + (session_->names_version << 40); };
+  t.version = [this] {
+    return table_.rows_version() * 2 + (table_.show_canonical() ? 1 : 0) + (session_->names_version << 40);
+  };
   return t;
 }
 
@@ -370,10 +396,8 @@ void TensorsPane::click(int x, int y, PaneHost&) {
 }
 
 void TensorsPane::wheel(int rows) {
-  if (detail_overlay_.open)
-    detail_overlay_.view.wheel(rows, static_cast<int64_t>(detail_.size()));
-  else
-    list_.wheel(rows, static_cast<int64_t>(table_.rows().size()));
+  if (detail_overlay_.open) detail_overlay_.view.wheel(rows, static_cast<int64_t>(detail_.size()));
+  else list_.wheel(rows, static_cast<int64_t>(table_.rows().size()));
 }
 
 std::string TensorsPane::position() const {
@@ -398,4 +422,4 @@ std::string TensorsPane::hints() const {
   return detail_overlay_.open ? "Esc close" : "Enter detail  [ ] sort  \\ filter  / search  z layers  c names";
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

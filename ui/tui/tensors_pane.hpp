@@ -73,4 +73,4 @@ class TensorsPane : public Pane {
   Lifeline life_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

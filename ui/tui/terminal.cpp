@@ -3,11 +3,11 @@
 // theme table, wide characters through cchar_t, xterm mouse, and getch with a timeout.
 #include "ui/tui/terminal.hpp"
 
+#include <unistd.h>
 #include <clocale>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 #include <curses.h>
 #include <term.h>
@@ -71,10 +71,22 @@ struct CursesKey {
   int32_t key;
 };
 const CursesKey kCursesKeys[] = {
-    {KEY_UP, kKeyUp},         {KEY_DOWN, kKeyDown},     {KEY_LEFT, kKeyLeft},       {KEY_RIGHT, kKeyRight},
-    {KEY_PPAGE, kKeyPageUp},  {KEY_NPAGE, kKeyPageDown}, {KEY_HOME, kKeyHome},       {KEY_END, kKeyEnd},
-    {KEY_BTAB, kKeyBackTab},  {KEY_F(1), kKeyF1},       {KEY_DC, kKeyDelete},       {KEY_ENTER, kKeyEnter},
-    {KEY_BACKSPACE, kKeyBackspace}, {KEY_A1, kKeyHome}, {KEY_C1, kKeyEnd},          {KEY_A3, kKeyPageUp},
+    {KEY_UP, kKeyUp},
+    {KEY_DOWN, kKeyDown},
+    {KEY_LEFT, kKeyLeft},
+    {KEY_RIGHT, kKeyRight},
+    {KEY_PPAGE, kKeyPageUp},
+    {KEY_NPAGE, kKeyPageDown},
+    {KEY_HOME, kKeyHome},
+    {KEY_END, kKeyEnd},
+    {KEY_BTAB, kKeyBackTab},
+    {KEY_F(1), kKeyF1},
+    {KEY_DC, kKeyDelete},
+    {KEY_ENTER, kKeyEnter},
+    {KEY_BACKSPACE, kKeyBackspace},
+    {KEY_A1, kKeyHome},
+    {KEY_C1, kKeyEnd},
+    {KEY_A3, kKeyPageUp},
     {KEY_C3, kKeyPageDown},
 };
 
@@ -87,7 +99,7 @@ attr_t attrs_of(const Style& s, int colors) {
   return a;
 }
 
-}  // namespace
+}   // namespace
 
 int quit_signal_received() { return g_quit_signal; }
 
@@ -115,7 +127,7 @@ std::unique_ptr<Terminal> Terminal::open(bool color) {
   g_screen = screen;
   g_stderr.begin();
   std::unique_ptr<Terminal> t(new Terminal());
-  cbreak();       // Ctrl-C stays SIGINT: the handler quits cleanly
+  cbreak();   // Ctrl-C stays SIGINT: the handler quits cleanly
   noecho();
   nonl();
   keypad(stdscr, TRUE);
@@ -176,10 +188,10 @@ InputEvent Terminal::read(int timeout_ms) {
         // A click acts on its release (or on BUTTON1_CLICKED when ncurses merges the pair): ncurses
         // may swallow the press report of a quick click, never the release.
         ev.mouse = (m.bstate & (BUTTON1_RELEASED | BUTTON1_CLICKED)) ? InputEvent::Mouse::release
-                   : (m.bstate & BUTTON1_PRESSED)  ? InputEvent::Mouse::press
-                   : (m.bstate & BUTTON4_PRESSED)  ? InputEvent::Mouse::wheel_up
-                   : (m.bstate & BUTTON5_PRESSED)  ? InputEvent::Mouse::wheel_down
-                                                   : InputEvent::Mouse::other;
+                   : (m.bstate & BUTTON1_PRESSED)                    ? InputEvent::Mouse::press
+                   : (m.bstate & BUTTON4_PRESSED)                    ? InputEvent::Mouse::wheel_up
+                   : (m.bstate & BUTTON5_PRESSED)                    ? InputEvent::Mouse::wheel_down
+                                                                     : InputEvent::Mouse::other;
       }
       return ev;
     }
@@ -221,4 +233,4 @@ void Terminal::write_raw(std::string_view bytes) {
   }
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -11,9 +11,9 @@ namespace akview::tui {
 
 struct InputEvent {
   enum class Kind { none, key, mouse, resize, quit_signal } kind = Kind::none;
-  int32_t key = 0;                 // Key code (keys.hpp) for Kind::key
+  int32_t key = 0;   // Key code (keys.hpp) for Kind::key
   enum class Mouse { press, release, wheel_up, wheel_down, other } mouse = Mouse::other;
-  int x = 0, y = 0;                // cell of a mouse event
+  int x = 0, y = 0;   // cell of a mouse event
 };
 
 class Terminal {
@@ -27,7 +27,7 @@ class Terminal {
 
   int width() const;
   int height() const;
-  int colors() const { return colors_; }    // 256, 8 or 0
+  int colors() const { return colors_; }   // 256, 8 or 0
   // Waits up to `timeout_ms` for input (the timeout also covers curses' SIGWINCH race, STACK.md §4).
   InputEvent read(int timeout_ms);
   void present(const Canvas& canvas);
@@ -46,4 +46,4 @@ void install_quit_signals();
 // 128 + it, as a shell reports a process a signal ended.
 int quit_signal_received();
 
-}  // namespace akview::tui
+}   // namespace akview::tui

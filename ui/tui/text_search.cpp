@@ -31,7 +31,8 @@ std::string bad_pattern_message(std::string_view pattern, std::string_view why) 
   return fmt::format("bad pattern '{}': {}", pattern, reason);
 }
 
-Pattern::Pattern(std::string_view text, bool ignore_case) : text_(text), lower_(lower_ascii(text)), ignore_case_(ignore_case) {
+Pattern::Pattern(std::string_view text, bool ignore_case)
+    : text_(text), lower_(lower_ascii(text)), ignore_case_(ignore_case) {
   if (!has_regex_syntax(text)) return;
   try {
     auto flags = std::regex::ECMAScript | std::regex::optimize;
@@ -66,7 +67,7 @@ bool restyle_span(Canvas& canvas, int x, int y, int max_w, std::string_view text
   return true;
 }
 
-}  // namespace
+}   // namespace
 
 bool highlight_match(Canvas& canvas, int x, int y, int max_w, std::string_view text, std::string_view lower_needle) {
   const size_t at = find_ignore_case(text, lower_needle);
@@ -80,4 +81,4 @@ bool highlight_match(Canvas& canvas, int x, int y, int max_w, std::string_view t
   return restyle_span(canvas, x, y, max_w, text, at, len);
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -52,4 +52,4 @@ bool highlight_match(Canvas& canvas, int x, int y, int max_w, std::string_view t
 // The same for a pattern (a regex's match, or the text's).
 bool highlight_match(Canvas& canvas, int x, int y, int max_w, std::string_view text, const Pattern& pattern);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

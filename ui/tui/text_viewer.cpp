@@ -57,7 +57,8 @@ void TextViewer::draw(Canvas& c, const Rect& area) {
     cursor_.top = cursor_.pos = static_cast<int64_t>(share * static_cast<double>(lines_.size()));
   }
   c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, fmt::format("{}  ({} lines · / search · Esc closes)", title_, lines_.size()), Role::header, area.w);
+  c.text(area.x, area.y, fmt::format("{}  ({} lines · / search · Esc closes)", title_, lines_.size()), Role::header,
+         area.w);
   page_ = std::max(1, area.h - 1);
   cursor_.clamp(static_cast<int64_t>(lines_.size()), page_);
   cursor_.pos = cursor_.top;
@@ -114,10 +115,12 @@ bool TextViewer::act(Action action, PaneHost& host) {
   }
 }
 
-void TextViewer::wheel(int rows) { show(std::clamp<int64_t>(cursor_.top + rows, 0, std::max<int64_t>(0, static_cast<int64_t>(lines_.size()) - page_))); }
+void TextViewer::wheel(int rows) {
+  show(std::clamp<int64_t>(cursor_.top + rows, 0, std::max<int64_t>(0, static_cast<int64_t>(lines_.size()) - page_)));
+}
 
 std::string TextViewer::position() const {
   return fmt::format("line {}/{}", lines_.empty() ? 0 : cursor_.top + 1, lines_.size());
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -40,8 +40,8 @@ class TextViewer {
   std::vector<std::string> lines_;
   int width_ = -1;
   int page_ = 1;
-  ListCursor cursor_;   // pos is kept at top: the view scrolls, it has no row cursor
-  std::string search_;  // lower case
+  ListCursor cursor_;    // pos is kept at top: the view scrolls, it has no row cursor
+  std::string search_;   // lower case
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -63,7 +63,7 @@ std::string home_short(const std::string& path) {
   return path;
 }
 
-}  // namespace
+}   // namespace
 
 std::string model_identity(const Model& model) {
   if (std::string name = ollama_identity(model); !name.empty()) return name;
@@ -75,7 +75,8 @@ std::string model_identity(const Model& model) {
 std::string type_mix(const InfoReport& info) {
   std::string out;
   for (size_t k = 0; k < info.types.size() && k < 4; ++k) {
-    const double pct = info.bytes ? 100.0 * static_cast<double>(info.types[k].bytes) / static_cast<double>(info.bytes) : 0;
+    const double pct =
+        info.bytes ? 100.0 * static_cast<double>(info.types[k].bytes) / static_cast<double>(info.bytes) : 0;
     out += fmt::format("{}{} {:.0f}%", out.empty() ? "" : " ", info.types[k].type, pct);
   }
   if (info.types.size() > 4) out += " …";
@@ -102,4 +103,4 @@ std::string model_title(const ModelSession& s, int width, std::pair<int, int>* s
   return text;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -20,4 +20,4 @@ std::string type_mix(const InfoReport& info);
 // there opens the Fit pane).
 std::string model_title(const ModelSession& session, int width, std::pair<int, int>* size_columns = nullptr);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -35,7 +35,8 @@ ValueSummary summarize(const TensorStats& s) {
     for (int k = 0; k < 8; ++k)
       v.spark[k] = top == 0 || bins[k] == 0
                        ? 0
-                       : static_cast<uint8_t>(std::clamp<double>(std::ceil(8.0 * static_cast<double>(bins[k]) / static_cast<double>(top)), 1, 8));
+                       : static_cast<uint8_t>(std::clamp<double>(
+                             std::ceil(8.0 * static_cast<double>(bins[k]) / static_cast<double>(top)), 1, 8));
   }
   return v;
 }
@@ -56,7 +57,8 @@ Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsP
     auto flush = [&] {
       if (batch.empty()) return;
       ctx.post([session, results = std::move(batch)] {
-        if (session->values.size() != session->model.tensors.size()) session->values.resize(session->model.tensors.size());
+        if (session->values.size() != session->model.tensors.size())
+          session->values.resize(session->model.tensors.size());
         for (const auto& [t, v] : results) session->values[t] = v;
         ++session->values_version;
       });
@@ -123,4 +125,4 @@ Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsP
   return job;
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -31,4 +31,4 @@ ValueSummary summarize(const TensorStats& stats);
 // `on_done` runs on the UI thread after each posted batch (to re-sort by stats, redraw).
 Job make_stats_job(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan);
 
-}  // namespace akview::tui
+}   // namespace akview::tui

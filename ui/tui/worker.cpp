@@ -39,7 +39,8 @@ Worker::~Worker() {
 
 void Worker::enqueue(Job job) {
   // Urgent jobs in the order they came, before every other job.
-  auto at = job.urgent ? std::find_if(queue_.begin(), queue_.end(), [](const Job& j) { return !j.urgent; }) : queue_.end();
+  auto at =
+      job.urgent ? std::find_if(queue_.begin(), queue_.end(), [](const Job& j) { return !j.urgent; }) : queue_.end();
   queue_.insert(at, std::move(job));
 }
 
@@ -92,7 +93,7 @@ struct KeepAltStack {
   }
 };
 
-}  // namespace
+}   // namespace
 
 void Worker::loop() {
   KeepAltStack alt_stack;
@@ -121,4 +122,4 @@ void Worker::loop() {
   }
 }
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -39,10 +39,10 @@ class JobContext {
 };
 
 struct Job {
-  std::string label;                          // "stats", "opening model.gguf"
+  std::string label;   // "stats", "opening model.gguf"
   std::function<void(JobContext&)> run;
-  std::function<void()> on_cancel;            // runs on the UI thread when the job was cancelled
-  bool urgent = false;                        // before the queued jobs; long running ones yield to it
+  std::function<void()> on_cancel;   // runs on the UI thread when the job was cancelled
+  bool urgent = false;               // before the queued jobs; long running ones yield to it
 };
 
 class Worker {
@@ -79,4 +79,4 @@ class Worker {
   std::thread thread_;
 };
 
-}  // namespace akview::tui
+}   // namespace akview::tui

@@ -49,11 +49,11 @@ void print_cache(const char* tag, const llama_kv_cache* kv) {
   if (!kv) return;
   size_t buffer = 0;
   for (const auto& [buft, size] : kv->memory_breakdown()) buffer += size;
-  std::printf(" %s_cells=%u %s_layers=%zu %s_k=%zu %s_v=%zu %s_buffer=%zu", tag, kv->get_size(), tag, kv->layers.size(), tag,
-              kv->size_k_bytes(), tag, kv->size_v_bytes(), tag, buffer);
+  std::printf(" %s_cells=%u %s_layers=%zu %s_k=%zu %s_v=%zu %s_buffer=%zu", tag, kv->get_size(), tag, kv->layers.size(),
+              tag, kv->size_k_bytes(), tag, kv->size_v_bytes(), tag, buffer);
 }
 
-}  // namespace
+}   // namespace
 
 int main(int argc, char** argv) {
   if (argc != 9) {
@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  std::printf("n_ctx=%u n_batch=%u n_ubatch=%u flash_attn=%d", ctx->cparams.n_ctx, ctx->cparams.n_batch, ctx->cparams.n_ubatch,
-              ctx->cparams.flash_attn ? 1 : 0);
+  std::printf("n_ctx=%u n_batch=%u n_ubatch=%u flash_attn=%d", ctx->cparams.n_ctx, ctx->cparams.n_batch,
+              ctx->cparams.n_ubatch, ctx->cparams.flash_attn ? 1 : 0);
   for (const auto& [buft, size] : model->memory_breakdown())
     std::printf(" weights_%s=%zu", lm_ggml_backend_buft_name(buft), size);
   size_t context = 0, compute = 0;
