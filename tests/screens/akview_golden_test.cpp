@@ -91,6 +91,19 @@ TEST_P(Goldens, DemoHeaderMappingHelp) {
   quit(term);
 }
 
+// Fit: the buffers llama.cpp would allocate at the trained context, then split over two small GPUs.
+TEST_P(Goldens, DemoFit) {
+  Terminal term;
+  start(term, "demo/llama-demo-q4km.gguf", AKVIEW_DEMO_DIR);
+  term.press("9");
+  shoot(term, "demo_fit");
+  term.press("m");
+  term.type("0.01,0.01");
+  term.press("Enter");
+  shoot(term, "demo_fit_gpus");
+  quit(term);
+}
+
 // Compute: the selected tensor run on the reference backend (timings drawn as "—" in test mode),
 // then every matrix with 1000 repeats, cancelled with Esc while it runs.
 TEST_P(Goldens, DemoComputeRunAndCancel) {

@@ -225,10 +225,11 @@ TEST(AkviewScreens, ClickOnTheTitleSizeOpensTheFitPane) {
   term.start({AKVIEW_BINARY, "demo/llama-demo-q4km.gguf"}, {120, 40}, {}, AKVIEW_DEMO_DIR);
   term.settle();
   const std::string title = term.screen().text_rows()[0];
-  const size_t format_at = title.find("gguf │ ");
+  const std::string format = "│ gguf │ ";   // the format, then the size (the file name holds "gguf │" too)
+  const size_t format_at = title.find(format);
   ASSERT_NE(format_at, std::string::npos) << title;
   // columns, not bytes: the title's box-drawing bars are 3 bytes and 1 column each
-  const std::string before = title.substr(0, format_at + std::string("gguf │ ").size());
+  const std::string before = title.substr(0, format_at + format.size());
   int col = 0;
   for (unsigned char ch : before) col += (ch & 0xc0) != 0x80;
   term.click(col + 1, 0);

@@ -74,7 +74,7 @@ Search::Target HelpPane::search_target() {
     const Line& l = shown_[static_cast<size_t>(i)];
     return p.matches(l.keys) || p.matches(l.text);
   };
-  t.go = [this](int64_t i) { view_.cursor.top = i; };                   // the match becomes the first line shown
+  t.go = [this](int64_t i) { view_.show(i); };                          // the match becomes the first line shown
   t.version = [this] { return static_cast<uint64_t>(shown_width_); };   // the lines are wrapped anew at a new width
   return t;
 }

@@ -48,6 +48,8 @@ struct ScrollView {
   bool act(Action action, int64_t count);
   void wheel(int rows, int64_t count) { cursor.scroll(rows, count, page); }
   int64_t top() const { return cursor.top; }
+  // Line `line` first on screen (as far as the lines after it fill the page).
+  void show(int64_t line) { cursor.pos = cursor.top = line; }
 };
 
 }   // namespace akview::tui
