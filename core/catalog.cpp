@@ -338,13 +338,11 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   }
   std::stable_sort(entry.types.begin(), entry.types.end(),
                    [](const auto& a, const auto& b) { return a.bytes > b.bytes; });
-  if (auto at_trained = fit::estimate_fit(*model, {})) {
-    entry.fit_runtime = at_trained->runtime;
-    const uint64_t trained = at_trained->trained_context ? at_trained->trained_context : at_trained->context;
-    for (uint64_t context : fit::table_contexts(trained)) {
-      fit::FitQuery query;
-      query.context = context;
-      if (auto e = fit::estimate_fit(*model, query); e && e->kv) entry.fit.emplace_back(context, e->total);
+  if (auto e = fit::estimate_fit(*model, {}); e && e->kv) {
+    if (auto table = fit::fit_table(*model, {}, *e)) {
+      entry.fit = std::move(*table);
+      entry.fit_runtime = e->runtime;
+      entry.fit_kv_type = std::string(type_info(e->kv_type).name);
     }
   }
 }

@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/fit/fit_estimate.hpp"
 #include "core/names/model_config.hpp"
 
 namespace akview {
@@ -73,10 +74,11 @@ struct CatalogEntry {
   std::vector<CatalogFile> files;   // each file once, in the model's order
   ModelConfig config;               // empty (arch "") when the model carries none (or it does not parse)
   std::string error;                // one line (Error::to_string) when the model does not open
-  // Will it fit (core/fit): the total memory at each context of fit::table_contexts, with the default
-  // query (f16 KV cache, CPU only), and the runtime those figures assume; empty when not estimated.
-  std::vector<std::pair<uint64_t, uint64_t>> fit;   // (context, bytes)
-  std::string fit_runtime;
+  // Will it fit (core/fit): the table over contexts for the default query (CPU only; llama.cpp's f16
+  // KV cache, or a stored model's own dtype), the runtime and KV type it assumes; empty when the KV
+  // cache could not be estimated.
+  std::vector<fit::FitTableRow> fit;
+  std::string fit_runtime, fit_kv_type;
 
   // The type holding the most bytes among non-companion tensors ("" before describe or on error).
   const std::string& main_type() const;

@@ -227,4 +227,28 @@ std::vector<uint64_t> table_contexts(uint64_t trained) {
   return out;
 }
 
+Result<std::vector<FitTableRow>> fit_table(const Model& model, const FitQuery& query, const FitEstimate& at_query) {
+  std::vector<FitTableRow> rows;
+  for (uint64_t context : table_contexts(at_query.trained_context ? at_query.trained_context : at_query.context)) {
+    std::optional<FitEstimate> other;
+    if (context != at_query.context) {
+      FitQuery q = query;
+      q.context = context;
+      auto e = estimate_fit(model, q);
+      if (!e) return std::move(e).error();
+      other = std::move(*e);
+    }
+    const FitEstimate& e = other ? *other : at_query;
+    FitTableRow row;
+    row.context = context;
+    row.cells = e.cells;
+    if (e.kv) row.kv = e.kv->bytes;
+    if (e.compute) row.compute = e.compute->bytes;
+    row.total = e.total;
+    row.gpu_layers = e.gpu_layers;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }   // namespace akview::fit

@@ -92,4 +92,17 @@ Result<FitEstimate> estimate_fit(const Model& model, const FitQuery& query);
 // maximum (and the maximum itself), ascending.
 std::vector<uint64_t> table_contexts(uint64_t trained_context);
 
+// One row of the table over contexts: the estimate's totals at that context.
+struct FitTableRow {
+  uint64_t context = 0;
+  uint32_t cells = 0;
+  std::optional<uint64_t> kv, compute;
+  uint64_t total = 0;
+  uint32_t gpu_layers = 0;
+};
+
+// The estimate at each of table_contexts (of the trained context, else the one asked), for `query`
+// otherwise; `at_query` (estimate_fit's answer to `query`) serves the row of its own context.
+Result<std::vector<FitTableRow>> fit_table(const Model& model, const FitQuery& query, const FitEstimate& at_query);
+
 }   // namespace akview::fit

@@ -33,12 +33,14 @@ TEST(AkviewScreens, DemoListOpensAModelAndQuitsCleanly) {
   term.settle();
   ASSERT_NE(term.screen().find_row("llama-demo-q4km.gguf"), -1) << term.screen().text();
   ASSERT_NE(term.screen().find_row("5 models"), -1) << term.screen().text();
+  // The BF16 model's KV cache is at its own dtype (transformers), not llama.cpp's f16.
+  EXPECT_NE(term.screen().find_row("bf16 KV cache"), -1) << term.screen().text();
   term.press("Down");
   term.press("Down");
   // The panel says what the model needs to run: the total at each context of the fit table.
   const int fit_row = term.screen().find_row("fit  ");
   ASSERT_NE(fit_row, -1) << term.screen().text();
-  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(fit_row)].find("k "), std::string::npos)
+  EXPECT_NE(term.screen().text_rows()[static_cast<size_t>(fit_row)].find(" at 2k tokens"), std::string::npos)
       << term.screen().text();
   EXPECT_NE(term.screen().find_row("llama.cpp"), -1) << term.screen().text();
   term.press("Enter");   // llama-demo-q4km.gguf

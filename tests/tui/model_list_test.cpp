@@ -153,5 +153,19 @@ TEST(ModelList, EightyColumnsDropOnlyWhatDoesNotFit) {
   EXPECT_TRUE(contains(row_text(list, host, 120, 40, 0), "files"));
 }
 
+// The fit line keeps the first context and the trained one and drops those between for room.
+TEST(ModelList, FitTotalsKeepTheFirstAndTheTrainedContextWhenNarrow) {
+  std::vector<fit::FitTableRow> rows;
+  for (uint64_t c : fit::table_contexts(131072)) rows.push_back({c, 0, {}, {}, c * 1024, 0});
+  const std::string wide = tui::fit_totals(rows, 200);
+  EXPECT_EQ(wide, "4.00 MiB at 4k tokens · 8.00 MiB at 8k · 32.00 MiB at 32k · 128.00 MiB at 128k");
+  const std::string narrow = tui::fit_totals(rows, 63);
+  EXPECT_EQ(narrow, "4.00 MiB at 4k tokens · 8.00 MiB at 8k · … · 128.00 MiB at 128k");
+  EXPECT_EQ(tui::display_width(narrow), 63);
+  EXPECT_EQ(tui::fit_totals(rows, 62), "4.00 MiB at 4k tokens · … · 128.00 MiB at 128k");
+  EXPECT_EQ(tui::fit_totals(rows, 10), "… · 128.00 MiB at 128k");
+  EXPECT_EQ(tui::fit_totals({rows.front()}, 10), "4.00 MiB at 4k tokens");
+}
+
 }   // namespace
 }   // namespace akview::testing

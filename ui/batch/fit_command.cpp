@@ -43,24 +43,9 @@ Result<fit::FitQuery> make_fit_query(uint64_t context, uint32_t batch, const std
 Result<FitReport> make_fit_report(const Model& model, const fit::FitQuery& query) {
   auto e = fit::estimate_fit(model, query);
   if (!e) return std::move(e).error();
-  FitReport r;
-  r.estimate = std::move(*e);
-  for (uint64_t ctx :
-       fit::table_contexts(r.estimate.trained_context ? r.estimate.trained_context : r.estimate.context)) {
-    fit::FitQuery q = query;
-    q.context = ctx;
-    auto row = fit::estimate_fit(model, q);
-    if (!row) return std::move(row).error();
-    FitTableRow t;
-    t.context = ctx;
-    t.cells = row->cells;
-    if (row->kv) t.kv = row->kv->bytes;
-    if (row->compute) t.compute = row->compute->bytes;
-    t.total = row->total;
-    t.gpu_layers = row->gpu_layers;
-    r.table.push_back(t);
-  }
-  return r;
+  auto table = fit::fit_table(model, query, *e);
+  if (!table) return std::move(table).error();
+  return FitReport{std::move(*e), std::move(*table)};
 }
 
 }   // namespace akview

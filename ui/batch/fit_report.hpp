@@ -17,17 +17,9 @@
 
 namespace akview {
 
-struct FitTableRow {
-  uint64_t context = 0;
-  uint32_t cells = 0;
-  std::optional<uint64_t> kv, compute;
-  uint64_t total = 0;
-  uint32_t gpu_layers = 0;
-};
-
 struct FitReport {
   fit::FitEstimate estimate;
-  std::vector<FitTableRow> table;   // 4k, 8k, 32k, 128k and the trained context (those up to it)
+  std::vector<fit::FitTableRow> table;   // 4k, 8k, 32k, 128k and the trained context (those up to it)
 };
 
 // The KV cache types --kv-type takes (llama.cpp's --cache-type-k / -v choices), f16 second.

@@ -18,6 +18,24 @@
 #include "ui/text/format.hpp"
 
 namespace akview::tui {
+
+std::string fit_totals(const std::vector<fit::FitTableRow>& rows, int width) {
+  auto at = [&](size_t i) {
+    const uint64_t c = rows[i].context;
+    return fmt::format("{} at {}{}", format_bytes(rows[i].total),
+                       c % 1024 ? fmt::format("{}", c) : fmt::format("{}k", c / 1024), i == 0 ? " tokens" : "");
+  };
+  auto joined = [&](size_t head) {   // rows [0, head) and the last, "…" between when some are left out
+    std::string s;
+    for (size_t i = 0; i < head && i + 1 < rows.size(); ++i) s += at(i) + " · ";
+    if (head + 1 < rows.size()) s += "… · ";
+    return s + at(rows.size() - 1);
+  };
+  for (size_t head = rows.size() - 1; head > 0; --head)
+    if (const std::string s = joined(head); display_width(s) <= width) return s;
+  return joined(0);
+}
+
 namespace {
 
 struct ListColumn {
@@ -114,14 +132,9 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
     add("", fmt::format("… {} more types", e.types.size() - kMaxTypeLines), Role::muted);
   if (std::string config = config_summary(e.config); !config.empty()) add("config", config);
   if (!e.config.quantization.empty()) add("quantization", e.config.quantization);
-  if (!e.fit.empty()) {   // will it fit: the total at each context (the Fit pane, 9, has the rest)
-    std::string totals;
-    for (const auto& [context, bytes] : e.fit)
-      totals += fmt::format("{}{} {}", totals.empty() ? "" : " · ",
-                            context % 1024 ? fmt::format("{}", context) : fmt::format("{}k", context / 1024),
-                            format_bytes(bytes));
-    add("fit", totals, Role::number);
-    add("", fmt::format("{}, f16 KV cache", e.fit_runtime), Role::muted);
+  if (!e.fit.empty()) {   // will it fit (the model's Fit pane, 9, has the rest)
+    add("fit", fit_totals(e.fit, width), Role::number);
+    add("", fmt::format("{}, {} KV cache", e.fit_runtime, e.fit_kv_type), Role::muted);
   }
   // The files, one row each, except that a role held by kGroupAt files or more (an Ollama model's
   // tensor blobs: one per tensor) is one row: their count, total size and common folder. As many

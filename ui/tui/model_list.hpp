@@ -16,6 +16,11 @@
 
 namespace akview::tui {
 
+// Will it fit, in `width` columns: the memory to run the model at each context of its fit table
+// ("2.10 GiB at 4k tokens · 2.40 GiB at 8k · 5.20 GiB at 128k"); where they do not all fit, the first
+// and the last (the trained context) stay and "…" stands for those between.
+std::string fit_totals(const std::vector<fit::FitTableRow>& rows, int width);
+
 class ModelList : public Pane {
  public:
   // `where`: what the title bar shows ("local stores" or the folder).
