@@ -22,34 +22,22 @@
 #include <vector>
 
 #include "bench/fixtures.hpp"
+#include "bench/process_run.hpp"
 
 namespace {
+
+using akview::bench::median;
+using akview::bench::ProcessRun;
+using akview::bench::run_process;
 
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// `akview info PATH`, stdout and stderr to /dev/null: ms until it exited (-1: it failed).
+// `akview info PATH`: ms until it exited (-1: it failed).
 double run_info(const std::string& binary, const std::string& path) {
-  const auto t0 = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    execl(binary.c_str(), binary.c_str(), "info", path.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  const double ms = ms_since(t0);
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? ms : -1;
+  const ProcessRun r = run_process(binary, {"info", path});
+  return r.ok ? r.seconds * 1e3 : -1;
 }
 
 struct ViewRun {

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "bench/bandwidth.hpp"
+#include "bench/process_run.hpp"
 #include "bench/whole_model_fixture.hpp"
 #include "compute/runner.hpp"
 #include "core/formats/format.hpp"
@@ -34,44 +35,12 @@
 
 namespace {
 
+using akview::bench::median;
+using akview::bench::ProcessRun;
+using akview::bench::run_process;
+
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-struct ProcessRun {
-  double seconds = 0, cpu_seconds = 0;
-  long max_rss_kb = 0;
-  bool ok = false;
-};
-
-ProcessRun run_process(const std::vector<std::string>& args) {
-  const auto t0 = Clock::now();
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int null = open("/dev/null", O_WRONLY);
-    dup2(null, 1);
-    dup2(null, 2);
-    std::vector<char*> argv{const_cast<char*>(AKVIEW_BINARY)};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(AKVIEW_BINARY, argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
-  ProcessRun r;
-  r.seconds = seconds_since(t0);
-  r.max_rss_kb = usage.ru_maxrss;
-  r.cpu_seconds =
-      usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
-  r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  return r;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
 
 struct MatvecPass {
   double seconds = 0;         // x-quant medians for the quantized tensors, exact for the rest
@@ -168,8 +137,8 @@ int main(int argc, char** argv) {
   long stats_rss = 0, diff_rss = 0;
   bool ok = true;
   for (int r = 0; r < runs; ++r) {
-    const ProcessRun s = run_process({"stats", path, "--json"});
-    const ProcessRun d = run_process({"diff", path, path, "--json"});
+    const ProcessRun s = run_process(AKVIEW_BINARY, {"stats", path, "--json"});
+    const ProcessRun d = run_process(AKVIEW_BINARY, {"diff", path, path, "--json"});
     ok = ok && s.ok && d.ok;
     stats_s.push_back(s.seconds);
     stats_cpu.push_back(s.cpu_seconds);
