@@ -17,6 +17,9 @@ bool opencl_has_gpu();   // true when the OpenCL backend runs on a GPU device
 // bytes it keeps there now (tests, the bench).
 uint64_t opencl_upload_count();
 uint64_t opencl_cached_bytes();
+// The work-items that share a row in the OpenCL program (compute/opencl/program.hpp, row_lanes);
+// 0 until the backend has been initialised on a device.
+int opencl_row_lanes();
 
 }   // namespace akview::compute
 

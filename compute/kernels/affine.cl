@@ -93,7 +93,7 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
     // by 0/4 per lane (vpsrlvd: the generic path's byte shifts became word shift + repack), and
     // the loop has no bits switch; four accumulators (one FMA chain was the limit before).
     float16 a2 = 0.0f, a3 = 0.0f;
-    for (int g0 = 0; g0 < groups; g0 += 16) {
+    for (int g0 = 16 * lane; g0 < groups; g0 += 16 * AKV_LANES) {
       const int ng = min(16, groups - g0);
       group_scalars(srow, brow, g0, ng, s_type, b_type, sc, bi);
       for (int i = 0; i < ng; ++i) {
@@ -114,10 +114,10 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
         }
       }
     }
-    y[row] = hsum16((a0 + a1) + (a2 + a3));
+    AKV_STORE(hsum16((a0 + a1) + (a2 + a3)))
     return;
   }
-  for (int g0 = 0; g0 < groups; g0 += 16) {
+  for (int g0 = 16 * lane; g0 < groups; g0 += 16 * AKV_LANES) {
     const int ng = min(16, groups - g0);
     group_scalars(srow, brow, g0, ng, s_type, b_type, sc, bi);
     for (int i = 0; i < ng; ++i) {
@@ -132,5 +132,5 @@ __kernel void mv_affine(__global const uchar* W, ulong w_bytes, __global const u
       }
     }
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }

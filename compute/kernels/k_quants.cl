@@ -15,7 +15,7 @@
     AKV_ACC(2, WA, XOFF)                  \
     AKV_ACC(3, WB, (XOFF) + 16)           \
   }
-#define AKV_ROW_RESULT y[row] = hsum16((a0 + a1) + (a2 + a3));
+#define AKV_ROW_RESULT AKV_STORE(hsum16((a0 + a1) + (a2 + a3)))
 
 // The eight 6-bit scales of a q4_k/q5_k block (12 bytes at q) times d in lanes 0-7, and the eight
 // mins times -dmin in lanes 8-15. Scale j < 4 is q[j] & 63 and min j < 4 is q[j+4] & 63; for j >= 4
@@ -38,7 +38,7 @@ __kernel void mv_q2_k(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 84)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 84;
     __global const float* xb = x + b * 256;
     const float d = ld_f16(blk + 80), dmin = ld_f16(blk + 82);
@@ -67,7 +67,7 @@ __kernel void mv_q3_k(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 110)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 110;
     __global const uchar* sc = blk + 96;
     __global const float* xb = x + b * 256;
@@ -102,7 +102,7 @@ __kernel void mv_q4_k(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 144)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 144;
     __global const float* xb = x + b * 256;
     const float16 sm = scales_mins_k4(blk + 4, ld_f16(blk), ld_f16(blk + 2));
@@ -125,7 +125,7 @@ __kernel void mv_q5_k(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 176)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 176;
     __global const float* xb = x + b * 256;
     const float16 sm = scales_mins_k4(blk + 4, ld_f16(blk), ld_f16(blk + 2));
@@ -151,7 +151,7 @@ __kernel void mv_q6_k(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 210)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 210;
     const float16 dl = ld_f16(blk + 208) * convert_float16(as_char16(vload16(0, blk + 192)));
 #pragma unroll
@@ -181,7 +181,7 @@ __kernel void mv_iq4_xs(__global const uchar* W, ulong w_bytes, __global const f
   const int nb = cols / 256;
   AKV_ROW_PROLOGUE((ulong)nb * 136)
   float16 a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 136;
     __global const float* xb = x + b * 256;
     const float d = ld_f16(blk);

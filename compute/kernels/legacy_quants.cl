@@ -13,26 +13,26 @@ __kernel void mv_q4_0(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 18)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 18;
     const float16 d = ld_f16(blk), off = -8.0f * d;
     const uchar16 q = vload16(0, blk + 2);
     AKV_DOT32(fma(convert_float16(q & (uchar16)0x0F), d, off), fma(convert_float16(q >> (uchar16)4), d, off), x + b * 32)
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }
 
 __kernel void mv_q4_1(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 20)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 20;
     const float16 d = ld_f16(blk), m = ld_f16(blk + 2);
     const uchar16 q = vload16(0, blk + 4);
     AKV_DOT32(fma(convert_float16(q & (uchar16)0x0F), d, m), fma(convert_float16(q >> (uchar16)4), d, m), x + b * 32)
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }
 
 // q5: the fifth bit of element j is bit j of the 32-bit qh. off is -16 d (q5_0) or m (q5_1).
@@ -50,24 +50,24 @@ __kernel void mv_q5_0(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 22)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 22;
     const float16 d = ld_f16(blk), off = -16.0f * d;
     AKV_Q5_BLOCK(blk + 6, ld_u32(blk + 2), d, off, x + b * 32)
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }
 
 __kernel void mv_q5_1(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 24)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 24;
     const float16 d = ld_f16(blk), m = ld_f16(blk + 2);
     AKV_Q5_BLOCK(blk + 8, ld_u32(blk + 4), d, m, x + b * 32)
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }
 
 // q8_0: the block scale is decoded with one vcvtph2ps (ld_f16_hw) instead of the integer decode; two blocks per iteration into four
@@ -84,25 +84,25 @@ __kernel void mv_q8_0(__global const uchar* W, ulong w_bytes, __global const flo
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 34)
   float16 a0 = 0.0f, a1 = 0.0f;
-  int b = 0;
-  for (; b + 2 <= nb; b += 2) {
+  const int pairs_end = nb & ~1;   // blocks two at a time; an odd last block by lane 0
+  for (int b = 2 * lane; b < pairs_end; b += 2 * AKV_LANES) {
     __global const uchar* blk = rp + b * 34;
     AKV_Q8_BLOCK(blk, x + b * 32, a0)
     AKV_Q8_BLOCK(blk + 34, x + b * 32 + 32, a1)
   }
-  if (b < nb) AKV_Q8_BLOCK(rp + b * 34, x + b * 32, a0)
-  y[row] = hsum16(a0 + a1);
+  if (lane == 0 && pairs_end < nb) AKV_Q8_BLOCK(rp + pairs_end * 34, x + pairs_end * 32, a0)
+  AKV_STORE(hsum16(a0 + a1))
 }
 
 __kernel void mv_iq4_nl(__global const uchar* W, ulong w_bytes, __global const float* x, __global float* y, int rows, int cols) {
   const int nb = cols / 32;
   AKV_ROW_PROLOGUE((ulong)nb * 18)
   float16 a0 = 0.0f, a1 = 0.0f;
-  for (int b = 0; b < nb; ++b) {
+  for (int b = lane; b < nb; b += AKV_LANES) {
     __global const uchar* blk = rp + b * 18;
     const float16 d = ld_f16(blk);
     const uchar16 q = vload16(0, blk + 2);
     AKV_DOT32(iq4_values(q & (uchar16)0x0F) * d, iq4_values(q >> (uchar16)4) * d, x + b * 32)
   }
-  y[row] = hsum16(a0 + a1);
+  AKV_STORE(hsum16(a0 + a1))
 }

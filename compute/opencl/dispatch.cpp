@@ -7,7 +7,7 @@
 
 namespace akview::compute {
 
-Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const ClKernelRow& row, const TensorView& view,
+Status dispatch_matvec(ClProgram& program, const ClTarget& target, const ClKernelRow& row, const TensorView& view,
                        const Resident* kept, const float* x, float* y) {
   const OpenClApi& api = *target.api;
   auto plan_or = plan_chunks(view, target.max_alloc_bytes);
@@ -15,10 +15,12 @@ Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const C
   const ChunkPlan plan = *plan_or;
   cl_kernel k = program.kernel(row);
 
-  cl_int err = CL_SUCCESS;
-  ClMem xbuf(&api, api.CreateBuffer(target.context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    sizeof(float) * static_cast<size_t>(view.n_cols), const_cast<float*>(x), &err));
-  if (err != CL_SUCCESS) return cl_call_error("clCreateBuffer(x)", err);
+  const size_t x_bytes = sizeof(float) * static_cast<size_t>(view.n_cols);
+  auto xmem = program.io_buffer(ClProgram::kX, x_bytes);
+  if (!xmem) return std::move(xmem).error();
+  // Blocking: x may be freed as soon as this returns, an error included.
+  cl_int err = api.EnqueueWriteBuffer(program.queue(), *xmem, CL_TRUE, 0, x_bytes, x, 0, nullptr, nullptr);
+  if (err != CL_SUCCESS) return cl_call_error("clEnqueueWriteBuffer(x)", err);
 
   // The kernels read the weights on the OpenCL runtime's own threads (PoCL: in this process), which
   // carry no SIGBUS guard and must not be jumped out of (they hold the runtime's locks). Kept
@@ -37,8 +39,8 @@ Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const C
     }
     const Chunk* chunk = kept ? &kept->chunks[chunk_index] : &local;
     const size_t y_bytes = sizeof(float) * static_cast<size_t>(rows);
-    ClMem ybuf(&api, api.CreateBuffer(target.context, CL_MEM_WRITE_ONLY, y_bytes, nullptr, &err));
-    if (err != CL_SUCCESS) return cl_call_error("clCreateBuffer(y)", err);
+    auto ymem = program.io_buffer(ClProgram::kY, y_bytes);
+    if (!ymem) return std::move(ymem).error();
     const cl_ulong w_bytes = static_cast<cl_ulong>(rows) * view.row_bytes;
     const cl_int n_rows = static_cast<cl_int>(rows), n_cols = static_cast<cl_int>(view.n_cols);
     cl_uint arg = 0;
@@ -56,8 +58,8 @@ Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const C
       set(sizeof(cl_mem), &chunk->b.mem);
       set(sizeof(cl_ulong), &b_bytes);
     }
-    set(sizeof(cl_mem), &xbuf.mem);
-    set(sizeof(cl_mem), &ybuf.mem);
+    set(sizeof(cl_mem), &*xmem);
+    set(sizeof(cl_mem), &*ymem);
     set(sizeof(cl_int), &n_rows);
     set(sizeof(cl_int), &n_cols);
     if (row.layout == ArgLayout::affine) {
@@ -69,12 +71,15 @@ Status dispatch_matvec(const ClProgram& program, const ClTarget& target, const C
       set(sizeof(cl_int), &bt);
     }
     if (err != CL_SUCCESS) return cl_call_error("clSetKernelArg", err);
-    // Global size rounded up to the work-group size; the kernels return for row >= rows.
-    const size_t global = (static_cast<size_t>(rows) + kLocalSize - 1) / kLocalSize * kLocalSize;
-    const size_t local_size = kLocalSize;
+    // One work-item a row, the global size rounded up to kLocalSize (the kernels return for
+    // row >= rows); or a work-group of lanes a row.
+    const size_t lanes = static_cast<size_t>(program.lanes());
+    const size_t local_size = lanes > 1 ? lanes : kLocalSize;
+    const size_t global = lanes > 1 ? static_cast<size_t>(rows) * lanes
+                                    : (static_cast<size_t>(rows) + kLocalSize - 1) / kLocalSize * kLocalSize;
     err = api.EnqueueNDRangeKernel(program.queue(), k, 1, nullptr, &global, &local_size, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) return cl_call_error("clEnqueueNDRangeKernel", err);
-    err = api.EnqueueReadBuffer(program.queue(), ybuf.mem, CL_TRUE, 0, y_bytes, y + r0, 0, nullptr, nullptr);
+    err = api.EnqueueReadBuffer(program.queue(), *ymem, CL_TRUE, 0, y_bytes, y + r0, 0, nullptr, nullptr);
     if (err != CL_SUCCESS) return cl_call_error("clEnqueueReadBuffer", err);
   }
   return {};

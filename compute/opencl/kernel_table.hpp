@@ -41,7 +41,8 @@ inline constexpr std::array kClKernels = {
     ClKernelRow{TypeId::ollama_int8, "mv_affine", ArgLayout::affine},
 };
 
-// The work-group size every kernel is launched with (the global size is rounded up to it).
+// The work-group size of a launch with one work-item a row (CPU devices; the global size is rounded
+// up to it). With several work-items a row (GPUs) the work-group is one row: program.hpp, row_lanes.
 inline constexpr size_t kLocalSize = 16;
 
 // The row whose kernel runs this view; nullptr when none does (no row for the type, or an affine

@@ -49,6 +49,7 @@ Result<OpenClApi> load() {
   sym(&OpenClApi::ReleaseMemObject, "clReleaseMemObject");
   sym(&OpenClApi::EnqueueNDRangeKernel, "clEnqueueNDRangeKernel");
   sym(&OpenClApi::EnqueueReadBuffer, "clEnqueueReadBuffer");
+  sym(&OpenClApi::EnqueueWriteBuffer, "clEnqueueWriteBuffer");
   if (!missing.empty())
     return make_error(ErrorCode::unsupported, "", kNoOffset, fmt::format("{} lacks {}", lib, missing));
   return api;   // the handle stays open for the life of the process (ICDs hold pointers into it)

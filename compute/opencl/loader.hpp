@@ -32,6 +32,7 @@ struct OpenClApi {
   decltype(&::clReleaseMemObject) ReleaseMemObject = nullptr;
   decltype(&::clEnqueueNDRangeKernel) EnqueueNDRangeKernel = nullptr;
   decltype(&::clEnqueueReadBuffer) EnqueueReadBuffer = nullptr;
+  decltype(&::clEnqueueWriteBuffer) EnqueueWriteBuffer = nullptr;
 };
 
 // The process-wide API table, loaded on the first call; an unsupported Error when libOpenCL.so.1

@@ -115,6 +115,11 @@ class OpenClBackend final : public Backend {
   }
 
   uint64_t upload_count() const { return resident_.upload_count(); }
+  int lanes() const {
+    std::lock_guard lock(mutex_);
+    init();
+    return state_ && program_ ? program_->lanes() : 0;
+  }
   uint64_t cached_bytes() const {
     std::lock_guard lock(mutex_);
     return resident_.bytes();
@@ -147,7 +152,7 @@ class OpenClBackend final : public Backend {
     device_ = describe_device(*api_, choice->id);
     max_alloc_ = device_.max_alloc_bytes ? device_.max_alloc_bytes : (uint64_t{128} << 20);
     resident_.set_budget(device_.global_mem_bytes);
-    auto program = ClProgram::build(*api_, choice->id);
+    auto program = ClProgram::build(*api_, choice->id, row_lanes(*api_, choice->id));
     if (!program) return std::move(program).error();
     program_ = std::move(*program);
     return {};
@@ -176,6 +181,7 @@ OpenClBackend& instance() {
 Backend& opencl_backend() { return instance(); }
 uint64_t opencl_upload_count() { return instance().upload_count(); }
 uint64_t opencl_cached_bytes() { return instance().cached_bytes(); }
+int opencl_row_lanes() { return instance().lanes(); }
 bool opencl_has_gpu() {
   auto api = opencl_api();
   return api && chooses_gpu(**api, instance().requested());

@@ -20,3 +20,8 @@ else()
   add_test(NAME vnni_emulated.skipped COMMAND ${CMAKE_COMMAND} -E echo "skipped: SIMDe (libsimde-dev) not found or not x86-64")
   set_tests_properties(vnni_emulated.skipped PROPERTIES SKIP_REGULAR_EXPRESSION "skipped" LABELS compute)
 endif()
+
+# The OpenCL kernels in their GPU shape (a work-group of 64 lanes a row, compute/kernels/common.cl),
+# run on PoCL: every OpenCL test again with AKVIEW_OPENCL_ROW_LANES=64.
+add_test(NAME compute.opencl_row_lanes_64 COMMAND akview_compute_tests --gtest_filter=*opencl*:OpenCl*)
+set_tests_properties(compute.opencl_row_lanes_64 PROPERTIES ENVIRONMENT AKVIEW_OPENCL_ROW_LANES=64 LABELS compute)
