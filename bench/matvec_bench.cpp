@@ -157,6 +157,7 @@ TensorView view_of(const MappedFile& f, const BenchType& bt, const Placed& p) {
   v.n_cols = kCols;
   v.data = f.range(p.data_at, p.data_bytes);
   v.row_bytes = p.data_bytes / kRows;
+  v.source_id = f.id();   // OpenCL keeps the weights on the device after the warm-up, as `akview run` does
   if (bt.bits) {
     v.bits = static_cast<uint8_t>(bt.bits);
     v.group_size = bt.group;
@@ -346,7 +347,14 @@ int main(int argc, char** argv) {
   std::printf("read bandwidth (512 MiB, %d threads): median %.1f GB/s, best %.1f GB/s\n", threads,
               bw_before.median_gbps, bw_before.best_gbps);
   const Availability ocl = opencl_backend().availability();
-  std::printf("opencl: %s\n\n", ocl.available ? ocl.reason.c_str() : ("unavailable: " + ocl.reason).c_str());
+  std::printf("opencl: %s\n", ocl.available ? ocl.reason.c_str() : ("unavailable: " + ocl.reason).c_str());
+  if (ocl.available)
+    std::printf(
+        "opencl: weights kept on the device after the warm-up (as `akview run` keeps them), %d work-items a row\n",
+        opencl_row_lanes());
+  const Availability blas_there = blas_backend().availability();
+  if (!blas_there.available) std::printf("blas: unavailable: %s\n", blas_there.reason.c_str());
+  std::printf("\n");
 
   if (compare_only) {
     compare_with_llama(*file, placed, only, repeat, rounds, probe, threads);
@@ -357,8 +365,9 @@ int main(int argc, char** argv) {
   // sgemv on an f32 matrix of the same shape: the cost of the dequantize-everything approach.
   const TensorView f32_view = view_of(*file, kTypes[0], placed[0]);
   const Timing sgemv = time_matvec(blas_backend(), f32_view, x.data(), y.data(), cpu_only ? 1 : repeat);
-  std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
-              static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
+  if (sgemv.ok)
+    std::printf("sgemv f32 %lldx%lld: %.2f ms median (%.1f GB/s of f32 bytes)\n\n", static_cast<long long>(kRows),
+                static_cast<long long>(kCols), sgemv.median_s * 1e3, f32_view.data.size() / sgemv.median_s / 1e9);
 
   std::printf(
       "| type | MiB | cpu kernel | cpu 1t in-cache GB/s | cpu 1t GB/s | bw GB/s | cpu GB/s | cpu/bw | blas GB/s | "
@@ -390,12 +399,17 @@ int main(int argc, char** argv) {
     const Timing blas = cpu_only ? Timing{} : time_matvec(blas_backend(), v, x.data(), y.data(), repeat);
     const Timing cl =
         ocl.available && !cpu_only ? time_matvec(opencl_backend(), v, x.data(), y.data(), repeat) : Timing{};
-    std::printf(
-        "| %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %.0f%% | %.1f | %.2f | %s | %s | %.2f | %.1e |\n",
-        bt.label.c_str(), bytes / (1 << 20), std::string(cpu_kernel_variant(v)).c_str(),
-        cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), bw, gbps(cpu), 100 * gbps(cpu) / bw,
-        gbps(blas), gbps(blas) / gbps(cpu), cl.ok ? std::to_string(gbps(cl)).substr(0, 5).c_str() : "-",
-        cl.ok ? std::to_string(gbps(cl) / gbps(cpu)).substr(0, 4).c_str() : "-", sgemv.median_s / cpu.median_s, worst);
+    // A backend that did not run (unavailable, or --cpu-only) shows '-', never 0.
+    auto cell = [](bool ran, double value, const char* format) {
+      return ran ? fmt_num(value, format) : std::string("-");
+    };
+    std::printf("| %s | %.1f | %s | %.1f | %.1f | %.1f | %.1f | %.0f%% | %s | %s | %s | %s | %s | %.1e |\n",
+                bt.label.c_str(), bytes / (1 << 20), std::string(cpu_kernel_variant(v)).c_str(),
+                cpu1_hot.ok ? hot_bytes / cpu1_hot.median_s / 1e9 : 0.0, gbps(cpu1), bw, gbps(cpu),
+                100 * gbps(cpu) / bw, cell(blas.ok, gbps(blas), "%.1f").c_str(),
+                cell(blas.ok, gbps(blas) / gbps(cpu), "%.2f").c_str(), cell(cl.ok, gbps(cl), "%.1f").c_str(),
+                cell(cl.ok, gbps(cl) / gbps(cpu), "%.2f").c_str(),
+                cell(sgemv.ok, sgemv.median_s / cpu.median_s, "%.2f").c_str(), worst);
     std::fflush(stdout);
   }
   compare_with_llama(*file, placed, only, repeat, rounds, probe, threads);
