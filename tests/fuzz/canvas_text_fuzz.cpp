@@ -23,7 +23,7 @@ bool forbidden(char32_t c) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace akview::tui;
   if (size < 3) return 0;
-  size = std::min<size_t>(size, 4099);   // a name's worth: the replay test feeds whole oracle files
+  size = std::min<size_t>(size, 4099);   // a name's worth (the replay test cuts files there: CMakeLists.txt)
   const int width = 1 + data[0] % 40;
   const int x = static_cast<int>(data[1] % (width + 8)) - 4;
   const int max_w = static_cast<int>(data[2] % (width + 8)) - 2;
