@@ -37,9 +37,7 @@ std::vector<cl_device_id> all_devices(const OpenClApi& api) {
 Result<DeviceChoice> choose_device(const OpenClApi& api, int requested) {
   cl_uint n_platforms = 0;
   const cl_int err = api.GetPlatformIDs(0, nullptr, &n_platforms);
-  if (err != CL_SUCCESS || n_platforms == 0)
-    return unavailable(err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)"
-                                         : "no OpenCL platform: clGetPlatformIDs returned " + cl_error_name(err));
+  if (err != CL_SUCCESS || n_platforms == 0) return unavailable(no_platform_message(err));
   const std::vector<cl_device_id> devices = all_devices(api);
   DeviceChoice choice;
   if (requested >= 0) {

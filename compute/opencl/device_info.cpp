@@ -1,6 +1,10 @@
 // clGet*Info queries and the platform listing (device_info.hpp).
 #include "compute/opencl/device_info.hpp"
 
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
 namespace akview::compute {
 
 std::string info_string(const OpenClApi& api, cl_device_id d, cl_device_info what) {
@@ -30,13 +34,41 @@ OpenClDevice describe_device(const OpenClApi& api, cl_device_id d) {
   return dev;
 }
 
+namespace {
+
+// OpenCL libraries of GPU vendors that ship one with their driver, and the ICD file that names it.
+struct VendorLibrary {
+  const char* library;
+  const char* icd_file;
+};
+constexpr VendorLibrary kVendorLibraries[] = {
+    {"libnvidia-opencl.so.1", "nvidia.icd"},
+    {"libamdocl64.so", "amdocl64.icd"},
+    {"libigdrcl.so", "intel.icd"},
+};
+
+}   // namespace
+
+std::string no_platform_message(cl_int err) {
+  std::string message = err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)"
+                                          : "no OpenCL platform: clGetPlatformIDs returned " + cl_error_name(err);
+  for (const VendorLibrary& v : kVendorLibraries) {
+    void* handle = dlopen(v.library, RTLD_LAZY | RTLD_LOCAL);
+    if (!handle) continue;
+    dlclose(handle);
+    message += fmt::format(
+        "; {} is here but no ICD file names it: echo {} > DIR/{} and set OCL_ICD_VENDORS=DIR (or put the file "
+        "in /etc/OpenCL/vendors)",
+        v.library, v.library, v.icd_file);
+    break;
+  }
+  return message;
+}
+
 Result<std::vector<OpenClPlatform>> list_platforms(const OpenClApi& api, int used_index) {
   cl_uint n = 0;
   cl_int err = api.GetPlatformIDs(0, nullptr, &n);
-  if (err != CL_SUCCESS || n == 0)
-    return make_error(ErrorCode::unsupported, "", kNoOffset,
-                      err == CL_SUCCESS ? "no OpenCL platform (no ICD installed)"
-                                        : "clGetPlatformIDs returned " + cl_error_name(err));
+  if (err != CL_SUCCESS || n == 0) return make_error(ErrorCode::unsupported, "", kNoOffset, no_platform_message(err));
   std::vector<cl_platform_id> platforms(n);
   api.GetPlatformIDs(n, platforms.data(), nullptr);
   std::vector<OpenClPlatform> out;

@@ -37,6 +37,11 @@ T info_value(const OpenClApi& api, cl_device_id d, cl_device_info what) {
 // Name, vendor, versions, type, sizes and fp16 support (index and `used` are the caller's).
 OpenClDevice describe_device(const OpenClApi& api, cl_device_id d);
 
+// Why no platform was found (clGetPlatformIDs' error, or none installed) and, where a vendor's
+// OpenCL library can be loaded while no ICD file names it (NVIDIA's driver in a container brings
+// libnvidia-opencl.so.1 but often not /etc/OpenCL/vendors/nvidia.icd), how to make one.
+std::string no_platform_message(cl_int err);
+
 // Every platform in the ICD loader's order, its devices numbered by their global index (the
 // `--device N` number); the device at `used_index` marked used. An unsupported Error when no
 // platform can be listed; a platform whose devices cannot be listed says so in its `error`.

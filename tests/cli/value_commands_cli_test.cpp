@@ -2,6 +2,9 @@
 // oracle references (values bit for bit, errors against error_vs_orig, outputs against matvec y).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -197,6 +200,35 @@ TEST(ValueCommands, DevicesListsEveryBackend) {
   std::set<std::string> table;
   for (const auto& row : compute::backend_table()) table.emplace(row.name);
   EXPECT_EQ(names, table);
+}
+
+// No platform while a GPU vendor's OpenCL library is loadable (NVIDIA's driver in a container: the
+// library without the ICD file): `devices` says how to make the file. The library is stood in for by
+// a link named libnvidia-opencl.so.1 to libm, found through LD_LIBRARY_PATH; the ICD loader is
+// pointed at an empty folder.
+TEST(ValueCommands, DevicesSaysHowToNameAVendorLibraryNoIcdFileNames) {
+  const TempDir dir;
+  void* libm = dlopen("libm.so.6", RTLD_LAZY);
+  ASSERT_NE(libm, nullptr);
+  link_map* map = nullptr;
+  ASSERT_EQ(dlinfo(libm, RTLD_DI_LINKMAP, &map), 0);
+  std::filesystem::create_symlink(map->l_name, dir.file("libnvidia-opencl.so.1"));
+  std::filesystem::create_directory(dir.file("icd"));
+  const std::vector<std::string> no_icd = {"OCL_ICD_VENDORS=" + dir.file("icd")};
+  auto plain = run_akview({"devices"}, no_icd);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  if (plain.out.find("cannot load libOpenCL") != std::string::npos) GTEST_SKIP() << "no ICD loader here";
+  EXPECT_NE(plain.out.find("no OpenCL platform"), std::string::npos) << plain.out;
+  std::vector<std::string> with_library = no_icd;
+  with_library.push_back("LD_LIBRARY_PATH=" + dir.path());
+  auto hinted = run_akview({"devices"}, with_library);
+  ASSERT_EQ(hinted.exit_code, 0) << hinted.err;
+  EXPECT_NE(hinted.out.find("libnvidia-opencl.so.1 is here but no ICD file names it: echo libnvidia-opencl.so.1 > "
+                            "DIR/nvidia.icd and set OCL_ICD_VENDORS=DIR"),
+            std::string::npos)
+      << hinted.out;
+  if (dlopen("libnvidia-opencl.so.1", RTLD_LAZY) == nullptr)   // no real one here: no hint without the link
+    EXPECT_EQ(plain.out.find("is here but no ICD file"), std::string::npos) << plain.out;
 }
 
 // `run --device N` runs on the device `devices` lists with index N (the run names it), and an index
