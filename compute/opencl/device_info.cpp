@@ -54,7 +54,13 @@ std::string no_platform_message(cl_int err) {
                                           : "no OpenCL platform: clGetPlatformIDs returned " + cl_error_name(err);
   for (const VendorLibrary& v : kVendorLibraries) {
     void* handle = dlopen(v.library, RTLD_LAZY | RTLD_LOCAL);
-    if (!handle) continue;
+    if (!handle) {
+      // Read the error and ask again: glibc frees the message it keeps for this thread only then
+      // (LeakSanitizer, which is told not to scan thread-local storage, reports it otherwise).
+      dlerror();
+      dlerror();
+      continue;
+    }
     dlclose(handle);
     message += fmt::format(
         "; {} is here but no ICD file names it: echo {} > DIR/{} and set OCL_ICD_VENDORS=DIR (or put the file "
