@@ -408,7 +408,9 @@ inline __attribute__((always_inline)) I16 bin_levels(V16 v, const Binning& b) {
 }
 
 // Counts of (linear bin, log2 bin) pairs of one chunk: one increment a level feeds both histograms.
-// Column kZeroColumn holds zeros (in the linear histogram, not the log2 one).
+// Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four copies, used by
+// level mod 4, so that neighbouring levels with the same pair do not wait on each other's store
+// (8-12 % of the scan on one thread, interleaved A/B runs).
 constexpr int kPairCols = 64, kZeroColumn = 63;
 static_assert(kLogBins <= kZeroColumn);
 
@@ -425,7 +427,8 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
   alignas(64) uint8_t codes[kElems];
   alignas(64) int32_t pair[kL], pair_cnt[kL];
   const int bins = binning != nullptr ? binning->bins : 1;
-  w.pairs.assign(static_cast<size_t>(bins) * kPairCols, 0);
+  w.pairs.assign(4 * static_cast<size_t>(bins) * kPairCols, 0);
+  const size_t copy = static_cast<size_t>(bins) * kPairCols;
   uint32_t* pairs = w.pairs.data();
   const I16 exp_bits = I16{} + kExpBits, abs_bits = I16{} + kAbsBits;
   V16 lo = V16{} + INFINITY, hi = V16{} - INFINITY;
@@ -467,7 +470,7 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
       const I16 p = lin_bin * kPairCols + log_bin;
       std::memcpy(pair, &p, sizeof p);
       std::memcpy(pair_cnt, &n, sizeof n);
-      for (int l = 0; l < kL; ++l) pairs[pair[l]] += static_cast<uint32_t>(pair_cnt[l]);
+      for (int l = 0; l < kL; ++l) pairs[(l & 3) * copy + pair[l]] += static_cast<uint32_t>(pair_cnt[l]);
       if (!kFull) continue;
       const I16 present = n > 0;
       lo = present & (v < lo) ? v : lo;
@@ -502,8 +505,9 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
     const uint32_t* row = pairs + static_cast<size_t>(i) * kPairCols;
     uint64_t total = 0;
     for (int j = 0; j < kPairCols; ++j) {
-      total += row[j];
-      if (kFull && j < kLogBins) w.log[static_cast<size_t>(j)] += row[j];
+      const uint32_t n = row[j] + row[copy + j] + row[2 * copy + j] + row[3 * copy + j];
+      total += n;
+      if (kFull && j < kLogBins) w.log[static_cast<size_t>(j)] += n;
     }
     if (binning != nullptr) w.hist[static_cast<size_t>(i)] += total;
   }
