@@ -5,7 +5,11 @@
 // only when the chunk's max |x| beats the thread's current K-th; a chunk holding NaN or Inf is
 // scanned again value by value. Chunk moments are merged in chunk order (Chan's formula), so the
 // result is the same for any thread count. Pass 2 bins each value by a multiply where that provably
-// gives the bin the per-value division gives, and by the division where it might not.
+// gives the bin the per-value division gives, and by the division where it might not. The 16-level
+// types skip the decode: per 32-value sub-block, the count of each code (SIMD compares) weighs its
+// 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
+// log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
+// from the scales alone, so that pass 2 only runs where the values do not reach them.
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
@@ -16,11 +20,22 @@
 #include <mutex>
 #include <optional>
 
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
 #include "core/decode/decode.hpp"
+#include "core/decode/level_forms.hpp"
 #include "core/parallel_chunks.hpp"
+
+// The 16-lane vectors below are internal to this file: GCC's note that returning them changes the ABI
+// where the build has no AVX-512 does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace akview {
 namespace {
+
+namespace levels = decode::levels;
 
 typedef float V8 __attribute__((vector_size(32)));   // GCC/Clang lower these to the target's SIMD
 typedef int32_t I8 __attribute__((vector_size(32)));
@@ -74,6 +89,7 @@ struct Worker {
   std::vector<TopItem> heap;          // std heap under ranks_before: front() is the worst kept
   std::vector<uint64_t> hist;         // kCopies copies of the linear histogram (pass 2)
   uint32_t exponents[kCopies][256];   // per-chunk biased-exponent counts
+  std::vector<uint32_t> pairs;        // a level form's chunk: (linear bin, log2 bin) counts
 };
 
 // A chunk's share of the moments, merged in chunk order.
@@ -280,6 +296,283 @@ void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binnin
   }
 }
 
+// ---- Level forms (core/decode/level_forms.hpp): a sub-block's 32 values are 16 levels, so each
+// level's count gives its share of every statistic; the float work is per level, not per value.
+
+typedef float V16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+
+// Horizontal reductions (GCC has no __builtin_reduce_*): AVX-512's where the build has it.
+#if defined(__AVX512F__)
+__m512i as_m512i(I16 v) { return reinterpret_cast<__m512i&>(v); }
+bool any16(I16 v) { return _mm512_test_epi32_mask(as_m512i(v), as_m512i(v)) != 0; }
+#else
+template <class T, class V, int N, class F>
+T fold(V v, T init, F f) {
+  T r = init;
+  for (int k = 0; k < N; ++k) r = f(r, static_cast<T>(v[k]));
+  return r;
+}
+bool any16(I16 v) {
+  return fold<int32_t, I16, 16>(v, 0, [](int32_t x, int32_t y) { return x | y; }) != 0;
+}
+#endif
+// Per chunk or block, and not _mm512_reduce_*_p[sd]: GCC 12 warns inside those.
+float min16(V16 v) {
+  float r = INFINITY;
+  for (int k = 0; k < 16; ++k) r = v[k] < r ? v[k] : r;
+  return r;
+}
+float max16(V16 v) {
+  float r = -INFINITY;
+  for (int k = 0; k < 16; ++k) r = v[k] > r ? v[k] : r;
+  return r;
+}
+int32_t sum16(I16 v) {
+  int32_t r = 0;
+  for (int k = 0; k < 16; ++k) r += v[k];
+  return r;
+}
+double sum8(D8 v) {
+  double r = 0;
+  for (int k = 0; k < 8; ++k) r += v[k];
+  return r;
+}
+
+I16 load16i(const int32_t* p);
+
+// The count of each code 0..15 among 32 codes, code l's in lane l. With AVX-512: the codes' four bit
+// planes as 32-bit masks, lane l ANDs each plane or its complement as l's bits say, and counts the
+// bits left (vpopcntd); else one compare a code.
+inline I16 count_codes32(const uint8_t* codes) {
+#if defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512VPOPCNTDQ__)
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+  I16 m = I16{} - 1;
+  for (int k = 0; k < 4; ++k) {
+    const uint32_t plane = _mm256_test_epi8_mask(c, _mm256_set1_epi8(static_cast<char>(1 << k)));
+    const I16 lane = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+    const I16 want_clear = ((lane >> k) & 1) - 1;   // -1 where bit k of l is 0
+    m &= (I16{} + static_cast<int32_t>(plane)) ^ want_clear;
+  }
+  __m512i planes;
+  std::memcpy(&planes, &m, sizeof m);
+  const __m512i counts = _mm512_popcnt_epi32(planes);
+  std::memcpy(&m, &counts, sizeof m);
+  return m;
+#else
+  alignas(64) int32_t counts[levels::kLevels];
+#if defined(__AVX2__)
+  const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes));
+  for (int l = 0; l < levels::kLevels; ++l)
+    counts[l] = __builtin_popcount(
+        static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, _mm256_set1_epi8(static_cast<char>(l))))));
+#else
+  std::fill(counts, counts + levels::kLevels, 0);
+  for (int i = 0; i < levels::kSubElems; ++i) ++counts[codes[i]];
+#endif
+  return load16i(counts);
+#endif
+}
+
+V16 load16(const float* p) {
+  V16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+I16 load16i_bits(const float* p) {
+  I16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+[[maybe_unused]] I16 load16i(const int32_t* p) {
+  I16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+typedef float F8 __attribute__((vector_size(32)));
+D8 low8(V16 v) { return __builtin_convertvector(F8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)), D8); }
+D8 high8(V16 v) { return __builtin_convertvector(F8(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)), D8); }
+D8 low8(I16 v) { return __builtin_convertvector(I8(__builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7)), D8); }
+D8 high8(I16 v) { return __builtin_convertvector(I8(__builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15)), D8); }
+
+// The linear bins of 16 levels, as histogram_chunk bins a value: the checked multiply, else the formula.
+inline __attribute__((always_inline)) I16 bin_levels(V16 v, const Binning& b) {
+  constexpr double kBelow = 1 - 1e-14, kAbove = 1 + 1e-14;
+  const D8 lo = D8{} + b.lo, scale = D8{} + b.scale;
+  const D8 q0 = (low8(v) - lo) * scale, q1 = (high8(v) - lo) * scale;
+  const I8 below0 = __builtin_convertvector(q0 * kBelow, I8), above0 = __builtin_convertvector(q0 * kAbove, I8);
+  const I8 below1 = __builtin_convertvector(q1 * kBelow, I8), above1 = __builtin_convertvector(q1 * kAbove, I8);
+  const I16 below = __builtin_shufflevector(below0, below1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  I16 bin = __builtin_shufflevector(above0, above1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const I16 unsure = (below != bin) | (bin < 0) | (bin >= b.bins);
+  if (any16(unsure))
+    for (int k = 0; k < 16; ++k)
+      if (unsure[k]) bin[k] = b.exact(v[k]);
+  return bin;
+}
+
+// Counts of (linear bin, log2 bin) pairs of one chunk: one increment a level feeds both histograms.
+// Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four copies, used by
+// level mod 4, so that neighbouring levels with the same pair do not wait on each other's store
+// (8-12 % of the scan on one thread, interleaved A/B runs).
+constexpr int kPairCols = 64, kZeroColumn = 63;
+static_assert(kLogBins <= kZeroColumn);
+
+// Pass 1 (kFull) or the linear histogram alone (pass 2) over a chunk of whole blocks of a level
+// form. `binning`, when set, bins the histogram in the same pass.
+template <class Form, bool kFull>
+void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t top_k, const Binning* binning, Worker& w,
+                 ChunkSummary& c) {
+  constexpr int kSubs = Form::kSubs, kL = levels::kLevels;
+  constexpr size_t kElems = size_t{kSubs} * levels::kSubElems;
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(Form::kType)].block_bytes;
+  static_assert(kTypeTable[static_cast<size_t>(Form::kType)].block_elems == kElems);
+  alignas(64) float lv[kSubs * kL];
+  alignas(64) uint8_t codes[kElems];
+  alignas(64) int32_t pair[kL], pair_cnt[kL];
+  const int bins = binning != nullptr ? binning->bins : 1;
+  w.pairs.assign(4 * static_cast<size_t>(bins) * kPairCols, 0);
+  const size_t copy = static_cast<size_t>(bins) * kPairCols;
+  uint32_t* pairs = w.pairs.data();
+  const I16 exp_bits = I16{} + kExpBits, abs_bits = I16{} + kAbsBits;
+  V16 lo = V16{} + INFINITY, hi = V16{} - INFINITY;
+  I16 zeros = I16{};
+  D8 s = D8{}, sq = D8{}, a = D8{};
+  double shift = 0;
+  I16 finite = I16{};
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    Form::levels(b, lv);
+    Form::codes(b, codes);
+    V16 block_abs_max = V16{};
+    if (kFull) {   // NaN and Inf levels: counted here, value by value (rare), then left out below
+      I16 non_finite = I16{};
+      for (int sub = 0; sub < kSubs; ++sub) non_finite |= (load16i_bits(lv + kL * sub) & exp_bits) == exp_bits;
+      if (any16(non_finite)) {
+        for (size_t i = 0; i < kElems; ++i) {
+          const float x = lv[kL * (i / levels::kSubElems) + codes[i]];
+          if (std::isnan(x)) ++w.nan;
+          else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
+        }
+        c.non_finite = true;
+      }
+    }
+    for (int sub = 0; sub < kSubs; ++sub) {
+      I16 n = count_codes32(codes + levels::kSubElems * sub);
+      const V16 v0 = load16(lv + kL * sub);
+      const I16 bits = (I16)v0;   // NOLINT: a vector bit cast
+      const I16 non_finite = (bits & exp_bits) == exp_bits;
+      n &= ~non_finite;
+      const V16 v = (V16)(bits & ~non_finite);   // NOLINT: non-finite levels (never counted) read as 0
+      const I16 is_zero = v == 0;
+      // log2 bins: zeros to their own column, a subnormal level (exponent 0) to bin 0
+      I16 log_bin = ((bits >> 23) & 0xff) - (127 + kLogMinExp);
+      log_bin = log_bin < 0 ? 0 : log_bin;
+      log_bin = log_bin > kLogBins - 1 ? kLogBins - 1 : log_bin;
+      log_bin = is_zero ? kZeroColumn : log_bin;
+      const I16 lin_bin = binning != nullptr ? bin_levels(v, *binning) : I16{};
+      const I16 p = lin_bin * kPairCols + log_bin;
+      std::memcpy(pair, &p, sizeof p);
+      std::memcpy(pair_cnt, &n, sizeof n);
+      for (int l = 0; l < kL; ++l) pairs[(l & 3) * copy + pair[l]] += static_cast<uint32_t>(pair_cnt[l]);
+      if (!kFull) continue;
+      const I16 present = n > 0;
+      lo = present & (v < lo) ? v : lo;
+      hi = present & (v > hi) ? v : hi;
+      zeros += is_zero & n;
+      const V16 av = (V16)(bits & abs_bits & ~non_finite);   // NOLINT: |level|
+      block_abs_max = present & (av > block_abs_max) ? av : block_abs_max;
+      const D8 n0 = low8(n), n1 = high8(n);
+      if (blk == 0 && sub == 0) {   // the shift: the mean of the first sub-block's finite values
+        const int total = sum16(n);
+        shift = total > 0 ? sum8(n0 * low8(v) + n1 * high8(v)) / total : 0;
+      }
+      const D8 d0 = low8(v) - shift, d1 = high8(v) - shift;
+      s += n0 * d0 + n1 * d1;
+      sq += n0 * d0 * d0 + n1 * d1 * d1;
+      a += n0 * low8(av) + n1 * high8(av);
+      finite += n;
+    }
+    if (!kFull || top_k == 0) continue;
+    const float block_max = max16(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
+      const uint64_t p0 = pos0 + blk * kElems;
+      for (size_t i = 0; i < kElems; ++i) {
+        const float x = lv[kL * (i / levels::kSubElems) + codes[i]], ax = std::fabs(x);
+        if (std::isfinite(x) && (w.heap.size() < top_k || ax > w.heap.front().abs))
+          offer(w.heap, {ax, p0 + i, x}, top_k);
+      }
+    }
+  }
+  // Fold the pairs into the histograms.
+  for (int i = 0; i < bins; ++i) {
+    const uint32_t* row = pairs + static_cast<size_t>(i) * kPairCols;
+    uint64_t total = 0;
+    for (int j = 0; j < kPairCols; ++j) {
+      const uint32_t n = row[j] + row[copy + j] + row[2 * copy + j] + row[3 * copy + j];
+      total += n;
+      if (kFull && j < kLogBins) w.log[static_cast<size_t>(j)] += n;
+    }
+    if (binning != nullptr) w.hist[static_cast<size_t>(i)] += total;
+  }
+  if (!kFull) return;
+  c.values = n_blocks * kElems;
+  c.finite = static_cast<uint64_t>(sum16(finite));
+  c.lo = min16(lo);
+  c.hi = max16(hi);
+  w.zeros += static_cast<uint64_t>(sum16(zeros));
+  if (c.finite > 0) {
+    const double count = static_cast<double>(c.finite), sum = sum8(s);
+    c.mean = shift + sum / count;
+    c.m2 = std::max(0.0, sum8(sq) - sum * sum / count);
+    c.abs_sum = sum8(a);
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
+
+// The min and max over every finite level of the blocks (a bound on the values before they are read).
+template <class Form>
+void level_bounds(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
+  constexpr int kN = Form::kSubs * levels::kLevels;
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(Form::kType)].block_bytes;
+  alignas(64) float lv[kN];
+  const I16 exp_bits = I16{} + kExpBits;
+  V16 lo = V16{} + INFINITY, hi = V16{} - INFINITY;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    Form::levels(blocks + blk * kBytes, lv);
+    for (int sub = 0; sub < Form::kSubs; ++sub) {
+      const V16 v = load16(lv + levels::kLevels * sub);
+      const I16 finite = ((I16)v & exp_bits) != exp_bits;   // NOLINT: a vector bit cast
+      lo = finite & (v < lo) ? v : lo;
+      hi = finite & (v > hi) ? v : hi;
+    }
+  }
+  lo_out = std::min(lo_out, min16(lo));
+  hi_out = std::max(hi_out, max16(hi));
+}
+
+struct LevelScan {
+  TypeId type;
+  void (*full)(const uint8_t*, size_t, uint64_t, size_t, const Binning*, Worker&, ChunkSummary&);
+  void (*histogram)(const uint8_t*, size_t, uint64_t, size_t, const Binning*, Worker&, ChunkSummary&);
+  void (*bounds)(const uint8_t*, size_t, float&, float&);
+};
+
+template <class Form>
+constexpr LevelScan level_scan() {
+  return {Form::kType, scan_levels<Form, true>, scan_levels<Form, false>, level_bounds<Form>};
+}
+
+constexpr LevelScan kLevelScans[] = {level_scan<levels::Q40>(), level_scan<levels::Q41>(), level_scan<levels::Iq4Nl>(),
+                                     level_scan<levels::Iq4Xs>(), level_scan<levels::Q4K>()};
+
+const LevelScan* level_scan_of(TypeId t) {
+  for (const LevelScan& s : kLevelScans)
+    if (s.type == t) return &s;
+  return nullptr;
+}
+
 }   // namespace
 
 Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) {
@@ -299,7 +592,13 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   const int n_threads = static_cast<int>(
       std::min<size_t>(static_cast<size_t>(opt.threads > 0 ? opt.threads : machine_threads()), n_chunks));
   const size_t top_k = static_cast<size_t>(std::max(0, opt.top_k));
-  const double pass_weight = two_pass ? 0.5 : 1.0;
+  // A level form reads its blocks in place: rows of whole blocks, nothing between them.
+  const TypeInfo& info = type_info(v.type);
+  const LevelScan* levels_scan = level_scan_of(v.type);
+  if (levels_scan != nullptr && (info.block_elems == 0 || n_cols % info.block_elems != 0 ||
+                                 v.row_bytes != n_cols / info.block_elems * info.block_bytes))
+    levels_scan = nullptr;
+  const double pass_weight = two_pass && levels_scan == nullptr ? 0.5 : 1.0;
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < n_threads; ++w) workers.push_back(std::make_unique<Worker>());
@@ -328,11 +627,47 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     return true;
   };
 
+  // The blocks of a chunk of a level form, in place.
+  auto chunk_blocks = [&](size_t chunk) {
+    const auto [r0, r1] = rows_of(chunk);
+    return std::make_pair(v.data.data() + static_cast<size_t>(r0) * v.row_bytes,
+                          static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
+  };
+
+  // A level form's histogram range is known before its values are read: the bounds of its levels.
+  // Pass 1 then bins every value over [bound_lo, bound_hi]; when those are the min and max the
+  // values reach (a quantizer's extreme sub-blocks use their extreme codes), that is the histogram
+  // and there is no second pass.
+  std::optional<Binning> early;
+  float bound_lo = INFINITY, bound_hi = -INFINITY;
+  if (levels_scan != nullptr && two_pass) {
+    std::vector<std::pair<float, float>> bounds(static_cast<size_t>(n_threads), {INFINITY, -INFINITY});
+    parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
+      if (stop_for_cancel()) return false;
+      const auto [blocks, n_blocks] = chunk_blocks(chunk);
+      auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
+      levels_scan->bounds(blocks, n_blocks, lo, hi);
+      return true;
+    });
+    for (const auto& [lo, hi] : bounds) bound_lo = std::min(bound_lo, lo), bound_hi = std::max(bound_hi, hi);
+    if (bound_lo <= bound_hi) {
+      early.emplace(bound_lo, bound_hi, opt.histogram_bins);
+      for (auto& w : workers) w->hist.assign(kCopies * static_cast<size_t>(opt.histogram_bins), 0);
+    }
+  }
+
   parallel_chunks(
       n_chunks, n_threads,
       [&](size_t chunk, int worker) {
         if (stop_for_cancel()) return false;
         Worker& w = *workers[static_cast<size_t>(worker)];
+        if (levels_scan != nullptr) {
+          const auto [blocks, n_blocks] = chunk_blocks(chunk);
+          levels_scan->full(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k,
+                            early ? &*early : nullptr, w, chunks[chunk]);
+          chunks[chunk].done = true;
+          return true;
+        }
         const float* x = decode_chunk(chunk, w);
         if (x == nullptr) return false;
         const auto [r0, r1] = rows_of(chunk);
@@ -395,7 +730,11 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   s.histogram.assign(bins, 0);
   s.hist_lo = s.min;
   s.hist_hi = s.max;
-  if (s.finite > 0) {
+  const bool binned_early = early && s.finite > 0 && lo == bound_lo && hi == bound_hi;
+  if (binned_early)
+    for (const auto& w : workers)
+      for (size_t i = 0; i < kCopies * bins; ++i) s.histogram[i % bins] += w->hist[i];
+  if (s.finite > 0 && !binned_early) {
     const Binning binning(lo, hi, opt.histogram_bins);
     for (auto& w : workers) w->hist.assign(kCopies * bins, 0);
     std::vector<uint8_t> binned(n_chunks, 0);
@@ -412,13 +751,19 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
             w.hist[static_cast<size_t>(b_lo)] += k.finite;
             return true;
           }
+          if (levels_scan != nullptr) {
+            const auto [blocks, n_blocks] = chunk_blocks(chunk);
+            levels_scan->histogram(blocks, n_blocks, 0, 0, &binning, w, chunks[chunk]);
+            return true;
+          }
           const float* x = decode_chunk(chunk, w);
           if (x == nullptr) return false;
           histogram_chunk(x, k.values, k.non_finite, binning, w);
           return true;
         },
-        [&](size_t finished) {
-          if (opt.progress) opt.progress(0.5 + 0.5 * static_cast<double>(finished) / static_cast<double>(n_chunks));
+        [&](size_t finished) {   // a level form's pass 1 went to 1.0: its rare second pass is not shown
+          if (opt.progress && levels_scan == nullptr)
+            opt.progress(0.5 + 0.5 * static_cast<double>(finished) / static_cast<double>(n_chunks));
         });
     if (error) return std::move(*error);
     for (const auto& w : workers)

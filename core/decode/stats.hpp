@@ -55,7 +55,10 @@ struct TensorStats {
 // Statistics of all rows of `view`. Everything but the linear histogram comes from one pass; the
 // histogram needs the range, so it is a second pass over the data when histogram_bins > 0 (progress
 // counts both passes; a chunk whose own min and max fall in one bin is counted without decoding it
-// again). On cancellation the result holds the chunks finished so far with `cancelled` set.
+// again). The 16-level types (Q4_0, Q4_1, IQ4_NL, IQ4_XS, Q4_K: core/decode/level_forms.hpp) are
+// summed per sub-block level, and their histogram is binned in the one pass over the bounds of
+// their levels (read from the scales first); only where the values do not reach those bounds is
+// there a second pass. On cancellation the result holds the chunks finished so far with `cancelled` set.
 //
 // The result does not depend on the thread count or timing: min, max, every count, both histograms
 // and `top` are exact (the histogram bin of x is int((x - min) / (max - min) * bins), clamped to the

@@ -185,6 +185,46 @@ TEST(StatsFast, EveryTypeOverRandomBlocksEqualsPerValueLoop) {
   EXPECT_GT(checked, 40);
 }
 
+// The 16-level types (Q4_0, Q4_1, IQ4_NL, IQ4_XS, Q4_K) are summed per level and bin their linear
+// histogram in the first pass over the bounds of their levels; that histogram stands when the values
+// reach those bounds (every code in every sub-block) and a second pass bins it again when they do
+// not (codes 1..14 only). Both equal the per-value loop; finite f16 scales, so the ranges are real.
+TEST(StatsFast, LevelTypesWithAndWithoutTheirExtremeCodes) {
+  struct Layout {
+    TypeId type;
+    size_t f16_fields, code_offset, code_bytes;
+  };
+  const Layout layouts[] = {{TypeId::q4_0, 1, 2, 16},
+                            {TypeId::q4_1, 2, 4, 16},
+                            {TypeId::iq4_nl, 1, 2, 16},
+                            {TypeId::iq4_xs, 1, 8, 128},
+                            {TypeId::q4_k, 2, 16, 128}};
+  std::mt19937 rng(4);
+  for (const Layout& t : layouts) {
+    const TypeInfo& info = type_info(t.type);
+    const int64_t rows = 23, per_row = 16;
+    for (const bool extremes : {true, false}) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
+        for (size_t f = 0; f < t.f16_fields; ++f) bytes[at + 2 * f + 1] &= 0xbf;   // exponent below 0x1f: finite
+        for (size_t j = 0; j < t.code_bytes; ++j) {
+          // every code in both nibbles of each 16 bytes, or random codes in 1..14
+          const uint8_t lo = extremes ? static_cast<uint8_t>(j % 16) : static_cast<uint8_t>(1 + rng() % 14);
+          const uint8_t hi = extremes ? static_cast<uint8_t>(15 - j % 16) : static_cast<uint8_t>(1 + rng() % 14);
+          bytes[at + t.code_offset + j] = static_cast<uint8_t>(lo | hi << 4);
+        }
+      }
+      const TensorView v = bytes_view(info, bytes, rows, per_row);
+      const std::string what = std::string(info.name) + (extremes ? " every code" : " codes 1..14");
+      expect_stats_match(v, small_chunks(2, static_cast<size_t>(3 * v.n_cols)), what);
+      StatsOptions odd = small_chunks(3, 1);
+      odd.histogram_bins = 5;
+      expect_stats_match(v, odd, what + ", 5 bins");
+    }
+  }
+}
+
 TEST(StatsFast, AllEqualBlocksAndAllZeroData) {
   std::mt19937 rng(7);
   for (const auto& info : all_types()) {
