@@ -7,6 +7,7 @@
 #include "core/formats/format.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/remote/address.hpp"
+#include "core/remote/http.hpp"
 #include "core/remote/mirror.hpp"
 
 namespace akview {
@@ -35,6 +36,7 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto local = remote::materialize(path);
     if (!local) return std::move(local).error();
     auto model = open_model(*local, options);
+    remote::trace_phase("model opened");
     if (model) model->path = path;   // disk_path stays the laid-out folder
     return model;
   }

@@ -105,20 +105,27 @@ class Mapping final : public MappingHooks {
       poison(offset);
       return;
     }
-    uint64_t b = span->first / page_size() * page_size();
-    uint64_t e = std::min(length_, round_up(span->second, page_size()));
-    // The faulting page must be in it; copy at most kMaxCopyBytes around it.
+    // From the faulting page on (readers go forward: a header parse, a tensor's rows), at most
+    // kMaxCopyBytes. Pages before it were copied by earlier faults, or are read less often than
+    // they would cost: each page already present is one more failed UFFDIO_COPY (EEXIST).
     const uint64_t page = offset / page_size() * page_size();
-    if (e - b > kMaxCopyBytes) {
-      b = std::max(b, page >= kMaxCopyBytes / 2 ? page - kMaxCopyBytes / 2 : 0);
-      b = b / page_size() * page_size();
-      e = std::min(e, b + kMaxCopyBytes);
+    const uint64_t b = page;
+    const uint64_t e = std::min({length_, round_up(span->second, page_size()), b + kMaxCopyBytes});
+    // One buffer for every mapping (only the server thread serves faults), grown to the largest
+    // copy, never freed (the thread outlives static teardown); not zeroed: pread fills it, and the
+    // tail past the file's end is zeroed here.
+    static uint8_t* buffer = nullptr;
+    static uint64_t buffer_bytes = 0;
+    if (buffer_bytes < e - b) {
+      delete[] buffer;
+      buffer = new uint8_t[e - b];
+      buffer_bytes = e - b;
     }
-    buffer_.assign(e - b, 0);
     const uint64_t file_end = std::min(e, file_->size());
+    std::memset(buffer + (file_end - b), 0, e - file_end);
     uint64_t done = 0;
     while (b + done < file_end) {
-      ssize_t n = pread(file_->fd(), buffer_.data() + done, file_end - b - done, static_cast<off_t>(b + done));
+      ssize_t n = pread(file_->fd(), buffer + done, file_end - b - done, static_cast<off_t>(b + done));
       if (n <= 0) break;
       done += static_cast<uint64_t>(n);
     }
@@ -126,16 +133,16 @@ class Mapping final : public MappingHooks {
       poison(offset);
       return;
     }
-    copy(b, e);
+    copy(buffer, b, e);
   }
 
   // Pages of [b, e) that are already present are skipped (EEXIST); the others are filled.
-  void copy(uint64_t b, uint64_t e) {
+  void copy(const uint8_t* from, uint64_t b, uint64_t e) {
     uint64_t at = b;
     while (at < e) {
       uffdio_copy c{};
       c.dst = begin() + at;
-      c.src = reinterpret_cast<uint64_t>(buffer_.data() + (at - b));
+      c.src = reinterpret_cast<uint64_t>(from + (at - b));
       c.len = e - at;
       c.mode = 0;
       if (ioctl(FaultServer::get().fd(), UFFDIO_COPY, &c) == 0) return;
@@ -194,7 +201,6 @@ class Mapping final : public MappingHooks {
   std::shared_ptr<RemoteFile> file_;
   uint8_t* base_;
   uint64_t length_;
-  std::vector<uint8_t> buffer_;   // used by the server thread only
   std::mutex mutex_;
   int empty_fd_ = -1;
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;

@@ -135,29 +135,52 @@ std::string host_dir(const std::string& url) {
   return h;
 }
 
-// The headers of the weight files of the model at `dir` (or of `file`): the index's shards, or the
-// folder's weight files when there are few, all fetched at once.
-Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names) {
-  std::vector<std::shared_ptr<RemoteFile>> files;
-  std::vector<std::string> picked;
+// Whether `name` is written as one shard of a set: NAME-00001-of-00004.safetensors.
+bool is_shard_name(const std::string& name) {
+  static constexpr std::string_view kSuffix = ".safetensors";
+  if (!ends_with(name, kSuffix)) return false;
+  const std::string stem = name.substr(0, name.size() - kSuffix.size());
+  const auto of = stem.rfind("-of-");
+  if (of == std::string::npos || of + 4 == stem.size()) return false;
+  const auto dash = stem.rfind('-', of - 1);
+  if (dash == std::string::npos || dash + 1 == of) return false;
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(std::string_view(stem).substr(dash + 1, of - dash - 1)) &&
+         digits(std::string_view(stem).substr(of + 4));
+}
+
+// The headers of the weight files of the model at `dir` (`names`: its files, relative to it), with
+// the small text files of `texts` and the model's SafeTensors index, all in the same two rounds of
+// requests. The shards are taken from the listing (NAME-0000i-of-0000n.safetensors beside the
+// index), not from the index: waiting for the index (tens of MB for a big model) and scanning it
+// would cost its transfer and two more round trips before the first shard's header is asked for.
+// A shard the index names under another name gets its header when the opener maps it.
+Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names,
+                         std::vector<std::shared_ptr<RemoteFile>> texts) {
+  std::vector<std::string> picked, shards;
+  bool has_index = false;
   for (const auto& n : names) {
-    if (!ends_with(n, ".safetensors.index.json")) continue;
-    // The index first, whole (a big model's runs to tens of MB): it names the shards.
-    if (auto index = remote_file_at(dir + "/" + n)) {
-      if (index->size() > kMaxIndexBytes) continue;
-      AKV_TRY(index->ensure(0, index->size(), ~uint64_t{0}));   // one request
+    if (n.find('/') != std::string::npos) continue;   // only the folder's own files
+    if (ends_with(n, ".safetensors.index.json")) {
+      has_index = true;
+      auto index = remote_file_at(dir + "/" + n);
+      if (index && index->size() <= kMaxIndexBytes && !is_whole_text(n, index->size())) texts.push_back(index);
+    } else if (is_weight_file(n)) {
+      picked.push_back(n);
+      if (is_shard_name(n)) shards.push_back(n);
     }
-    for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
   }
-  if (picked.empty()) {
-    for (const auto& n : names)
-      if (is_weight_file(n) && n.find('/') == std::string::npos) picked.push_back(n);
-    if (picked.size() > kMaxHeadsAtOpen) picked.clear();   // a folder of many models: headers when listed
-  }
+  if (has_index && !shards.empty()) picked = std::move(shards);
+  else if (!has_index && picked.size() > kMaxHeadsAtOpen) picked.clear();   // many models: headers when listed
+  std::vector<std::shared_ptr<RemoteFile>> files;
   for (const auto& n : picked)
     if (auto f = remote_file_at(dir + "/" + n)) files.push_back(f);
-  if (std::getenv("AKVIEW_HTTP_TRACE")) std::fprintf(stderr, "akview http: %zu headers to fetch\n", files.size());
-  return RemoteFile::ensure_heads(files);
+  trace_phase(fmt::format("fetch {} headers and {} whole files", files.size(), texts.size()));
+  Status heads = RemoteFile::ensure_heads(files, texts);
+  trace_phase("headers fetched");
+  return heads;
 }
 
 // --- the Hub -------------------------------------------------------------------------------------
@@ -195,29 +218,40 @@ void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& ent
 }
 
 Result<std::string> materialize_hub(const Address& a) {
-  auto commit = hub_resolve_commit(a);
-  if (!commit) return std::move(commit).error();
-  const std::string mirror = fmt::format("{}/hub/{}/{}/{}", cache_root(), host_dir(a.endpoint), a.repo, *commit);
-  std::error_code ec;
-  fs::create_directories(mirror, ec);
   // List the folder that holds the path (the path may be a file or a folder: the listing says which).
   std::string list_dir = a.path;
   if (a.path_is_file) list_dir = fs::path(a.path).parent_path().string();
-  const std::string cache_file = tree_cache_path(mirror, list_dir);
-  std::vector<TreeEntry> entries;
-  if (auto cached = read_tree_cache(cache_file)) {
-    entries = std::move(*cached);
-  } else {
-    auto listed = hub_list_tree(a, *commit, list_dir);
-    if (!listed && !a.path_is_file && !a.path.empty() && listed.error().code == ErrorCode::network) {
-      // hf://org/repo/file: list its folder instead.
-      list_dir = fs::path(a.path).parent_path().string();
-      listed = hub_list_tree(a, *commit, list_dir);
+  trace_phase("resolve the revision and list the tree");
+  // A revision pinned by commit lists what it listed last time (kept in its mirror); a branch is
+  // resolved and listed again, both in one round trip.
+  auto mirror_of = [&](const std::string& commit) {
+    return fmt::format("{}/hub/{}/{}/{}", cache_root(), host_dir(a.endpoint), a.repo, commit);
+  };
+  std::optional<std::vector<TreeEntry>> pinned;
+  if (is_commit_hash(a.revision)) pinned = read_tree_cache(tree_cache_path(mirror_of(a.revision), list_dir));
+  auto listing =
+      pinned ? Result<HubListing>(HubListing{a.revision, std::move(*pinned)}) : hub_resolve_and_list(a, list_dir);
+  if (!listing) return std::move(listing).error();
+  const std::string commit = listing->commit;
+  const std::string mirror = mirror_of(commit);
+  std::error_code ec;
+  fs::create_directories(mirror, ec);
+  if (!pinned && is_commit_hash(a.revision) && listing->entries)
+    write_tree_cache(tree_cache_path(mirror, list_dir), *listing->entries);
+  auto listed = std::move(listing->entries);
+  if (!listed && !a.path_is_file && !a.path.empty() && listed.error().code == ErrorCode::network) {
+    // hf://org/repo/file: list its folder instead (a listing at a commit does not change: kept).
+    list_dir = fs::path(a.path).parent_path().string();
+    const std::string cache_file = tree_cache_path(mirror, list_dir);
+    if (auto cached = read_tree_cache(cache_file)) {
+      listed = std::move(*cached);
+    } else {
+      listed = hub_list_tree(a, commit, list_dir);
+      if (listed) write_tree_cache(cache_file, *listed);
     }
-    if (!listed) return std::move(listed).error();
-    entries = std::move(*listed);
-    write_tree_cache(tree_cache_path(mirror, list_dir), entries);
   }
+  if (!listed) return std::move(listed).error();
+  std::vector<TreeEntry> entries = std::move(*listed);
   bool path_is_file = false;
   for (const auto& e : entries)
     if (!e.is_dir && e.path == a.path) path_is_file = true;
@@ -228,6 +262,7 @@ Result<std::string> materialize_hub(const Address& a) {
       return make_error(ErrorCode::network, a.text, kNoOffset,
                         fmt::format("HTTP 404, not found: '{}' is not in {} at {}", a.path, a.repo, a.revision));
   }
+  trace_phase(fmt::format("lay out {} entries", entries.size()));
   std::vector<std::shared_ptr<RemoteFile>> texts;
   for (const auto& e : entries) {
     if (e.is_dir) {
@@ -235,27 +270,28 @@ Result<std::string> materialize_hub(const Address& a) {
       continue;
     }
     RemoteIdentity id;
-    id.url = hub_file_url(a, *commit, e.path);
+    id.url = hub_file_url(a, commit, e.path);
     id.label = fmt::format("hf://{}/{}", a.repo, e.path);
     id.size = e.size;
-    id.commit = *commit;
+    id.commit = commit;
     id.linked_etag = e.lfs_oid;
     auto file = add_standin(mirror + "/" + e.path, std::move(id));
     if (!file) return std::move(file).error();
     if (is_whole_text(e.path, e.size)) texts.push_back(*file);
   }
-  AKV_TRY(RemoteFile::ensure_whole(texts));
   const std::string target = a.path.empty() ? mirror : mirror + "/" + a.path;
   if (path_is_file) {
-    auto f = remote_file_at(target);
-    if (f) AKV_TRY(f->ensure_head());
+    std::vector<std::shared_ptr<RemoteFile>> head;
+    if (auto f = remote_file_at(target); f && std::find(texts.begin(), texts.end(), f) == texts.end())
+      head.push_back(f);
+    AKV_TRY(RemoteFile::ensure_heads(head, texts));
     return target;
   }
   std::vector<std::string> names;   // the target folder's entries, relative to it
   const std::string prefix = a.path.empty() ? "" : a.path + "/";
   for (const auto& e : entries)
     if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
-  AKV_TRY(fetch_model_heads(target, names));
+  AKV_TRY(fetch_model_heads(target, names, std::move(texts)));
   return target;
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -249,6 +250,30 @@ TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
     EXPECT_LE(n.first, 2) << uri;
     EXPECT_LE(n.second, 300u << 10) << uri;   // the demo's headers are small: one chunk
   }
+}
+
+// The requests of one run of the client, from AKVIEW_HTTP_TRACE's "run of N requests" lines.
+std::vector<int> request_rounds(const std::string& trace) {
+  std::vector<int> rounds;
+  std::istringstream in(trace);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto at = line.find(" run of ");
+    if (at != std::string::npos) rounds.push_back(std::atoi(line.c_str() + at + 8));
+  }
+  return rounds;
+}
+
+TEST_F(RemoteOpen, AShardedModelOpensInTwoRoundsOfRequests) {
+  // The revision and the listing together; then the configs, the index and every shard's first
+  // range together (the shards named by the listing, not by the index, which would be a round of
+  // its own first). The demo's headers fit in the first range: no third round.
+  auto r = akview({"info", hf("demo-bf16"), "--json"}, "AKVIEW_HTTP_TRACE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rounds = request_rounds(r.err);
+  ASSERT_EQ(rounds.size(), 2u) << r.err;
+  EXPECT_EQ(rounds[0], 2) << r.err;
+  EXPECT_GE(rounds[1], 4) << r.err;   // config.json, the index, two shards (and any other small text)
 }
 
 TEST_F(RemoteOpen, ARepositoryOfSeveralModelsIsAList) {
