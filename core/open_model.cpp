@@ -7,6 +7,7 @@
 #include "core/formats/format.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/remote/address.hpp"
+#include "core/remote/fault_mapping.hpp"
 #include "core/remote/http.hpp"
 #include "core/remote/mirror.hpp"
 
@@ -40,8 +41,11 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     if (model) model->path = path;   // disk_path stays the laid-out folder
     return model;
   }
-  AKV_TRY(refuse_several_models(path));
-  return open_one_model(path, options);
+  // The parse reads remote files' headers through their mappings (a path in the cache is one): a
+  // header that cannot be fetched is the open's error, not a SIGBUS (core/remote/fault_mapping.hpp).
+  remote::FetchFailureScope fetches;
+  AKV_TRY(fetches.checked(refuse_several_models(path)));
+  return fetches.checked(open_one_model(path, options));
 }
 
 }   // namespace akview

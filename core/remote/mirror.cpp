@@ -217,7 +217,7 @@ void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& ent
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
-Result<std::string> materialize_hub(const Address& a) {
+Result<std::string> materialize_hub(const Address& a, bool for_listing) {
   // List the folder that holds the path (the path may be a file or a folder: the listing says which).
   std::string list_dir = a.path;
   if (a.path_is_file) list_dir = fs::path(a.path).parent_path().string();
@@ -291,7 +291,8 @@ Result<std::string> materialize_hub(const Address& a) {
   const std::string prefix = a.path.empty() ? "" : a.path + "/";
   for (const auto& e : entries)
     if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
-  AKV_TRY(fetch_model_heads(target, names, std::move(texts)));
+  Status heads = fetch_model_heads(target, names, std::move(texts));
+  if (!heads.ok() && !for_listing) return heads.error();
   return target;
 }
 
@@ -467,12 +468,12 @@ std::string cache_root() {
 
 uint64_t cache_limit_bytes() { return parse_size(std::getenv("AKVIEW_CACHE_MAX"), kDefaultCacheLimit); }
 
-Result<std::string> materialize(const std::string& text) {
+Result<std::string> materialize(const std::string& text, bool for_listing) {
   auto a = parse_address(text);
   if (!a) return std::move(a).error();
   Result<std::string> out = std::string();
   switch (a->kind) {
-    case AddressKind::hub: out = materialize_hub(*a); break;
+    case AddressKind::hub: out = materialize_hub(*a, for_listing); break;
     case AddressKind::ollama: out = materialize_ollama(*a); break;
     case AddressKind::url: out = materialize_url(*a); break;
   }

@@ -33,7 +33,9 @@ uint64_t cache_limit_bytes();
 
 // Lays out `address` (address.hpp) and returns the local path the openers take: a folder, a file
 // or an Ollama manifest. Network errors, 401/403/404 and listing errors come back as the Error.
-Result<std::string> materialize(const std::string& address);
+// The headers (and small text files) of the model about to open are fetched with it; for a listing
+// (`for_listing`) a failure there is left to the rows it concerns (each says why it did not open).
+Result<std::string> materialize(const std::string& address, bool for_listing = false);
 
 // The remote file behind a stand-in this process laid out (nullptr for any other path).
 std::shared_ptr<RemoteFile> remote_file_at(const std::string& path);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +18,7 @@
 #include "tests/common/temp_dir.hpp"
 #include "tests/remote/hub_server.hpp"
 #include "tests/screens/harness.hpp"
+#include "tests/writers/gguf_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -340,6 +342,37 @@ TEST_F(RemoteOpen, ADroppedConnectionAndA429AreRetried) {
   bool saw_429 = false;
   for (const AccessEntry& e : server_.access_log(Block::hub)) saw_429 = saw_429 || e.status == 429;
   EXPECT_TRUE(saw_429);
+}
+
+TEST_F(RemoteOpen, AHeaderThatCannotBeFetchedIsAnErrorNotASignal) {
+  // A GGUF header of 2.3 MB whose first 256 KiB hold short strings: the size estimated from them
+  // falls short, so the parse itself reads pages no prefetch fetched, and every range from 512 KiB
+  // on fails (503, all five tries). The parse reads the mapping unguarded: without the open's
+  // FetchFailureScope the failed fetch is a SIGBUS.
+  GgufWriter w;
+  std::vector<GgufValue> strings;
+  for (int i = 0; i < 30000; ++i) strings.push_back(gguf_string("a"));
+  for (int i = 0; i < 2000; ++i) strings.push_back(gguf_string(std::string(1000, 'b')));
+  w.set("test.strings", gguf_array(kGgufString, strings));
+  w.add_tensor(GgufTensorSpec("t", 0, {4}));
+  const std::string path = gguf_dir_.path() + "/long-header.gguf";
+  ASSERT_TRUE(w.write(path));
+  ASSERT_GT(w.infos_end(), uint64_t{2} << 20);
+  server_.add_file("/files/long-header.gguf", path);
+  server_.fail_ranges_from(Block::plain, "/files/long-header.gguf", 512 << 10);
+  auto info = akview({"info", server_.url(Block::plain, "/files/long-header.gguf")});
+  EXPECT_EQ(info.exit_code, 1) << info.err;
+  EXPECT_NE(info.err.find("503"), std::string::npos) << info.err;
+  EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << info.err;
+
+  // A repository's listing: a model whose header cannot be fetched is a row that says why; the
+  // other models list (the prefetch of the listing's headers failing is not the listing's error).
+  const std::string cdn = server_.cdn_path("akview", "demo-all", "main", "llama-demo-q4km.gguf");
+  server_.status_once(Block::cdn, cdn, 503, 0, 1000);
+  auto list = akview({hf("demo-all"), "--json"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("503"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("llama-demo-bf16"), std::string::npos) << list.out;
 }
 
 TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {
