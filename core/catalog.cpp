@@ -312,7 +312,7 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
     return;
   }
   if (!model) {
-    entry.error = model.error().to_string();
+    entry.error = remote::display_text(model.error().to_string());
     entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
   }
@@ -324,7 +324,7 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   std::set<std::string> paths;
   for (const auto& f : model->files)
     if (paths.insert(f.path).second) {
-      entry.files.push_back({f.path, f.role, f.map.size()});
+      entry.files.push_back({remote::display_path(f.path), f.role, f.map.size()});
       entry.size_bytes += f.map.size();
     }
   std::map<std::string, CatalogType> by_type;

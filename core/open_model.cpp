@@ -38,7 +38,15 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     if (!local) return std::move(local).error();
     auto model = open_model(*local, options);
     remote::trace_phase("model opened");
-    if (model) model->path = path;   // disk_path stays the laid-out folder
+    if (!model) {
+      // Named as the user named it, not by the cache's paths.
+      Error e = std::move(model).error();
+      e.file = e.file == *local ? path : remote::display_path(e.file);
+      e.message = remote::display_text(std::move(e.message));
+      return e;
+    }
+    model->path = path;   // disk_path stays the laid-out folder
+    remote::show_remote_names(*model);
     return model;
   }
   // The parse reads remote files' headers through their mappings (a path in the cache is one): a

@@ -44,6 +44,11 @@ std::map<std::string, Registered>& registry() {
   static std::map<std::string, Registered> r;
   return r;
 }
+// The registry's keys by label: a remote model's files are named by their labels once it is open.
+std::map<std::string, std::string>& keys_by_label() {
+  static std::map<std::string, std::string> k;
+  return k;
+}
 
 std::string normal(const std::string& path) { return fs::path(path).lexically_normal().string(); }
 
@@ -79,6 +84,7 @@ Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteI
   auto file = RemoteFile::open(id, key);
   if (!file) return std::move(file).error();
   std::lock_guard lock(registry_mutex());
+  keys_by_label()[id.label] = key;
   registry()[key] = Registered{std::move(id), *file};
   return *file;
 }
@@ -485,13 +491,53 @@ std::shared_ptr<RemoteFile> remote_file_at(const std::string& path) {
   std::lock_guard lock(registry_mutex());
   if (registry().empty()) return nullptr;
   auto it = registry().find(normal(path));
+  if (it == registry().end())
+    if (auto k = keys_by_label().find(path); k != keys_by_label().end()) it = registry().find(k->second);
   return it == registry().end() ? nullptr : it->second.file;
 }
 
 std::string display_path(const std::string& path) {
   std::lock_guard lock(registry_mutex());
-  auto it = registry().find(normal(path));
-  return it == registry().end() ? path : it->second.identity.label;
+  if (registry().empty()) return path;
+  const std::string key = normal(path);
+  if (auto it = registry().find(key); it != registry().end()) return it->second.identity.label;
+  // A folder of stand-ins: the label of a file under it, less that file's path below the folder
+  // (hf://org/repo/sub/model.safetensors at CACHE/.../sub/model.safetensors: CACHE/.../sub is
+  // hf://org/repo/sub). Labels that do not end with the file's path (registry blobs) name no folder.
+  const std::string prefix = key.ends_with('/') ? key : key + "/";
+  auto it = registry().lower_bound(prefix);
+  if (it == registry().end() || !it->first.starts_with(prefix)) return path;
+  const std::string below = it->first.substr(prefix.size());
+  const std::string& label = it->second.identity.label;
+  if (label.size() <= below.size() + 1 || !label.ends_with("/" + below)) return path;
+  return label.substr(0, label.size() - below.size() - 1);
+}
+
+std::string display_text(std::string text) {
+  std::vector<std::pair<std::string, std::string>> folders;   // mirror folder -> its label
+  {
+    std::lock_guard lock(registry_mutex());
+    for (const auto& [key, r] : registry()) {
+      const std::string base = fs::path(key).filename().string();
+      if (r.identity.label.ends_with("/" + base))
+        folders.emplace_back(key.substr(0, key.size() - base.size() - 1),
+                             r.identity.label.substr(0, r.identity.label.size() - base.size() - 1));
+    }
+  }
+  // Longest folders first, so a file's own folder wins over one above it.
+  std::sort(folders.begin(), folders.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  for (const auto& [dir, label] : folders)
+    for (size_t at = 0; (at = text.find(dir, at)) != std::string::npos;) {
+      text.replace(at, dir.size(), label);
+      at += label.size();
+    }
+  return text;
+}
+
+void show_remote_names(Model& model) {
+  for (SourceFile& f : model.files) f.path = display_path(f.path);
 }
 
 RemoteUse remote_use() {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -278,6 +279,47 @@ TEST_F(RemoteOpen, AShardedModelOpensInTwoRoundsOfRequests) {
   EXPECT_GE(rounds[1], 4) << r.err;   // config.json, the index, two shards (and any other small text)
 }
 
+TEST_F(RemoteOpen, PathsShownAreAddressesNotTheCache) {
+  // Reports name a remote model's files by their addresses ...
+  auto info = akview({"info", hf("demo-bf16"), "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  auto j = nlohmann::json::parse(info.out, nullptr, false);
+  ASSERT_TRUE(j.contains("files")) << info.out;
+  ASSERT_EQ(j["files"].size(), 3u) << info.out;
+  for (const auto& f : j["files"]) EXPECT_TRUE(f["path"].get<std::string>().starts_with(hf("demo-bf16/"))) << f.dump();
+  for (const char* command : {"tensors", "meta", "layout"}) {
+    auto r = akview({command, hf("demo-bf16"), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_EQ(r.out.find(cache_.path()), std::string::npos) << command << ": " << r.out.substr(0, 2000);
+  }
+  // ... so does the model list of a repository (the files of each row) ...
+  auto list = akview({hf("demo-all"), "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto rows = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_FALSE(rows.is_discarded()) << list.out;
+  const std::string text = rows.dump();
+  EXPECT_NE(text.find(hf("demo-all/llama-demo-q4km.gguf")), std::string::npos) << text;
+  std::function<void(const nlohmann::json&)> no_cache_files = [&](const nlohmann::json& v) {
+    if (v.is_object()) {
+      if (v.contains("files") && v["files"].is_array())
+        for (const auto& f : v["files"]) EXPECT_EQ(f.dump().find(cache_.path()), std::string::npos) << f.dump();
+      for (const auto& [k, e] : v.items()) no_cache_files(e);
+    } else if (v.is_array()) {
+      for (const auto& e : v) no_cache_files(e);
+    }
+  };
+  no_cache_files(rows);
+  // ... and an error: a shard the index names that the repository lacks.
+  fs::create_directories(gguf_dir_.path() + "/broken");
+  for (const char* f : {"model.safetensors.index.json", "model-00001-of-00002.safetensors"})
+    fs::copy_file(kDemo / "llama-demo-bf16" / f, gguf_dir_.path() + "/broken/" + f);
+  server_.add_repo("akview", "broken", "main", "", gguf_dir_.path() + "/broken");
+  auto broken = akview({"info", hf("broken")});
+  EXPECT_EQ(broken.exit_code, 1) << broken.err;
+  EXPECT_EQ(broken.err.find(cache_.path()), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find(hf("broken/model-00002-of-00002.safetensors")), std::string::npos) << broken.err;
+}
+
 TEST_F(RemoteOpen, ARepositoryOfSeveralModelsIsAList) {
   auto r = akview({hf("demo-all"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -466,6 +508,32 @@ TEST_F(RemoteOpen, AnAddressTypedIntoTheModelListOpens) {
   EXPECT_NE(title.find("remote"), std::string::npos) << title;
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
+}
+
+TEST_F(RemoteOpen, TheViewShowsAddressesAndNoChangeOnDisk) {
+  Terminal term;
+  const EnvOverrides env = terminal_env();
+  // The model list of a repository: the panel under it names the chosen model by its address.
+  term.start({AKVIEW_BINARY, hf("demo-all")}, {120, 30}, env);
+  ASSERT_TRUE(term.wait_for_text("hf://akview/demo-all/", std::chrono::seconds(15)))
+      << ::testing::PrintToString(term.screen_text());
+  EXPECT_LT(term.screen().find_row("/hub/127.0.0.1"), 0) << ::testing::PrintToString(term.screen_text());
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
+  // A model open: its files are named by their addresses, and fetching into the cache (which
+  // rewrites the stand-ins) is no change on disk.
+  Terminal view;
+  view.start({AKVIEW_BINARY, hf("demo-q4km")}, {120, 30}, env);
+  ASSERT_TRUE(view.wait_for_text("blk.0.attn_q.weight", std::chrono::seconds(15)))
+      << ::testing::PrintToString(view.screen_text());
+  view.send_key("Enter");   // the tensor's detail: its file, and its data read (fetched into the stand-in)
+  EXPECT_TRUE(view.wait_for_text("hf://akview/demo-q4km/llama-demo-q4km.gguf", std::chrono::seconds(5)))
+      << ::testing::PrintToString(view.screen_text());
+  EXPECT_FALSE(view.wait_for_text("CHANGED ON DISK", std::chrono::seconds(3)))
+      << ::testing::PrintToString(view.screen_text());
+  view.send_key("q");
+  view.send_key("q");
+  EXPECT_EQ(view.wait_exit(std::chrono::seconds(5)), 0);
 }
 
 // For trying things by hand: AKVIEW_TEST_SERVE=1 keeps the servers of this fixture up and prints
