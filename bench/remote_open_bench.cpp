@@ -10,7 +10,11 @@
 // <= header + 256 KiB per file (redirects not counted); the 163-shard open within 8 delays plus the
 // transfer of its headers at the link rate measured in the same run.
 // Usage: remote_open_bench [--akview PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep]
-//                          [--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR]
+//                          [--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR] [--trace] [--serve]
+// --serve: only start the servers with the models and print the environment and addresses, for runs
+// by hand (AKVIEW_HTTP_TRACE=1 akview info ADDRESS); Enter stops them.
+// --trace: akview runs with AKVIEW_HTTP_TRACE=1 and its stderr of each model's last run is printed
+// (every answer with its time since the start, and the open's phases).
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -198,6 +202,7 @@ struct Row {
   int exit_code = 0;
   std::string failure;       // first line of stderr (or the peer's error)
   std::string peer_result;   // tensors / files the peer reported
+  std::string trace;         // akview's stderr with AKVIEW_HTTP_TRACE (--trace)
 };
 
 std::string mib(uint64_t bytes) { return fmt::format("{:.2f}", bytes / 1048576.0); }
@@ -209,7 +214,7 @@ int main(int argc, char** argv) {
   std::string peers = std::string(AKVIEW_SOURCE_DIR) + "/bench/peers";
   std::string root = (fs::temp_directory_path() / "akview_remote_bench").string();
   int runs = 3, delay_ms = 50;
-  bool keep = false, per_file = false;
+  bool keep = false, per_file = false, trace = false, serve = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--akview" && i + 1 < argc) binary = argv[++i];
@@ -221,10 +226,12 @@ int main(int argc, char** argv) {
     else if (a == "--peers" && i + 1 < argc) peers = argv[++i];
     else if (a == "--keep") keep = true;
     else if (a == "--per-file") per_file = true;
+    else if (a == "--trace") trace = true;
+    else if (a == "--serve") serve = true;
     else {
       std::fprintf(stderr,
                    "usage: remote_open_bench [--akview PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep] "
-                   "[--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR]\n");
+                   "[--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR] [--trace] [--serve]\n");
       return 2;
     }
   }
@@ -288,6 +295,15 @@ int main(int argc, char** argv) {
   models[3].address =
       server.url(Block::hub, server.resolve_path("bench", "llama-demo-gguf", "main", "llama-demo-q4km.gguf"));
 
+  if (serve) {
+    for (const auto& v : server.client_env()) std::printf("export %s\n", v.c_str());
+    for (const auto& m : models) std::printf("# %s: %s\n", m.label.c_str(), m.address.c_str());
+    std::printf("# Enter stops the servers\n");
+    std::fflush(stdout);
+    std::getchar();
+    return 0;
+  }
+
   const fs::path scratch = fs::path(root) / "scratch";
   fs::create_directories(scratch);
 
@@ -347,6 +363,7 @@ int main(int argc, char** argv) {
         std::vector<std::string> env = env0;
         env.push_back("XDG_CACHE_HOME=" + cache.string());
         env.push_back("HF_HOME=" + (cache / "hf").string());
+        if (trace && tools[t].akview) env.push_back("AKVIEW_HTTP_TRACE=1");
         server.clear_access_logs();
         const ProcessResult r = run(args, env, scratch, !tools[t].akview || t == 0);
         std::this_thread::sleep_for(std::chrono::milliseconds(100));   // nginx logs just after the last byte
@@ -354,6 +371,7 @@ int main(int argc, char** argv) {
         row.walls.push_back(r.seconds);
         row.traffic = count(server, m.repo);
         row.exit_code = r.exit_code;
+        if (trace && tools[t].akview) row.trace = r.err;
         row.failure.clear();
         if (r.exit_code != 0) row.failure = first_line(r.err);
         if (!tools[t].akview) {
@@ -407,6 +425,7 @@ int main(int argc, char** argv) {
         }
         std::printf("%s\n", verdict.c_str());
       }
+      if (!row.trace.empty()) std::printf("    trace of the last run:\n%s", row.trace.c_str());
       if (per_file)
         for (const auto& [path, f] : row.traffic.files) {
           const auto known = m.files.find(path);

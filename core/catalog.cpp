@@ -21,6 +21,7 @@
 #include "core/formats/safetensors.hpp"
 #include "core/natural_order.hpp"
 #include "core/remote/address.hpp"
+#include "core/remote/fault_mapping.hpp"
 #include "core/remote/mirror.hpp"
 
 namespace akview {
@@ -245,7 +246,7 @@ std::optional<std::vector<CatalogEntry>> list_catalog(const std::string& path) {
   // A remote repository: listed as it is laid out in the cache (core/remote/mirror.hpp); an address
   // that cannot be laid out is no catalog (opening it says why).
   if (remote::is_remote_address(path)) {
-    auto local = remote::materialize(path);
+    auto local = remote::materialize(path, /*for_listing=*/true);
     return local ? list_catalog(*local) : std::nullopt;
   }
   if (!is_directory(path)) return std::nullopt;
@@ -301,15 +302,17 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   OpenOptions options;
   options.cancel = cancel;
   Result<Model> model = make_error(ErrorCode::io, entry.open_path, kNoOffset, "not opened");
+  // A remote header that cannot be fetched is this entry's error (core/remote/fault_mapping.hpp).
+  remote::FetchFailureScope fetches;
   try {
-    model = open_one_model(entry.open_path, options);   // an entry is one model by construction
-  } catch (const std::exception& e) {                   // bad_alloc and the like: one line, the other entries go on
+    model = fetches.checked(open_one_model(entry.open_path, options));   // an entry is one model by construction
+  } catch (const std::exception& e) {   // bad_alloc and the like: one line, the other entries go on
     entry.error = fmt::format("{}: {}", entry.open_path, e.what());
     entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
   }
   if (!model) {
-    entry.error = model.error().to_string();
+    entry.error = remote::display_text(model.error().to_string());
     entry.size_bytes = bytes_on_disk(entry.open_path);
     return;
   }
@@ -321,7 +324,7 @@ void describe_catalog_entry(CatalogEntry& entry, const std::atomic<bool>* cancel
   std::set<std::string> paths;
   for (const auto& f : model->files)
     if (paths.insert(f.path).second) {
-      entry.files.push_back({f.path, f.role, f.map.size()});
+      entry.files.push_back({remote::display_path(f.path), f.role, f.map.size()});
       entry.size_bytes += f.map.size();
     }
   std::map<std::string, CatalogType> by_type;

@@ -7,6 +7,8 @@
 #include "core/formats/format.hpp"
 #include "core/formats/recognised.hpp"
 #include "core/remote/address.hpp"
+#include "core/remote/fault_mapping.hpp"
+#include "core/remote/http.hpp"
 #include "core/remote/mirror.hpp"
 
 namespace akview {
@@ -35,11 +37,23 @@ Result<Model> open_model(const std::string& path, const OpenOptions& options) {
     auto local = remote::materialize(path);
     if (!local) return std::move(local).error();
     auto model = open_model(*local, options);
-    if (model) model->path = path;   // disk_path stays the laid-out folder
+    remote::trace_phase("model opened");
+    if (!model) {
+      // Named as the user named it, not by the cache's paths.
+      Error e = std::move(model).error();
+      e.file = e.file == *local ? path : remote::display_path(e.file);
+      e.message = remote::display_text(std::move(e.message));
+      return e;
+    }
+    model->path = path;   // disk_path stays the laid-out folder
+    remote::show_remote_names(*model);
     return model;
   }
-  AKV_TRY(refuse_several_models(path));
-  return open_one_model(path, options);
+  // The parse reads remote files' headers through their mappings (a path in the cache is one): a
+  // header that cannot be fetched is the open's error, not a SIGBUS (core/remote/fault_mapping.hpp).
+  remote::FetchFailureScope fetches;
+  AKV_TRY(fetches.checked(refuse_several_models(path)));
+  return fetches.checked(open_one_model(path, options));
 }
 
 }   // namespace akview

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -29,6 +30,60 @@ uint64_t page_size() {
 uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 class Mapping;
+
+}   // namespace
+
+// Which threads are inside a FetchFailureScope: the fault server looks the faulting thread up.
+class FaultScopes {
+ public:
+  static FaultScopes& get() {
+    static FaultScopes* s = new FaultScopes();   // never destroyed: the fault server uses it
+    return *s;
+  }
+  void push(FetchFailureScope* scope) {
+    std::lock_guard lock(mutex_);
+    auto& top = by_thread_[scope->tid_];
+    scope->outer_ = top;
+    top = scope;
+  }
+  void pop(FetchFailureScope* scope) {
+    std::lock_guard lock(mutex_);
+    if (scope->outer_) by_thread_[scope->tid_] = scope->outer_;
+    else by_thread_.erase(scope->tid_);
+  }
+  // Records `e` for thread `tid`'s innermost scope; false when it has none.
+  bool record(pid_t tid, const Error& e) {
+    std::lock_guard lock(mutex_);
+    auto it = by_thread_.find(tid);
+    if (tid == 0 || it == by_thread_.end()) return false;
+    std::lock_guard scope_lock(it->second->mutex_);
+    if (!it->second->failure_) it->second->failure_ = e;
+    return true;
+  }
+  // Whether thread `tid`'s innermost scope has seen a failure already (its later faults need no try).
+  bool failed(pid_t tid) {
+    std::lock_guard lock(mutex_);
+    auto it = by_thread_.find(tid);
+    if (tid == 0 || it == by_thread_.end()) return false;
+    std::lock_guard scope_lock(it->second->mutex_);
+    return it->second->failure_.has_value();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<pid_t, FetchFailureScope*> by_thread_;
+};
+
+FetchFailureScope::FetchFailureScope() : tid_(static_cast<pid_t>(syscall(SYS_gettid))), outer_(nullptr) {
+  FaultScopes::get().push(this);
+}
+FetchFailureScope::~FetchFailureScope() { FaultScopes::get().pop(this); }
+std::optional<Error> FetchFailureScope::failure() const {
+  std::lock_guard lock(mutex_);
+  return failure_;
+}
+
+namespace {
 
 // The process's one userfaultfd and the thread that serves its faults.
 class FaultServer {
@@ -68,9 +123,21 @@ class FaultServer {
     }
     uffdio_api api{};
     api.api = UFFD_API;
-    if (ioctl(fd_, UFFDIO_API, &api) != 0) {
-      unavailable_ = fmt::format("userfaultfd refused its API handshake ({})", std::strerror(errno));
+    api.features = UFFD_FEATURE_THREAD_ID;   // the faulting thread, for FetchFailureScope
+    bool agreed = ioctl(fd_, UFFDIO_API, &api) == 0;
+    if (!agreed) {
+      // A kernel without the feature refuses the handshake, and an fd takes one handshake only.
       ::close(fd_);
+      fd_ = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK));
+      if (fd_ < 0)
+        fd_ = static_cast<int>(syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | 1 /* UFFD_USER_MODE_ONLY */));
+      api = uffdio_api{};
+      api.api = UFFD_API;
+      agreed = fd_ >= 0 && ioctl(fd_, UFFDIO_API, &api) == 0;
+    }
+    if (!agreed) {
+      unavailable_ = fmt::format("userfaultfd refused its API handshake ({})", std::strerror(errno));
+      if (fd_ >= 0) ::close(fd_);
       fd_ = -1;
       return;
     }
@@ -98,44 +165,60 @@ class Mapping final : public MappingHooks {
   uint64_t end() const { return begin() + length_; }
   RemoteFile& file() { return *file_; }
 
-  // Serves a fault at `offset`: fetch, then copy what was fetched around it into the mapping.
-  void serve(uint64_t offset) {
-    auto span = file_->fetch_for_read(offset);
-    if (!span) {
-      poison(offset);
+  // Serves a fault of thread `tid` at `offset`: fetch, then copy what was fetched from it on into
+  // the mapping. A failure is zeros for a thread in a FetchFailureScope, SIGBUS for any other.
+  void serve(uint64_t offset, pid_t tid) {
+    if (FaultScopes::get().failed(tid)) {   // its open failed already: no more tries
+      zero_page(offset);
       return;
     }
-    uint64_t b = span->first / page_size() * page_size();
-    uint64_t e = std::min(length_, round_up(span->second, page_size()));
-    // The faulting page must be in it; copy at most kMaxCopyBytes around it.
-    const uint64_t page = offset / page_size() * page_size();
-    if (e - b > kMaxCopyBytes) {
-      b = std::max(b, page >= kMaxCopyBytes / 2 ? page - kMaxCopyBytes / 2 : 0);
-      b = b / page_size() * page_size();
-      e = std::min(e, b + kMaxCopyBytes);
+    auto span = file_->fetch_for_read(offset);
+    if (!span) {
+      if (FaultScopes::get().record(tid, span.error())) zero_page(offset);
+      else poison(offset);
+      return;
     }
-    buffer_.assign(e - b, 0);
+    // From the faulting page on (readers go forward: a header parse, a tensor's rows), at most
+    // kMaxCopyBytes. Pages before it were copied by earlier faults, or are read less often than
+    // they would cost: each page already present is one more failed UFFDIO_COPY (EEXIST).
+    const uint64_t page = offset / page_size() * page_size();
+    const uint64_t b = page;
+    const uint64_t e = std::min({length_, round_up(span->second, page_size()), b + kMaxCopyBytes});
+    // One buffer for every mapping (only the server thread serves faults), grown to the largest
+    // copy, never freed (the thread outlives static teardown); not zeroed: pread fills it, and the
+    // tail past the file's end is zeroed here.
+    static uint8_t* buffer = nullptr;
+    static uint64_t buffer_bytes = 0;
+    if (buffer_bytes < e - b) {
+      delete[] buffer;
+      buffer = new uint8_t[e - b];
+      buffer_bytes = e - b;
+    }
     const uint64_t file_end = std::min(e, file_->size());
+    std::memset(buffer + (file_end - b), 0, e - file_end);
     uint64_t done = 0;
     while (b + done < file_end) {
-      ssize_t n = pread(file_->fd(), buffer_.data() + done, file_end - b - done, static_cast<off_t>(b + done));
+      ssize_t n = pread(file_->fd(), buffer + done, file_end - b - done, static_cast<off_t>(b + done));
       if (n <= 0) break;
       done += static_cast<uint64_t>(n);
     }
     if (b + done < file_end) {
-      poison(offset);
+      Error e = make_error(ErrorCode::io, file_->standin_path(), b + done,
+                           fmt::format("cannot read the cache file: {}", std::strerror(errno)));
+      if (FaultScopes::get().record(tid, e)) zero_page(offset);
+      else poison(offset);
       return;
     }
-    copy(b, e);
+    copy(buffer, b, e);
   }
 
   // Pages of [b, e) that are already present are skipped (EEXIST); the others are filled.
-  void copy(uint64_t b, uint64_t e) {
+  void copy(const uint8_t* from, uint64_t b, uint64_t e) {
     uint64_t at = b;
     while (at < e) {
       uffdio_copy c{};
       c.dst = begin() + at;
-      c.src = reinterpret_cast<uint64_t>(buffer_.data() + (at - b));
+      c.src = reinterpret_cast<uint64_t>(from + (at - b));
       c.len = e - at;
       c.mode = 0;
       if (ioctl(FaultServer::get().fd(), UFFDIO_COPY, &c) == 0) return;
@@ -150,6 +233,14 @@ class Mapping final : public MappingHooks {
       }
       return;   // the mapping went away (ENOENT / ESRCH): nothing to wake
     }
+  }
+
+  // The faulting page, zeros: for a reader in a FetchFailureScope, whose open fails anyway.
+  void zero_page(uint64_t offset) {
+    uffdio_zeropage z{};
+    z.range.start = begin() + offset / page_size() * page_size();
+    z.range.len = page_size();
+    while (ioctl(FaultServer::get().fd(), UFFDIO_ZEROPAGE, &z) != 0 && errno == EAGAIN) z.zeropage = 0;
   }
 
   // A chunk whose bytes cannot be had: an empty file mapped over it makes its reads raise SIGBUS.
@@ -194,7 +285,6 @@ class Mapping final : public MappingHooks {
   std::shared_ptr<RemoteFile> file_;
   uint8_t* base_;
   uint64_t length_;
-  std::vector<uint8_t> buffer_;   // used by the server thread only
   std::mutex mutex_;
   int empty_fd_ = -1;
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
@@ -221,7 +311,7 @@ void FaultServer::serve() {
       ioctl(fd_, UFFDIO_WAKE, &wake);
       continue;
     }
-    m->serve(address - m->begin());
+    m->serve(address - m->begin(), static_cast<pid_t>(msg.arg.pagefault.feat.ptid));
   }
 }
 

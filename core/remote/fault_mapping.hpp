@@ -12,11 +12,20 @@
 // which core/fault_guard turns into the fetch's error on guarded reads (the hooks in
 // mapped_file.hpp give its message and make the chunk fetchable again). Reads that core checks
 // before they run (check_mapped_range: compute, decoders, copies) fetch their whole range first,
-// in parallel requests, and fail cleanly.
+// in parallel requests, and fail cleanly. Reads that nothing guards — a format's header parse at
+// open, which also leaves names and metadata pointing into the mapping — run inside a
+// FetchFailureScope: there a fetch that fails fills the faulting page with zeros instead, the
+// scope keeps the fetch's error, and the open returns that error (the model it parsed from zeros,
+// with its mappings, is thrown away). So a header that cannot be fetched is a one-line error, and
+// a model that opened has every header page it read in its mappings.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "core/mapped_file.hpp"
@@ -27,5 +36,36 @@ namespace akview::remote {
 
 // The MappedFile of a remote file: reads fetch on first touch (see above).
 Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path);
+
+// While one lives, this thread's reads of remote mappings whose bytes cannot be fetched read zeros
+// and are recorded (see above); scopes nest (the innermost records). Faults of other threads are
+// not affected. Where the kernel cannot name the faulting thread (UFFD_FEATURE_THREAD_ID, Linux
+// 4.14), such reads raise SIGBUS as outside a scope.
+class FetchFailureScope {
+ public:
+  FetchFailureScope();
+  ~FetchFailureScope();
+  FetchFailureScope(const FetchFailureScope&) = delete;
+  FetchFailureScope& operator=(const FetchFailureScope&) = delete;
+  // The first fetch that failed in the scope, if one did.
+  std::optional<Error> failure() const;
+  // `result`, or the scope's failure where a fetch failed (what was read then was zeros).
+  template <typename T>
+  Result<T> checked(Result<T> result) const {
+    if (auto f = failure()) return *f;
+    return result;
+  }
+  Status checked(Status status) const {
+    if (auto f = failure()) return *f;
+    return status;
+  }
+
+ private:
+  friend class FaultScopes;
+  pid_t tid_;
+  FetchFailureScope* outer_;
+  mutable std::mutex mutex_;
+  std::optional<Error> failure_;
+};
 
 }   // namespace akview::remote

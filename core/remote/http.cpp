@@ -611,6 +611,11 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
   return out;
 }
 
+void trace_phase(const std::string& what) {
+  static const bool on = std::getenv("AKVIEW_HTTP_TRACE") != nullptr;
+  if (on) std::fprintf(stderr, "akview http: %.3f -- %s\n", trace_clock(), what.c_str());
+}
+
 HttpClient& http_client() {
   static HttpClient client;
   return client;

@@ -79,6 +79,9 @@ HttpClient& http_client();
 TransferStats transfer_stats();
 // The Hub's address (HF_ENDPOINT, else https://huggingface.co), without a trailing slash.
 std::string hub_endpoint();
+// With AKVIEW_HTTP_TRACE set: `what` on stderr with the seconds since the client started (the open's
+// phases between the answers the client prints).
+void trace_phase(const std::string& what);
 // scheme://host[:port] of a URL, lower-case ("" when it is not an http(s) URL).
 std::string url_origin(const std::string& url);
 

@@ -41,14 +41,16 @@ std::string next_link(const std::string& link) {
   return {};
 }
 
-Result<nlohmann::json> get_json(const std::string& url, const std::string& label, HttpResponse* out = nullptr,
-                                const std::string& accept = {}) {
+HttpRequest api_request(const std::string& url, const std::string& label) {
   HttpRequest r;
   r.url = url;
   r.label = label;
   r.max_body = kMaxApiBody;
-  r.accept = accept;
-  auto resp = http_client().run_one(r);
+  return r;
+}
+
+Result<nlohmann::json> parse_json(Result<HttpResponse> resp, const std::string& url, const std::string& label,
+                                  HttpResponse* out) {
   if (!resp) return std::move(resp).error();
   auto j = nlohmann::json::parse(resp->body, nullptr, false);
   if (j.is_discarded())
@@ -57,19 +59,15 @@ Result<nlohmann::json> get_json(const std::string& url, const std::string& label
   return j;
 }
 
-}   // namespace
-
-bool is_commit_hash(const std::string& revision) {
-  if (revision.size() != 40) return false;
-  for (char c : revision)
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
-  return true;
+Result<nlohmann::json> get_json(const std::string& url, const std::string& label, HttpResponse* out = nullptr) {
+  return parse_json(http_client().run_one(api_request(url, label)), url, label, out);
 }
 
-Result<std::string> hub_resolve_commit(const Address& a) {
-  if (is_commit_hash(a.revision)) return a.revision;
-  const std::string label = fmt::format("hf://{}@{}", a.repo, a.revision);
-  auto j = get_json(fmt::format("{}/api/models/{}/revision/{}", a.endpoint, a.repo, encode(a.revision, false)), label);
+std::string revision_url(const Address& a) {
+  return fmt::format("{}/api/models/{}/revision/{}", a.endpoint, a.repo, encode(a.revision, false));
+}
+
+Result<std::string> commit_of(Result<nlohmann::json> j, const std::string& label) {
   if (!j) return std::move(j).error();
   if (!j->is_object() || !j->contains("sha") || !(*j)["sha"].is_string() ||
       !is_commit_hash((*j)["sha"].get<std::string>()))
@@ -77,16 +75,19 @@ Result<std::string> hub_resolve_commit(const Address& a) {
   return (*j)["sha"].get<std::string>();
 }
 
-Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string& commit, const std::string& dir) {
-  const std::string label = fmt::format("hf://{}@{}", a.repo, a.revision);
-  std::string url = fmt::format("{}/api/models/{}/tree/{}{}{}?recursive=true", a.endpoint, a.repo, commit,
-                                dir.empty() ? "" : "/", encode(dir, true));
+std::string tree_url(const Address& a, const std::string& ref, const std::string& dir) {
+  return fmt::format("{}/api/models/{}/tree/{}{}{}?recursive=true", a.endpoint, a.repo, encode(ref, false),
+                     dir.empty() ? "" : "/", encode(dir, true));
+}
+
+// Every page of a listing whose first page is `first` (asked at `url`).
+Result<std::vector<TreeEntry>> read_tree_pages(Result<HttpResponse> first, std::string url, const std::string& label) {
   std::vector<TreeEntry> out;
   for (int page = 0; !url.empty(); ++page) {
     if (page >= kMaxTreePages)
       return make_error(ErrorCode::count_too_large, label, kNoOffset, "the file list has too many pages");
     HttpResponse resp;
-    auto j = get_json(url, label, &resp);
+    auto j = page == 0 ? parse_json(std::move(first), url, label, &resp) : get_json(url, label, &resp);
     if (!j) return std::move(j).error();
     if (!j->is_array())
       return make_error(ErrorCode::schema, label, kNoOffset, "the Hub's file list is not a JSON array");
@@ -109,6 +110,36 @@ Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string
     url = next_link(resp.header("link"));
   }
   return out;
+}
+
+}   // namespace
+
+bool is_commit_hash(const std::string& revision) {
+  if (revision.size() != 40) return false;
+  for (char c : revision)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string& commit, const std::string& dir) {
+  const std::string label = fmt::format("hf://{}@{}", a.repo, a.revision);
+  const std::string url = tree_url(a, commit, dir);
+  return read_tree_pages(http_client().run_one(api_request(url, label)), url, label);
+}
+
+Result<HubListing> hub_resolve_and_list(const Address& a, const std::string& dir) {
+  const std::string label = fmt::format("hf://{}@{}", a.repo, a.revision);
+  if (is_commit_hash(a.revision)) {
+    auto entries = hub_list_tree(a, a.revision, dir);
+    if (!entries) return HubListing{a.revision, std::move(entries)};
+    return HubListing{a.revision, std::move(*entries)};
+  }
+  const std::string url = tree_url(a, a.revision, dir);
+  const HttpRequest both[] = {api_request(revision_url(a), label), api_request(url, label)};
+  auto answers = http_client().run(both);
+  auto commit = commit_of(parse_json(std::move(answers[0]), both[0].url, label, nullptr), label);
+  if (!commit) return std::move(commit).error();
+  return HubListing{*commit, read_tree_pages(std::move(answers[1]), url, label)};
 }
 
 std::string hub_file_url(const Address& a, const std::string& commit, const std::string& path) {

@@ -21,9 +21,17 @@ struct TreeEntry {
 };
 
 bool is_commit_hash(const std::string& revision);
-Result<std::string> hub_resolve_commit(const Address& a);
 // Every entry under `dir` (recursive), every page of the listing.
 Result<std::vector<TreeEntry>> hub_list_tree(const Address& a, const std::string& commit, const std::string& dir);
+// The commit of `a`'s revision and the listing of `dir` at it, asked at once (the listing by the
+// revision's name, as huggingface_hub asks it: one round trip instead of two). A branch that moves
+// between the two answers shows as a file whose size or content hash differs from the listing when
+// its bytes are asked for (ErrorCode::changed), never as a mix. A failed listing leaves the commit.
+struct HubListing {
+  std::string commit;
+  Result<std::vector<TreeEntry>> entries;
+};
+Result<HubListing> hub_resolve_and_list(const Address& a, const std::string& dir);
 std::string hub_file_url(const Address& a, const std::string& commit, const std::string& path);
 
 // The registry manifest of `a` (JSON text).

@@ -44,6 +44,11 @@ std::map<std::string, Registered>& registry() {
   static std::map<std::string, Registered> r;
   return r;
 }
+// The registry's keys by label: a remote model's files are named by their labels once it is open.
+std::map<std::string, std::string>& keys_by_label() {
+  static std::map<std::string, std::string> k;
+  return k;
+}
 
 std::string normal(const std::string& path) { return fs::path(path).lexically_normal().string(); }
 
@@ -79,6 +84,7 @@ Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteI
   auto file = RemoteFile::open(id, key);
   if (!file) return std::move(file).error();
   std::lock_guard lock(registry_mutex());
+  keys_by_label()[id.label] = key;
   registry()[key] = Registered{std::move(id), *file};
   return *file;
 }
@@ -135,29 +141,52 @@ std::string host_dir(const std::string& url) {
   return h;
 }
 
-// The headers of the weight files of the model at `dir` (or of `file`): the index's shards, or the
-// folder's weight files when there are few, all fetched at once.
-Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names) {
-  std::vector<std::shared_ptr<RemoteFile>> files;
-  std::vector<std::string> picked;
+// Whether `name` is written as one shard of a set: NAME-00001-of-00004.safetensors.
+bool is_shard_name(const std::string& name) {
+  static constexpr std::string_view kSuffix = ".safetensors";
+  if (!ends_with(name, kSuffix)) return false;
+  const std::string stem = name.substr(0, name.size() - kSuffix.size());
+  const auto of = stem.rfind("-of-");
+  if (of == std::string::npos || of + 4 == stem.size()) return false;
+  const auto dash = stem.rfind('-', of - 1);
+  if (dash == std::string::npos || dash + 1 == of) return false;
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(std::string_view(stem).substr(dash + 1, of - dash - 1)) &&
+         digits(std::string_view(stem).substr(of + 4));
+}
+
+// The headers of the weight files of the model at `dir` (`names`: its files, relative to it), with
+// the small text files of `texts` and the model's SafeTensors index, all in the same two rounds of
+// requests. The shards are taken from the listing (NAME-0000i-of-0000n.safetensors beside the
+// index), not from the index: waiting for the index (tens of MB for a big model) and scanning it
+// would cost its transfer and two more round trips before the first shard's header is asked for.
+// A shard the index names under another name gets its header when the opener maps it.
+Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names,
+                         std::vector<std::shared_ptr<RemoteFile>> texts) {
+  std::vector<std::string> picked, shards;
+  bool has_index = false;
   for (const auto& n : names) {
-    if (!ends_with(n, ".safetensors.index.json")) continue;
-    // The index first, whole (a big model's runs to tens of MB): it names the shards.
-    if (auto index = remote_file_at(dir + "/" + n)) {
-      if (index->size() > kMaxIndexBytes) continue;
-      AKV_TRY(index->ensure(0, index->size(), ~uint64_t{0}));   // one request
+    if (n.find('/') != std::string::npos) continue;   // only the folder's own files
+    if (ends_with(n, ".safetensors.index.json")) {
+      has_index = true;
+      auto index = remote_file_at(dir + "/" + n);
+      if (index && index->size() <= kMaxIndexBytes && !is_whole_text(n, index->size())) texts.push_back(index);
+    } else if (is_weight_file(n)) {
+      picked.push_back(n);
+      if (is_shard_name(n)) shards.push_back(n);
     }
-    for (const auto& s : index_shards(dir + "/" + n)) picked.push_back(s);
   }
-  if (picked.empty()) {
-    for (const auto& n : names)
-      if (is_weight_file(n) && n.find('/') == std::string::npos) picked.push_back(n);
-    if (picked.size() > kMaxHeadsAtOpen) picked.clear();   // a folder of many models: headers when listed
-  }
+  if (has_index && !shards.empty()) picked = std::move(shards);
+  else if (!has_index && picked.size() > kMaxHeadsAtOpen) picked.clear();   // many models: headers when listed
+  std::vector<std::shared_ptr<RemoteFile>> files;
   for (const auto& n : picked)
     if (auto f = remote_file_at(dir + "/" + n)) files.push_back(f);
-  if (std::getenv("AKVIEW_HTTP_TRACE")) std::fprintf(stderr, "akview http: %zu headers to fetch\n", files.size());
-  return RemoteFile::ensure_heads(files);
+  trace_phase(fmt::format("fetch {} headers and {} whole files", files.size(), texts.size()));
+  Status heads = RemoteFile::ensure_heads(files, texts);
+  trace_phase("headers fetched");
+  return heads;
 }
 
 // --- the Hub -------------------------------------------------------------------------------------
@@ -194,30 +223,41 @@ void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& ent
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
-Result<std::string> materialize_hub(const Address& a) {
-  auto commit = hub_resolve_commit(a);
-  if (!commit) return std::move(commit).error();
-  const std::string mirror = fmt::format("{}/hub/{}/{}/{}", cache_root(), host_dir(a.endpoint), a.repo, *commit);
-  std::error_code ec;
-  fs::create_directories(mirror, ec);
+Result<std::string> materialize_hub(const Address& a, bool for_listing) {
   // List the folder that holds the path (the path may be a file or a folder: the listing says which).
   std::string list_dir = a.path;
   if (a.path_is_file) list_dir = fs::path(a.path).parent_path().string();
-  const std::string cache_file = tree_cache_path(mirror, list_dir);
-  std::vector<TreeEntry> entries;
-  if (auto cached = read_tree_cache(cache_file)) {
-    entries = std::move(*cached);
-  } else {
-    auto listed = hub_list_tree(a, *commit, list_dir);
-    if (!listed && !a.path_is_file && !a.path.empty() && listed.error().code == ErrorCode::network) {
-      // hf://org/repo/file: list its folder instead.
-      list_dir = fs::path(a.path).parent_path().string();
-      listed = hub_list_tree(a, *commit, list_dir);
+  trace_phase("resolve the revision and list the tree");
+  // A revision pinned by commit lists what it listed last time (kept in its mirror); a branch is
+  // resolved and listed again, both in one round trip.
+  auto mirror_of = [&](const std::string& commit) {
+    return fmt::format("{}/hub/{}/{}/{}", cache_root(), host_dir(a.endpoint), a.repo, commit);
+  };
+  std::optional<std::vector<TreeEntry>> pinned;
+  if (is_commit_hash(a.revision)) pinned = read_tree_cache(tree_cache_path(mirror_of(a.revision), list_dir));
+  auto listing =
+      pinned ? Result<HubListing>(HubListing{a.revision, std::move(*pinned)}) : hub_resolve_and_list(a, list_dir);
+  if (!listing) return std::move(listing).error();
+  const std::string commit = listing->commit;
+  const std::string mirror = mirror_of(commit);
+  std::error_code ec;
+  fs::create_directories(mirror, ec);
+  if (!pinned && is_commit_hash(a.revision) && listing->entries)
+    write_tree_cache(tree_cache_path(mirror, list_dir), *listing->entries);
+  auto listed = std::move(listing->entries);
+  if (!listed && !a.path_is_file && !a.path.empty() && listed.error().code == ErrorCode::network) {
+    // hf://org/repo/file: list its folder instead (a listing at a commit does not change: kept).
+    list_dir = fs::path(a.path).parent_path().string();
+    const std::string cache_file = tree_cache_path(mirror, list_dir);
+    if (auto cached = read_tree_cache(cache_file)) {
+      listed = std::move(*cached);
+    } else {
+      listed = hub_list_tree(a, commit, list_dir);
+      if (listed) write_tree_cache(cache_file, *listed);
     }
-    if (!listed) return std::move(listed).error();
-    entries = std::move(*listed);
-    write_tree_cache(tree_cache_path(mirror, list_dir), entries);
   }
+  if (!listed) return std::move(listed).error();
+  std::vector<TreeEntry> entries = std::move(*listed);
   bool path_is_file = false;
   for (const auto& e : entries)
     if (!e.is_dir && e.path == a.path) path_is_file = true;
@@ -228,6 +268,7 @@ Result<std::string> materialize_hub(const Address& a) {
       return make_error(ErrorCode::network, a.text, kNoOffset,
                         fmt::format("HTTP 404, not found: '{}' is not in {} at {}", a.path, a.repo, a.revision));
   }
+  trace_phase(fmt::format("lay out {} entries", entries.size()));
   std::vector<std::shared_ptr<RemoteFile>> texts;
   for (const auto& e : entries) {
     if (e.is_dir) {
@@ -235,27 +276,29 @@ Result<std::string> materialize_hub(const Address& a) {
       continue;
     }
     RemoteIdentity id;
-    id.url = hub_file_url(a, *commit, e.path);
+    id.url = hub_file_url(a, commit, e.path);
     id.label = fmt::format("hf://{}/{}", a.repo, e.path);
     id.size = e.size;
-    id.commit = *commit;
+    id.commit = commit;
     id.linked_etag = e.lfs_oid;
     auto file = add_standin(mirror + "/" + e.path, std::move(id));
     if (!file) return std::move(file).error();
     if (is_whole_text(e.path, e.size)) texts.push_back(*file);
   }
-  AKV_TRY(RemoteFile::ensure_whole(texts));
   const std::string target = a.path.empty() ? mirror : mirror + "/" + a.path;
   if (path_is_file) {
-    auto f = remote_file_at(target);
-    if (f) AKV_TRY(f->ensure_head());
+    std::vector<std::shared_ptr<RemoteFile>> head;
+    if (auto f = remote_file_at(target); f && std::find(texts.begin(), texts.end(), f) == texts.end())
+      head.push_back(f);
+    AKV_TRY(RemoteFile::ensure_heads(head, texts));
     return target;
   }
   std::vector<std::string> names;   // the target folder's entries, relative to it
   const std::string prefix = a.path.empty() ? "" : a.path + "/";
   for (const auto& e : entries)
     if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
-  AKV_TRY(fetch_model_heads(target, names));
+  Status heads = fetch_model_heads(target, names, std::move(texts));
+  if (!heads.ok() && !for_listing) return heads.error();
   return target;
 }
 
@@ -431,12 +474,12 @@ std::string cache_root() {
 
 uint64_t cache_limit_bytes() { return parse_size(std::getenv("AKVIEW_CACHE_MAX"), kDefaultCacheLimit); }
 
-Result<std::string> materialize(const std::string& text) {
+Result<std::string> materialize(const std::string& text, bool for_listing) {
   auto a = parse_address(text);
   if (!a) return std::move(a).error();
   Result<std::string> out = std::string();
   switch (a->kind) {
-    case AddressKind::hub: out = materialize_hub(*a); break;
+    case AddressKind::hub: out = materialize_hub(*a, for_listing); break;
     case AddressKind::ollama: out = materialize_ollama(*a); break;
     case AddressKind::url: out = materialize_url(*a); break;
   }
@@ -448,13 +491,53 @@ std::shared_ptr<RemoteFile> remote_file_at(const std::string& path) {
   std::lock_guard lock(registry_mutex());
   if (registry().empty()) return nullptr;
   auto it = registry().find(normal(path));
+  if (it == registry().end())
+    if (auto k = keys_by_label().find(path); k != keys_by_label().end()) it = registry().find(k->second);
   return it == registry().end() ? nullptr : it->second.file;
 }
 
 std::string display_path(const std::string& path) {
   std::lock_guard lock(registry_mutex());
-  auto it = registry().find(normal(path));
-  return it == registry().end() ? path : it->second.identity.label;
+  if (registry().empty()) return path;
+  const std::string key = normal(path);
+  if (auto it = registry().find(key); it != registry().end()) return it->second.identity.label;
+  // A folder of stand-ins: the label of a file under it, less that file's path below the folder
+  // (hf://org/repo/sub/model.safetensors at CACHE/.../sub/model.safetensors: CACHE/.../sub is
+  // hf://org/repo/sub). Labels that do not end with the file's path (registry blobs) name no folder.
+  const std::string prefix = key.ends_with('/') ? key : key + "/";
+  auto it = registry().lower_bound(prefix);
+  if (it == registry().end() || !it->first.starts_with(prefix)) return path;
+  const std::string below = it->first.substr(prefix.size());
+  const std::string& label = it->second.identity.label;
+  if (label.size() <= below.size() + 1 || !label.ends_with("/" + below)) return path;
+  return label.substr(0, label.size() - below.size() - 1);
+}
+
+std::string display_text(std::string text) {
+  std::vector<std::pair<std::string, std::string>> folders;   // mirror folder -> its label
+  {
+    std::lock_guard lock(registry_mutex());
+    for (const auto& [key, r] : registry()) {
+      const std::string base = fs::path(key).filename().string();
+      if (r.identity.label.ends_with("/" + base))
+        folders.emplace_back(key.substr(0, key.size() - base.size() - 1),
+                             r.identity.label.substr(0, r.identity.label.size() - base.size() - 1));
+    }
+  }
+  // Longest folders first, so a file's own folder wins over one above it.
+  std::sort(folders.begin(), folders.end(),
+            [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  folders.erase(std::unique(folders.begin(), folders.end()), folders.end());
+  for (const auto& [dir, label] : folders)
+    for (size_t at = 0; (at = text.find(dir, at)) != std::string::npos;) {
+      text.replace(at, dir.size(), label);
+      at += label.size();
+    }
+  return text;
+}
+
+void show_remote_names(Model& model) {
+  for (SourceFile& f : model.files) f.path = display_path(f.path);
 }
 
 RemoteUse remote_use() {

@@ -33,12 +33,21 @@ uint64_t cache_limit_bytes();
 
 // Lays out `address` (address.hpp) and returns the local path the openers take: a folder, a file
 // or an Ollama manifest. Network errors, 401/403/404 and listing errors come back as the Error.
-Result<std::string> materialize(const std::string& address);
+// The headers (and small text files) of the model about to open are fetched with it; for a listing
+// (`for_listing`) a failure there is left to the rows it concerns (each says why it did not open).
+Result<std::string> materialize(const std::string& address, bool for_listing = false);
 
-// The remote file behind a stand-in this process laid out (nullptr for any other path).
+// The remote file behind a stand-in this process laid out, by its path or its label (nullptr for
+// any other path).
 std::shared_ptr<RemoteFile> remote_file_at(const std::string& path);
-// "hf://org/repo/model.safetensors" for a stand-in path, else the path itself.
+// What a person sees for a path in the cache: "hf://org/repo/model.safetensors" for a stand-in,
+// "hf://org/repo/sub" for a folder of them; any other path as it is.
 std::string display_path(const std::string& path);
+// `text` (an error message) with every folder of stand-ins in it replaced by its label.
+std::string display_text(std::string text);
+// The model's files named by their labels instead of their paths in the cache (what every report
+// and pane shows); remote_file_at finds them by those names, Model::disk_path still leads to the cache.
+void show_remote_names(Model& model);
 
 // Every remote file this process has laid out: how many, their bytes, how many of them are fetched.
 struct RemoteUse {

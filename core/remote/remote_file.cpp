@@ -20,8 +20,9 @@ namespace akview::remote {
 namespace {
 
 constexpr uint64_t kMaxRequestBytes = 16ull << 20;
-constexpr uint64_t kMaxWindowChunks = 64;   // read-ahead grows to 16 MiB
-constexpr double kByteUrlSeconds = 600;     // a CDN's signed URL is reused this long
+constexpr uint64_t kMaxWholeRequestBytes = 256ull << 20;   // a file fetched whole: one request up to this
+constexpr uint64_t kMaxWindowChunks = 64;                  // read-ahead grows to 16 MiB
+constexpr double kByteUrlSeconds = 600;                    // a CDN's signed URL is reused this long
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -256,9 +257,17 @@ uint64_t RemoteFile::head_extent_locked() {
   return estimate_head_extent(head, id_.size).bytes;
 }
 
-Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files) {
+Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,
+                                std::span<const std::shared_ptr<RemoteFile>> whole) {
   std::vector<RemoteFile*> round;
   std::vector<std::vector<Span>> spans;
+  for (const auto& f : whole) {
+    std::lock_guard lock(f->mutex_);
+    auto missing = f->missing_spans(0, f->id_.size, kMaxWholeRequestBytes);
+    if (missing.empty()) continue;
+    round.push_back(f.get());
+    spans.push_back(std::move(missing));
+  }
   for (const auto& f : files) {
     std::lock_guard lock(f->mutex_);
     if (f->id_.size == 0 || f->chunk_has(0)) continue;

@@ -63,8 +63,10 @@ class RemoteFile {
   // The last failure, for the message of a read that could not be served.
   std::string last_error() const;
 
-  // Fetches the first chunk of many files at once, then the rest of each header in one more round.
-  static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files);
+  // Fetches the first chunk of many files at once, then the rest of each header in one more round;
+  // the files of `whole` (configs, an index) come whole in the first round, beside the first chunks.
+  static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,
+                             std::span<const std::shared_ptr<RemoteFile>> whole = {});
   // Every byte of each file, all at once (small text files: configs, indexes, manifests' layers).
   static Status ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files);
   // Bytes fetched by someone else (the first range of a URL, asked before its size was known):

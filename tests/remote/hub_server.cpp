@@ -409,6 +409,11 @@ void HubServer::status_once(Block b, const std::string& path, int code, int retr
   changed();
 }
 
+void HubServer::fail_ranges_from(Block b, const std::string& path, uint64_t from, int code) {
+  blocks_[static_cast<int>(b)].faults[path] = Fault{"ranges_from", code, 0, 0, next_fault_id_++, from};
+  changed();
+}
+
 void HubServer::drop_mid_body(Block b, const std::string& path, int times) {
   blocks_[static_cast<int>(b)].faults[path] = Fault{"drop", 0, 0, times, next_fault_id_++};
   changed();
@@ -451,8 +456,8 @@ std::string HubServer::routes_lua() const {
     out += fmt::format("  {} = {{ delay = {}, base = {}, faults = {{\n", kBlockNames[i], b.delay_ms / 1000.0,
                        lua_quote(base_url(static_cast<Block>(i))));
     for (const auto& [path, f] : b.faults)
-      out += fmt::format("   [{}] = {{ kind = {}, code = {}, retry_after = {}, times = {}, id = {} }},\n",
-                         lua_quote(path), lua_quote(f.kind), f.code, f.retry_after_s, f.times, f.id);
+      out += fmt::format("   [{}] = {{ kind = {}, code = {}, retry_after = {}, times = {}, id = {}, from = {} }},\n",
+                         lua_quote(path), lua_quote(f.kind), f.code, f.retry_after_s, f.times, f.id, f.from);
     out += "  } },\n";
   }
   out += " },\n repos = {\n";

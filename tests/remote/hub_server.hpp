@@ -86,6 +86,9 @@ class HubServer {
   void slow(Block b, const std::string& path, int bytes_per_second = 20 * 1024);   // limit_rate
   // The first `times` requests answer `code` (429, 503, ...) with Retry-After; later ones as usual.
   void status_once(Block b, const std::string& path, int code, int retry_after_s = 1, int times = 1);
+  // Every ranged request that starts at or past byte `from` answers `code` (no Retry-After); earlier
+  // ranges are served: a file whose first bytes come and whose later bytes never do.
+  void fail_ranges_from(Block b, const std::string& path, uint64_t from, int code = 503);
   // The first `times` requests get their headers and half their body, then the connection is cut.
   void drop_mid_body(Block b, const std::string& path, int times = 1);
   // The first `times` ranged requests get `extra_bytes` more than they asked for (206, with a
@@ -152,9 +155,10 @@ class HubServer {
     int limit_rate = 0;
   };
   struct Fault {
-    std::string kind;                             // status, drop, long, loop
+    std::string kind;                             // status, drop, long, loop, ranges_from
     int code = 0, retry_after_s = 0, times = 0;   // code: the status, or long's extra bytes
     int id = 0;                                   // counter key in the shared dict
+    uint64_t from = 0;                            // ranges_from: the first byte that fails
   };
   struct BlockState {
     int delay_ms = 0;

@@ -98,6 +98,11 @@ local function fault(f)
   if f.kind == "loop" then
     return redirect(data.blocks[ngx.ctx.block].base .. ngx.var.request_uri, 302)
   end
+  if f.kind == "ranges_from" then
+    local a = (ngx.var.http_range or ""):match("^bytes=(%d+)-")
+    if not a or tonumber(a) < f.from then return end
+    return send(f.code, '{"error":"fault switch: ranges from ' .. f.from .. '"}', {["Content-Type"] = "application/json"})
+  end
   local n = ngx.shared.akview_fixture:incr("fault" .. f.id, 1, 0)
   if n > f.times then return end
   if f.kind == "status" then

@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "tests/common/temp_dir.hpp"
 #include "tests/remote/hub_server.hpp"
 #include "tests/screens/harness.hpp"
+#include "tests/writers/gguf_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -251,6 +255,71 @@ TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
   }
 }
 
+// The requests of one run of the client, from AKVIEW_HTTP_TRACE's "run of N requests" lines.
+std::vector<int> request_rounds(const std::string& trace) {
+  std::vector<int> rounds;
+  std::istringstream in(trace);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto at = line.find(" run of ");
+    if (at != std::string::npos) rounds.push_back(std::atoi(line.c_str() + at + 8));
+  }
+  return rounds;
+}
+
+TEST_F(RemoteOpen, AShardedModelOpensInTwoRoundsOfRequests) {
+  // The revision and the listing together; then the configs, the index and every shard's first
+  // range together (the shards named by the listing, not by the index, which would be a round of
+  // its own first). The demo's headers fit in the first range: no third round.
+  auto r = akview({"info", hf("demo-bf16"), "--json"}, "AKVIEW_HTTP_TRACE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rounds = request_rounds(r.err);
+  ASSERT_EQ(rounds.size(), 2u) << r.err;
+  EXPECT_EQ(rounds[0], 2) << r.err;
+  EXPECT_GE(rounds[1], 4) << r.err;   // config.json, the index, two shards (and any other small text)
+}
+
+TEST_F(RemoteOpen, PathsShownAreAddressesNotTheCache) {
+  // Reports name a remote model's files by their addresses ...
+  auto info = akview({"info", hf("demo-bf16"), "--json"});
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  auto j = nlohmann::json::parse(info.out, nullptr, false);
+  ASSERT_TRUE(j.contains("files")) << info.out;
+  ASSERT_EQ(j["files"].size(), 3u) << info.out;
+  for (const auto& f : j["files"]) EXPECT_TRUE(f["path"].get<std::string>().starts_with(hf("demo-bf16/"))) << f.dump();
+  for (const char* command : {"tensors", "meta", "layout"}) {
+    auto r = akview({command, hf("demo-bf16"), "--json"});
+    ASSERT_EQ(r.exit_code, 0) << command << ": " << r.err;
+    EXPECT_EQ(r.out.find(cache_.path()), std::string::npos) << command << ": " << r.out.substr(0, 2000);
+  }
+  // ... so does the model list of a repository (the files of each row) ...
+  auto list = akview({hf("demo-all"), "--json"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  auto rows = nlohmann::json::parse(list.out, nullptr, false);
+  ASSERT_FALSE(rows.is_discarded()) << list.out;
+  const std::string text = rows.dump();
+  EXPECT_NE(text.find(hf("demo-all/llama-demo-q4km.gguf")), std::string::npos) << text;
+  std::function<void(const nlohmann::json&)> no_cache_files = [&](const nlohmann::json& v) {
+    if (v.is_object()) {
+      if (v.contains("files") && v["files"].is_array())
+        for (const auto& f : v["files"]) EXPECT_EQ(f.dump().find(cache_.path()), std::string::npos) << f.dump();
+      for (const auto& [k, e] : v.items()) no_cache_files(e);
+    } else if (v.is_array()) {
+      for (const auto& e : v) no_cache_files(e);
+    }
+  };
+  no_cache_files(rows);
+  // ... and an error: a shard the index names that the repository lacks.
+  fs::create_directories(gguf_dir_.path() + "/broken");
+  for (const char* f : {"model.safetensors.index.json", "model-00001-of-00002.safetensors"})
+    fs::copy_file(kDemo / "llama-demo-bf16" / f, gguf_dir_.path() + "/broken/" + f);
+  server_.add_repo("akview", "broken", "main", "", gguf_dir_.path() + "/broken");
+  auto broken = akview({"info", hf("broken")});
+  EXPECT_EQ(broken.exit_code, 1) << broken.err;
+  EXPECT_EQ(broken.err.find(cache_.path()), std::string::npos) << broken.err;
+  EXPECT_NE(broken.err.find(hf("broken/model-00002-of-00002.safetensors")), std::string::npos) << broken.err;
+}
+
 TEST_F(RemoteOpen, ARepositoryOfSeveralModelsIsAList) {
   auto r = akview({hf("demo-all"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
@@ -315,6 +384,37 @@ TEST_F(RemoteOpen, ADroppedConnectionAndA429AreRetried) {
   bool saw_429 = false;
   for (const AccessEntry& e : server_.access_log(Block::hub)) saw_429 = saw_429 || e.status == 429;
   EXPECT_TRUE(saw_429);
+}
+
+TEST_F(RemoteOpen, AHeaderThatCannotBeFetchedIsAnErrorNotASignal) {
+  // A GGUF header of 2.3 MB whose first 256 KiB hold short strings: the size estimated from them
+  // falls short, so the parse itself reads pages no prefetch fetched, and every range from 512 KiB
+  // on fails (503, all five tries). The parse reads the mapping unguarded: without the open's
+  // FetchFailureScope the failed fetch is a SIGBUS.
+  GgufWriter w;
+  std::vector<GgufValue> strings;
+  for (int i = 0; i < 30000; ++i) strings.push_back(gguf_string("a"));
+  for (int i = 0; i < 2000; ++i) strings.push_back(gguf_string(std::string(1000, 'b')));
+  w.set("test.strings", gguf_array(kGgufString, strings));
+  w.add_tensor(GgufTensorSpec("t", 0, {4}));
+  const std::string path = gguf_dir_.path() + "/long-header.gguf";
+  ASSERT_TRUE(w.write(path));
+  ASSERT_GT(w.infos_end(), uint64_t{2} << 20);
+  server_.add_file("/files/long-header.gguf", path);
+  server_.fail_ranges_from(Block::plain, "/files/long-header.gguf", 512 << 10);
+  auto info = akview({"info", server_.url(Block::plain, "/files/long-header.gguf")});
+  EXPECT_EQ(info.exit_code, 1) << info.err;
+  EXPECT_NE(info.err.find("503"), std::string::npos) << info.err;
+  EXPECT_EQ(std::count(info.err.begin(), info.err.end(), '\n'), 1) << info.err;
+
+  // A repository's listing: a model whose header cannot be fetched is a row that says why; the
+  // other models list (the prefetch of the listing's headers failing is not the listing's error).
+  const std::string cdn = server_.cdn_path("akview", "demo-all", "main", "llama-demo-q4km.gguf");
+  server_.status_once(Block::cdn, cdn, 503, 0, 1000);
+  auto list = akview({hf("demo-all"), "--json"});
+  EXPECT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_NE(list.out.find("503"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("llama-demo-bf16"), std::string::npos) << list.out;
 }
 
 TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {
@@ -408,6 +508,32 @@ TEST_F(RemoteOpen, AnAddressTypedIntoTheModelListOpens) {
   EXPECT_NE(title.find("remote"), std::string::npos) << title;
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
+}
+
+TEST_F(RemoteOpen, TheViewShowsAddressesAndNoChangeOnDisk) {
+  Terminal term;
+  const EnvOverrides env = terminal_env();
+  // The model list of a repository: the panel under it names the chosen model by its address.
+  term.start({AKVIEW_BINARY, hf("demo-all")}, {120, 30}, env);
+  ASSERT_TRUE(term.wait_for_text("hf://akview/demo-all/", std::chrono::seconds(15)))
+      << ::testing::PrintToString(term.screen_text());
+  EXPECT_LT(term.screen().find_row("/hub/127.0.0.1"), 0) << ::testing::PrintToString(term.screen_text());
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(std::chrono::seconds(5)), 0);
+  // A model open: its files are named by their addresses, and fetching into the cache (which
+  // rewrites the stand-ins) is no change on disk.
+  Terminal view;
+  view.start({AKVIEW_BINARY, hf("demo-q4km")}, {120, 30}, env);
+  ASSERT_TRUE(view.wait_for_text("blk.0.attn_q.weight", std::chrono::seconds(15)))
+      << ::testing::PrintToString(view.screen_text());
+  view.send_key("Enter");   // the tensor's detail: its file, and its data read (fetched into the stand-in)
+  EXPECT_TRUE(view.wait_for_text("hf://akview/demo-q4km/llama-demo-q4km.gguf", std::chrono::seconds(5)))
+      << ::testing::PrintToString(view.screen_text());
+  EXPECT_FALSE(view.wait_for_text("CHANGED ON DISK", std::chrono::seconds(3)))
+      << ::testing::PrintToString(view.screen_text());
+  view.send_key("q");
+  view.send_key("q");
+  EXPECT_EQ(view.wait_exit(std::chrono::seconds(5)), 0);
 }
 
 // For trying things by hand: AKVIEW_TEST_SERVE=1 keeps the servers of this fixture up and prints

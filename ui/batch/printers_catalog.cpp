@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "core/remote/mirror.hpp"
 #include "ui/batch/printers.hpp"
 
 namespace akview {
 
 nlohmann::json to_json(const CatalogEntry& e) {
-  nlohmann::json j = {{"name", e.name}, {"path", e.open_path}, {"source", e.source}};
+  // A model of a remote repository is shown by its address, not by where the cache lays it out.
+  nlohmann::json j = {{"name", e.name}, {"path", remote::display_path(e.open_path)}, {"source", e.source}};
   if (!e.described) return j;
   if (!e.error.empty()) {
     j["error"] = e.error;
@@ -38,7 +40,8 @@ void print_catalog(std::FILE* out, const std::vector<CatalogEntry>& entries, Out
     fmt::print(out, "name,source,format,bytes,parameters,main_type,files,path,error\n");
     for (const auto& e : entries)
       fmt::print(out, "{},{},{},{},{},{},{},{},{}\n", csv_field(e.name), e.source, csv_field(e.format), e.size_bytes,
-                 e.parameters, csv_field(e.main_type()), e.files.size(), csv_field(e.open_path), csv_field(e.error));
+                 e.parameters, csv_field(e.main_type()), e.files.size(), csv_field(remote::display_path(e.open_path)),
+                 csv_field(e.error));
     return;
   }
   size_t name_w = 4;

@@ -94,7 +94,10 @@ void App::start_open(std::string path) {
       }
     }
     auto model = akview::open_model(local, opt);
-    if (model) model->path = path;   // disk_path stays the folder it is laid out in
+    if (model) {
+      model->path = remote::display_path(path);   // disk_path stays the folder it is laid out in
+      remote::show_remote_names(*model);          // a remote model's files by their addresses
+    }
     if (ctx.cancelled()) return;
     if (!model) return ctx.post(show_error(gen, model.error().to_string()));
     auto session = make_session(std::move(*model));

@@ -14,6 +14,7 @@
 
 #include "ui/tui/text_search.hpp"
 
+#include "core/remote/mirror.hpp"
 #include "ui/batch/explain_report.hpp"
 #include "ui/text/format.hpp"
 
@@ -98,7 +99,7 @@ std::vector<DetailLine> entry_lines(const CatalogEntry& e, const std::string& ro
   auto add = [&](std::string label, std::string value, Role role = Role::normal) {
     out.push_back({std::move(label), std::move(value), role});
   };
-  add("path", shown_path(e.open_path, {}), Role::key);
+  add("path", shown_path(remote::display_path(e.open_path), {}), Role::key);   // an address for a remote one
   if (!e.described) {
     add("", "reading its header…", Role::muted);
     return out;

@@ -3,6 +3,7 @@
 
 #include <sys/stat.h>
 
+#include "core/remote/mirror.hpp"
 #include "ui/batch/commands.hpp"
 
 namespace akview::tui {
@@ -23,6 +24,9 @@ std::vector<FileStamp> stamp_files(const Model& model) {
 
 bool files_changed(const std::vector<FileStamp>& stamps) {
   for (const FileStamp& s : stamps) {
+    // A remote file is named by its address, and a change on its server is the fetch's error
+    // (If-Range); its stand-in in the cache changes with every fetch.
+    if (remote::remote_file_at(s.path)) continue;
     struct stat st {};
     if (::stat(s.path.c_str(), &st) != 0) return true;
     int64_t mtime = static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
