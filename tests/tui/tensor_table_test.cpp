@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
+#include "core/names/name_map.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
 #include "ui/tui/tensor_table.hpp"
@@ -250,6 +251,18 @@ TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
   EXPECT_EQ(table.rows().size(), before);
   table.set_grouping(false);
   EXPECT_EQ(table.rows().size(), session->model.tensors.size());
+}
+
+// A filter typed before the name map lands is tested again on every tensor when it does: rows whose
+// canonical name matches come in, though their native names had left them out.
+TEST(TensorTable, AFilterTypedBeforeTheNameMapTakesInTheCanonicalMatches) {
+  auto session = open_session(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-q4km.gguf");
+  TensorTable table(*session);
+  ASSERT_TRUE(table.set_filter("attention.q").ok());
+  EXPECT_EQ(table.shown_tensors(), 0u) << "the native names are blk.N.attn_q";
+  tui::attach_names(*session, std::make_shared<NameMap>(build_name_map(session->model)));
+  table.refresh(true);
+  EXPECT_EQ(table.shown_tensors(), 4u);   // layers.0..3.attention.q.weight
 }
 
 // In the model's order with nothing filtered or grouped, no row index is stored (row r is tensor r):

@@ -356,7 +356,9 @@ void TensorTable::refresh(bool names_changed) {
   }
   if (names_changed) filter_history_.clear();   // canonical names match from now on
   if (names_changed && !filter_.empty()) {
-    // Canonical names now match too (the filter parsed before: it cannot fail now).
+    // Canonical names now match too (the filter parsed before: it cannot fail now). Every unit is
+    // tested again: what the native names left out may match now, so this is no narrowing.
+    terms_ = TensorFilter{};
     static_cast<void>(set_filter(std::string(filter_)));
     return;
   }
