@@ -1,7 +1,9 @@
 // Long header values shown whole: wrapping between words at the pane's width, the Header pane
 // opening a chat template with Enter, scrolling it, searching it, and closing it with Esc, and a
 // 150,000-token array opened whole from one chunk of elements, searched with "match k/N".
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -29,6 +31,21 @@ TEST(TextViewer, WrapsBetweenWordsAtTheWidthAndAtLineBreaks) {
   EXPECT_EQ(tui::wrap_text("a\x1b[31mb", 40), std::vector<std::string>{"a\\x1b[31mb"});
 }
 
+// The Header pane on the model `w` writes, drawn at 100x30, its cursor on the first key matching
+// `key` (the tree's search).
+std::unique_ptr<tui::HeaderPane> header_at(GgufWriter& w, const TempDir& dir, FakeHost& host, std::string_view key) {
+  w.add_tensor({"token_embd.weight", 0, {8, 4}});
+  EXPECT_TRUE(w.write(dir.file("t.gguf")));
+  auto model = open_model(dir.file("t.gguf"));
+  EXPECT_TRUE(model.ok()) << model.error().to_string();
+  auto pane = std::make_unique<tui::HeaderPane>(tui::make_session(std::move(*model)));
+  draw_pane(*pane, host, 100, 30);
+  EXPECT_TRUE(pane->act(Action::search, host));
+  host.type(key);
+  host.accept();
+  return pane;
+}
+
 std::string long_template() {
   std::string t;
   for (int i = 0; i < 60; ++i)
@@ -41,18 +58,9 @@ TEST(TextViewer, EnterOnAChatTemplateOpensItWholeScrollableAndSearchable) {
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama"));
   w.set("tokenizer.chat_template", gguf_string(long_template()));
-  w.add_tensor({"token_embd.weight", 0, {8, 4}});
-  ASSERT_TRUE(w.write(dir.file("t.gguf")));
-  auto model = open_model(dir.file("t.gguf"));
-  ASSERT_TRUE(model.ok()) << model.error().to_string();
-  auto session = tui::make_session(std::move(*model));
-  tui::HeaderPane pane(session);
   FakeHost host;
-  draw_pane(pane, host, 100, 30);
-  // Put the cursor on the template's row.
-  ASSERT_TRUE(pane.act(Action::search, host));
-  host.type("chat_template");
-  host.accept();
+  auto owned = header_at(w, dir, host, "chat_template");
+  tui::HeaderPane& pane = *owned;
   ASSERT_TRUE(pane.act(Action::open, host));
   ASSERT_NE(pane.viewer(), nullptr);
   EXPECT_EQ(pane.context(), tui::Context::detail);
@@ -80,18 +88,10 @@ TEST(TextViewer, EnterOnAShortValueOpensNothing) {
   TempDir dir;
   GgufWriter w;
   w.set("general.architecture", gguf_string("llama"));
-  w.add_tensor({"token_embd.weight", 0, {8, 4}});
-  ASSERT_TRUE(w.write(dir.file("t.gguf")));
-  auto model = open_model(dir.file("t.gguf"));
-  ASSERT_TRUE(model.ok());
-  tui::HeaderPane pane(tui::make_session(std::move(*model)));
   FakeHost host;
-  draw_pane(pane, host, 100, 30);
-  ASSERT_TRUE(pane.act(Action::search, host));
-  host.type("general.architecture");
-  host.accept();
-  ASSERT_TRUE(pane.act(Action::open, host));
-  EXPECT_EQ(pane.viewer(), nullptr);
+  auto pane = header_at(w, dir, host, "general.architecture");
+  ASSERT_TRUE(pane->act(Action::open, host));
+  EXPECT_EQ(pane->viewer(), nullptr);
 }
 
 // A long line wraps, and the view scrolls through its rows one at a time.
@@ -128,16 +128,9 @@ TEST(TextViewer, EnterOnATokenArrayOpensItWholeFromOneChunkAndSearchesEveryEleme
   tokens.reserve(kTokens);
   for (uint64_t i = 0; i < kTokens; ++i) tokens.push_back(gguf_string(token(i)));
   w.set("tokenizer.ggml.tokens", gguf_array(kGgufString, tokens));
-  w.add_tensor({"token_embd.weight", 0, {8, 4}});
-  ASSERT_TRUE(w.write(dir.file("t.gguf")));
-  auto model = open_model(dir.file("t.gguf"));
-  ASSERT_TRUE(model.ok()) << model.error().to_string();
-  tui::HeaderPane pane(tui::make_session(std::move(*model)));
   FakeHost host;
-  draw_pane(pane, host, 100, 30);
-  ASSERT_TRUE(pane.act(Action::search, host));
-  host.type("ggml.tokens");
-  host.accept();
+  auto owned = header_at(w, dir, host, "ggml.tokens");
+  tui::HeaderPane& pane = *owned;
   ASSERT_TRUE(pane.act(Action::open, host));
   ASSERT_NE(pane.viewer(), nullptr) << "Enter on an array opens it whole";
   tui::Canvas c = draw_pane(pane, host, 100, 30);
