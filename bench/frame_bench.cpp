@@ -97,6 +97,7 @@ int run(const std::string& path, int width, int height) {
   const auto t_first = Clock::now();
   app.draw(canvas);
   const double first_ms = ms_since(t_first);
+  app.frame_shown();   // as the shell does once the frame is on the screen: the background jobs start
   const std::string rss_open = rss_now();
   // The background jobs (name map, statistics) finish while nothing is typed.
   const auto t_jobs = Clock::now();

@@ -89,6 +89,7 @@ double tui_stats_seconds(const std::string& path, size_t* tensors_out) {
   }
   if (!app.model_view()) return -1;
   app.draw(canvas);
+  app.frame_shown();   // the background jobs start
   const auto& session = app.model_view()->session();
   auto all_shown = [&] {
     for (uint32_t t = 0; t < session.model.tensors.size(); ++t)

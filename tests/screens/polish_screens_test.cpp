@@ -1,6 +1,7 @@
 // The view's polish through the real binary on a pty, each on the demo as a user types it: the filter
 // by column with its totals line, the title bar that leads with the model, Layout following the tensor
-// chosen in Tensors, a long header value opened whole, and an error wrapped between its words.
+// chosen in Tensors, a long header value opened whole (a chat template; a 150,000-token array, searched),
+// and an error wrapped between its words.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -76,6 +77,40 @@ TEST(PolishScreens, EnterOpensTheChatTemplateWhole) {
   EXPECT_NE(term.screen().find_row("{% endfor %}"), -1) << term.screen().text();
   term.press("Esc");   // back on the key list: the whole value is gone
   EXPECT_EQ(term.screen().find_row("{% endfor %}"), -1) << term.screen().text();
+  term.send_key("q");
+  EXPECT_EQ(term.wait_exit(), 0);
+}
+
+// Enter on a vocabulary of 150,000 tokens opens the whole array, one element a line, at once; `/`
+// finds an element far below, "match k/N" as everywhere; Space still folds the array in the tree.
+TEST(PolishScreens, EnterOpensATokenArrayWholeAndSearchFindsAnyElement) {
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  std::vector<GgufValue> tokens;
+  for (int i = 0; i < 150000; ++i) tokens.push_back(gguf_string("tok_" + std::to_string(i)));
+  w.set("tokenizer.ggml.tokens", gguf_array(kGgufString, tokens));
+  w.add_tensor({"token_embd.weight", 0, {8, 4}});
+  ASSERT_TRUE(w.write(dir.file("vocab.gguf")));
+  Terminal term;
+  term.start({AKVIEW_BINARY, "vocab.gguf"}, {80, 24}, {}, dir.path());
+  term.settle();
+  term.press("2");
+  term.press("/");
+  term.type("ggml.tokens");
+  term.press("Enter");
+  term.press("Enter");
+  ASSERT_NE(term.screen().find_row("tokenizer.ggml.tokens  (150000 elements"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("[     0] tok_0"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("[0] of 150000"), -1) << term.screen().text();
+  term.press("/");
+  term.type("tok_149998");
+  term.press("Enter");
+  EXPECT_NE(term.screen().find_row("[149998] tok_149998"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("match 1/1 'tok_149998'"), -1) << term.screen().text();
+  term.press("Esc");   // back on the tree, the array folded as it was
+  EXPECT_EQ(term.screen().find_row("tok_149998"), -1) << term.screen().text();
+  EXPECT_NE(term.screen().find_row("[150000]"), -1) << term.screen().text();
   term.send_key("q");
   EXPECT_EQ(term.wait_exit(), 0);
 }

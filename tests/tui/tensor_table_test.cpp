@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
+#include "core/names/name_map.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
 #include "ui/tui/tensor_table.hpp"
@@ -131,14 +132,14 @@ TEST_F(MlxTableTest, TypingAndBackspacingAFilterGivesWhatAFreshFilterGives) {
   std::vector<std::vector<uint32_t>> forward;
   for (size_t n = 1; n <= typed.size(); ++n) {
     ASSERT_TRUE(table_->set_filter(typed.substr(0, n)).ok());
-    forward.push_back(table_->rows());
+    forward.push_back(table_->rows().to_vector());
   }
   for (size_t n = typed.size(); n-- > 1;) {
     ASSERT_TRUE(table_->set_filter(typed.substr(0, n)).ok());
-    EXPECT_EQ(table_->rows(), forward[n - 1]) << typed.substr(0, n);
+    EXPECT_EQ(table_->rows().to_vector(), forward[n - 1]) << typed.substr(0, n);
     TensorTable fresh(*session_);
     ASSERT_TRUE(fresh.set_filter(typed.substr(0, n)).ok());
-    EXPECT_EQ(fresh.rows(), table_->rows()) << typed.substr(0, n);
+    EXPECT_EQ(fresh.rows().to_vector(), table_->rows().to_vector()) << typed.substr(0, n);
   }
   // The inverse of a remembered pattern is its own pattern, not the remembered one.
   ASSERT_TRUE(table_->set_filter("!layers.1").ok());
@@ -165,13 +166,13 @@ TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
   TensorTable inline_table(*session_);
   inline_table.set_show_canonical(false);
   inline_table.set_sort(Column::name, true);
-  const std::vector<uint32_t> expected = inline_table.rows();
+  const std::vector<uint32_t> expected = inline_table.rows().to_vector();
 
   table_->set_async_name_sort_units(0);
-  const std::vector<uint32_t> model_order = table_->rows();
+  const std::vector<uint32_t> model_order = table_->rows().to_vector();
   table_->set_sort(Column::name, true);
   EXPECT_TRUE(table_->name_sort_pending());
-  EXPECT_EQ(table_->rows(), model_order);
+  EXPECT_EQ(table_->rows().to_vector(), model_order);
   auto request = table_->take_name_sort_request();
   ASSERT_TRUE(request.has_value());
   EXPECT_FALSE(table_->take_name_sort_request().has_value()) << "one request per pending sort";
@@ -190,12 +191,12 @@ TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
   table_->install_name_orders(request->canonical, request->names_version,
                               natural_name_orders(session_->model, *request));
   EXPECT_FALSE(table_->name_sort_pending());
-  EXPECT_EQ(table_->rows(), expected);
+  EXPECT_EQ(table_->rows().to_vector(), expected);
   expect_companions_beneath(*session_, *table_);
   inline_table.set_sort(Column::name, false);
   table_->set_sort(Column::name, false);
   EXPECT_FALSE(table_->name_sort_pending()) << "both directions came from the worker";
-  EXPECT_EQ(table_->rows(), inline_table.rows());
+  EXPECT_EQ(table_->rows().to_vector(), inline_table.rows().to_vector());
 
   // Esc while sorting: back to the model's order, not sorted.
   table_->set_show_canonical(true);
@@ -203,7 +204,7 @@ TEST_F(MlxTableTest, NameSortOfABigTableWaitsForTheWorkersOrder) {
   ASSERT_TRUE(table_->name_sort_pending());
   table_->cancel_name_sort();
   EXPECT_FALSE(table_->sorted());
-  EXPECT_EQ(table_->rows(), model_order);
+  EXPECT_EQ(table_->rows().to_vector(), model_order);
 }
 
 TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
@@ -250,6 +251,68 @@ TEST(TensorTable, NamesSortNaturallyAndGroupByLayerFolds) {
   EXPECT_EQ(table.rows().size(), before);
   table.set_grouping(false);
   EXPECT_EQ(table.rows().size(), session->model.tensors.size());
+}
+
+// A filter typed before the name map lands is tested again on every tensor when it does: rows whose
+// canonical name matches come in, though their native names had left them out.
+TEST(TensorTable, AFilterTypedBeforeTheNameMapTakesInTheCanonicalMatches) {
+  auto session = open_session(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-q4km.gguf");
+  TensorTable table(*session);
+  ASSERT_TRUE(table.set_filter("attention.q").ok());
+  EXPECT_EQ(table.shown_tensors(), 0u) << "the native names are blk.N.attn_q";
+  tui::attach_names(*session, std::make_shared<NameMap>(build_name_map(session->model)));
+  table.refresh(true);
+  EXPECT_EQ(table.shown_tensors(), 4u);   // layers.0..3.attention.q.weight
+}
+
+// In the model's order with nothing filtered or grouped, no row index is stored (row r is tensor r):
+// the first frame of a million-tensor model allocates none. A filter, a sort or the grouping stores
+// them; clearing it goes back to the virtual rows, with the same rows as before.
+TEST(TensorTable, ModelOrderRowsAreVirtualUntilFilteredSortedOrGrouped) {
+  TempDir dir;
+  GgufWriter w;
+  w.set("general.architecture", gguf_string("llama"));
+  for (int layer = 0; layer < 3; ++layer) {
+    w.add_tensor({"blk." + std::to_string(layer) + ".attn_q.weight", kF32, {4, 4}});
+    w.add_tensor({"blk." + std::to_string(layer) + ".ffn_up.weight", kF32, {4, 8 + layer}});
+  }
+  const std::string path = dir.file("m.gguf");
+  ASSERT_TRUE(w.write(path));
+  auto session = open_session(path);
+  TensorTable table(*session);
+  table.set_show_canonical(false);
+  const size_t n = session->model.tensors.size();
+  std::vector<uint32_t> identity(n);
+  for (uint32_t i = 0; i < n; ++i) identity[i] = i;
+  EXPECT_TRUE(table.rows().is_virtual());
+  EXPECT_EQ(table.rows().to_vector(), identity);
+  EXPECT_EQ(table.row_of(3), 3);
+  EXPECT_EQ(table.row_of(static_cast<uint32_t>(n)), -1);
+  EXPECT_EQ(table.shown_units(), n);
+  EXPECT_EQ(table.shown_bytes(), table.all_bytes());
+
+  ASSERT_TRUE(table.set_filter("ffn").ok());
+  EXPECT_FALSE(table.rows().is_virtual());
+  EXPECT_EQ(table.rows().to_vector(), (std::vector<uint32_t>{1, 3, 5}));
+  EXPECT_EQ(table.row_of(3), 1);
+  ASSERT_TRUE(table.set_filter("").ok());
+  EXPECT_TRUE(table.rows().is_virtual());
+  EXPECT_EQ(table.rows().to_vector(), identity);
+
+  table.set_sort(Column::bytes, true);   // the ffn tensors (largest last layer first), then attn_q in model order
+  EXPECT_FALSE(table.rows().is_virtual());
+  EXPECT_EQ(table.rows().to_vector(), (std::vector<uint32_t>{5, 3, 1, 0, 2, 4}));
+  table.set_grouping(true);
+  EXPECT_FALSE(table.rows().is_virtual());
+  EXPECT_EQ(table.rows().size(), n + 3);   // a header per layer
+  table.set_grouping(false);
+
+  // The MLX model's scales and biases make units of several tensors: its model order is virtual too.
+  auto mlx = open_session(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-mlx-4bit");
+  TensorTable mlx_table(*mlx);
+  EXPECT_TRUE(mlx_table.rows().is_virtual());
+  EXPECT_EQ(mlx_table.rows().size(), mlx->model.tensors.size());
+  EXPECT_LT(mlx_table.shown_units(), mlx->model.tensors.size());
 }
 
 }   // namespace

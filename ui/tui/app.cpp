@@ -76,7 +76,6 @@ void App::start_open(std::string path) {
     OpenOptions opt;
     opt.progress = [&ctx](double f) { ctx.progress(f); };
     opt.cancel = &ctx.cancel();
-    opt.pack_names = true;   // the header's pages are dropped below
     std::string local = path;
     if (remote::is_remote_address(path)) {
       // Laid out in the cache first: a repository of several models opens on the model list.
@@ -100,17 +99,15 @@ void App::start_open(std::string path) {
     }
     if (ctx.cancelled()) return;
     if (!model) return ctx.post(show_error(gen, model.error().to_string()));
+    // The names stay in the header until the first frame is shown (ModelView::start_jobs packs
+    // them and drops the header's pages): the first frame waits for nothing `info` does not do.
     auto session = make_session(std::move(*model));
-    // The names were packed at the open: the header's pages are dropped (the Header pane and the
-    // metadata fault back in the few they read), so a big header does not stay resident.
-    for (const SourceFile& f : session->model.files) f.map.release_pages();
     std::shared_ptr<ModelSession> ref;
     if (!options_.ref_path.empty()) {
       auto second = akview::open_model(options_.ref_path, opt);
       if (ctx.cancelled()) return;
       if (!second) return ctx.post(show_error(gen, "--ref: " + second.error().to_string()));
       ref = make_session(std::move(*second));
-      for (const SourceFile& f : ref->model.files) f.map.release_pages();
     }
     ctx.post([this, gen, session, ref] {
       if (gen != generation_) return;
@@ -464,8 +461,11 @@ void App::draw(Canvas& c) {
   if (Pane* p = front_pane()) p->draw(c, area);
   else draw_message(c, area);
   draw_status(c);
-  // A model's background jobs start once its first frame is drawn: the first frame comes as soon
-  // as the open is done, the name map and the statistics fill it in after.
+}
+
+void App::frame_shown() {
+  // A model's background work starts once its first frame is on the screen: the first frame comes
+  // as soon as the open is done; the names are packed, the name map and the statistics come after.
   if (view_ && screen_ == Screen::model) view_->start_jobs();
 }
 
@@ -498,6 +498,7 @@ int App::run(Terminal& terminal) {
       canvas.resize(terminal.width(), terminal.height());
       draw(canvas);
       terminal.present(canvas);
+      frame_shown();
       ++frames;
       if (options_.test_sync)
         terminal.write_raw(fmt::format("\033]7777;frame={};keys={};busy={};size={}x{}\007", frames, events,

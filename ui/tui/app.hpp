@@ -39,6 +39,8 @@ class App : public PaneHost {
   void handle(const InputEvent& event);
   void apply_background_results();
   void draw(Canvas& canvas);
+  // The frame drawn last is on the screen: a model's first frame starts its background work.
+  void frame_shown();
   bool quit_requested() const { return quit_; }
   // Keys typed while the front pane fills (or the model opens) wait here; they are applied in order
   // once it can take them (after the background result that readies it).

@@ -16,6 +16,7 @@ constexpr int kMaxIndent = 6;
 constexpr int kMaxTypeColumn = 23;    // "ARRAY[ARRAY[STRING]]" and a gap
 constexpr int kTypeColumnFrom = 60;   // narrower panes drop the type column
 constexpr uint64_t kNestedPreview = 6;
+constexpr uint64_t kArrayChunk = 1024;   // elements read at a time for an array opened whole
 
 int indent(int depth) { return std::min(depth, kMaxIndent); }
 
@@ -116,12 +117,68 @@ void HeaderPane::open_row() {
   const RowRef ref = row_at(static_cast<uint64_t>(list_.cursor.pos));
   if (ref.node == kNone) return;
   const HeaderNode& node = tree_.nodes[ref.node];
+  if (node.gguf_array()) {   // the array, or one of its elements: the whole array, there
+    open_array(ref.node, ref.element ? ref.index : 0);
+    return;
+  }
   const bool long_value = node.value.find('\n') != std::string::npos || display_width(node.value) > value_w_;
-  if (!ref.element && !node.foldable(ref.node) && long_value) {
+  if (!node.foldable(ref.node) && long_value) {
     viewer_.emplace(node.key, node.value);
     return;
   }
   toggle_fold();
+}
+
+std::string HeaderPane::element_text(const MetaEntry& entry, const MetaValue& v) const {
+  std::string text = meta_value_text(v);
+  if (v.type == MetaType::array) {   // a nested array: its first elements inline
+    if (auto inner = read_gguf_array(session_->model, entry, v, kNestedPreview)) {
+      for (size_t i = 0; i < inner->size(); ++i) text += (i ? ", " : " ") + meta_value_text((*inner)[i]);
+      if (v.count > inner->size()) text += ", …";
+    }
+  }
+  return text;
+}
+
+void HeaderPane::open_array(uint32_t node, uint64_t at) {
+  // Elements are read a chunk at a time as lines are asked for (the screen's, or a search's), the
+  // two chunks read last kept: a 150,000-token vocabulary opens after reading one chunk.
+  struct Chunk {
+    uint64_t first = 0;
+    std::vector<std::string> lines;
+  };
+  const HeaderNode& n = tree_.nodes[node];
+  const uint32_t meta = n.meta;
+  const uint64_t count = n.elements;
+  const int digits = static_cast<int>(fmt::format("{}", count ? count - 1 : 0).size());
+  auto chunks = std::make_shared<std::vector<Chunk>>();
+  TextViewer::Source source;
+  source.count = count;
+  source.elements = true;
+  source.line = [this, meta, count, digits, chunks](uint64_t i) -> std::string {
+    const uint64_t first = i / kArrayChunk * kArrayChunk;
+    auto have = std::find_if(chunks->begin(), chunks->end(), [&](const Chunk& c) { return c.first == first; });
+    if (have == chunks->end()) {
+      const MetaEntry& entry = session_->model.meta[meta];
+      const uint64_t n = std::min(kArrayChunk, count - first);
+      Chunk c{first, {}};
+      auto values = read_gguf_array_range(session_->model, entry, entry.value, first, n);
+      elements_read_ += n;
+      largest_read_ = std::max(largest_read_, n);
+      for (uint64_t k = 0; k < n; ++k) {
+        const std::string value = !values              ? "(unreadable: " + values.error().to_string() + ")"
+                                  : k < values->size() ? element_text(entry, (*values)[k])
+                                                       : std::string("(unreadable)");
+        c.lines.push_back(fmt::format("[{:>{}}] {}", first + k, digits, value));
+      }
+      if (chunks->size() >= 2) chunks->erase(chunks->begin());
+      chunks->push_back(std::move(c));
+      have = chunks->end() - 1;
+    }
+    return have->lines[i - first];
+  };
+  viewer_.emplace(n.key, std::move(source));
+  viewer_->go_to(at);
 }
 
 void HeaderPane::read_visible_pages(int rows) {
@@ -223,15 +280,7 @@ void HeaderPane::draw_tree(Canvas& canvas, const Rect& area) {
         canvas.text(vx, y, error, Role::error, value_w);
       } else {
         if (type_w) canvas.text(area.x + key_w, y, meta_type_label(*v), Role::type_other, type_w - 1);
-        std::string text = meta_value_text(*v);
-        if (v->type == MetaType::array) {   // a nested array: its first elements inline
-          const MetaEntry& entry = session_->model.meta[node.meta];
-          if (auto inner = read_gguf_array(session_->model, entry, *v, kNestedPreview)) {
-            for (size_t i = 0; i < inner->size(); ++i) text += (i ? ", " : " ") + meta_value_text((*inner)[i]);
-            if (v->count > inner->size()) text += ", …";
-          }
-        }
-        canvas.text(vx, y, text, meta_value_role(*v), value_w);
+        canvas.text(vx, y, element_text(session_->model.meta[node.meta], *v), meta_value_role(*v), value_w);
       }
     } else {
       if (node.foldable(ref.node)) canvas.put(kx, y, node.folded ? U'▸' : U'▾', Role::muted);
@@ -377,14 +426,14 @@ std::string HeaderPane::position() const {
 }
 
 std::string HeaderPane::state() const {
-  if (viewer_) return viewer_->search().empty() ? std::string() : "search: " + viewer_->search();
+  if (viewer_) return viewer_->state();
   if (raw_) return "raw";
   return search_.status();
 }
 
 std::string HeaderPane::hints() const {
   if (viewer_) return "↑↓ scroll  / search  n/N next  Esc close";
-  return raw_ ? "r tree" : "Enter fold/open  r raw  / search  n/N next";
+  return raw_ ? "r tree" : "Enter open  Space fold  r raw  / search  n/N next";
 }
 
 }   // namespace akview::tui

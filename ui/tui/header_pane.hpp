@@ -2,8 +2,10 @@
 // summary, each source's keys with their types, JSON values as nested foldable rows, GGUF arrays
 // folded as [count] and unfolded into element rows of which only those on screen are read — and,
 // with `r`, the raw text of every source. `/` searches keys and values (not GGUF array elements:
-// a search never reads a whole vocabulary). Enter on a value wider than its column (a chat template,
-// a long string) opens it whole, wrapped and searchable (text_viewer.hpp).
+// the tree's search never reads a whole vocabulary). Enter on a value wider than its column (a chat
+// template, a long string) opens it whole, wrapped and searchable (text_viewer.hpp); Enter on a GGUF
+// array (or one of its elements) opens the whole array the same way, one element a line, read as it
+// comes on screen, where `/` does search every element. Space folds and unfolds.
 #pragma once
 
 #include <memory>
@@ -69,7 +71,10 @@ class HeaderPane : public Pane {
   RowRef row_at(uint64_t row) const;
   int64_t row_of_node(uint32_t node) const;
   void toggle_fold();
-  void open_row();   // Enter: a long value whole, else fold
+  void open_row();   // Enter: a long value or a GGUF array whole, else fold
+  void open_array(uint32_t node, uint64_t at);
+  // An element's text as its row shows it (a nested array: its count and first elements).
+  std::string element_text(const MetaEntry& entry, const MetaValue& v) const;
   void read_visible_pages(int rows);
   const MetaValue* element(uint32_t node, uint64_t index, std::string& error) const;
   void draw_tree(Canvas& canvas, const Rect& area);

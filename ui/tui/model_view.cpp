@@ -16,6 +16,14 @@ ModelView::ModelView(std::shared_ptr<ModelSession> session, Worker& worker, bool
 void ModelView::start_jobs() {
   if (jobs_started_) return;
   jobs_started_ = true;
+  // Before any job reads them, on this thread (the only one reading the model now): the names are
+  // copied out of the header into a block of their own and the header's pages dropped (the Header
+  // pane and the metadata fault back in the few they read), so a big header does not stay resident.
+  for (ModelSession* s : {session_.get(), ref_.get()}) {
+    if (!s) continue;
+    s->model.pack_names();
+    for (const SourceFile& f : s->model.files) f.map.release_pages();
+  }
   Job names;
   names.label = "name map";
   names.run = [s = session_](JobContext& ctx) {

@@ -53,8 +53,9 @@ class ModelView {
   }
 
   void restart_stats();
-  // The name-map and statistics jobs; the shell starts them once the first frame is drawn, so they
-  // do not compete with it for the CPU (idempotent).
+  // Packs the model's names (Model::pack_names) and drops its header's pages, then starts the
+  // name-map and statistics jobs; the shell calls it once the first frame is shown, so none of it
+  // delays that frame (idempotent).
   void start_jobs();
   // Checks the files' size and mtime (call about once a second); true when that changed the answer.
   bool check_files();

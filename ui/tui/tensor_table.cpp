@@ -71,19 +71,37 @@ TensorTable::TensorTable(const ModelSession& session) : session_(session) {
     const QuantInfo& q = m.quants[t.quant];
     return c == q.scales || c == q.biases || c == q.global_scale;
   };
-  for (uint32_t i = 0; i < m.tensors.size(); ++i) {
-    if (!units_.empty() && (m.tensors[i].flags & kTensorCompanion) && owns(units_.back(), i)) {
-      unit_end_.back() = i + 1;
-    } else {
-      units_.push_back(i);
-      unit_end_.push_back(i + 1);
+  // Units are stored only when some tensor has companions; a plain model's unit u is tensor u.
+  const auto n = static_cast<uint32_t>(m.tensors.size());
+  bool companions = false;   // a unit's first companion comes right after its tensor
+  for (uint32_t i = 0; i < n; ++i) {
+    all_bytes_ += m.tensors[i].nbytes;
+    companions = companions || (i > 0 && (m.tensors[i].flags & kTensorCompanion) && owns(i - 1, i));
+  }
+  if (companions) {
+    units_.reserve(n);
+    unit_end_.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      if (!units_.empty() && (m.tensors[i].flags & kTensorCompanion) && owns(units_.back(), i)) {
+        unit_end_.back() = i + 1;
+      } else {
+        units_.push_back(i);
+        unit_end_.push_back(i + 1);
+      }
     }
   }
-  for (const Tensor& t : m.tensors) all_bytes_ += t.nbytes;
-  keep_.assign(units_.size(), 1);
-  unit_order_.resize(units_.size());
-  std::iota(unit_order_.begin(), unit_order_.end(), 0u);
+  unit_count_ = companions ? static_cast<uint32_t>(units_.size()) : n;
   rebuild_rows();
+}
+
+uint64_t TensorTable::shown_parameters() const {
+  if (!shown_params_) {
+    uint64_t params = 0;
+    for (uint32_t u = 0; u < unit_count_; ++u)
+      if (kept(u)) params += session_.model.n_elements(session_.model.tensors[lead(u)]);
+    shown_params_ = params;
+  }
+  return *shown_params_;
 }
 
 std::string_view TensorTable::display_name(uint32_t tensor) const {
@@ -113,11 +131,11 @@ bool TensorTable::unit_matches(uint32_t u) const {
   // Every term must pass. A name term passes when the tensor or one of its companions matches (as the
   // name filter always did); a column term looks at the unit's tensor, not at its scales.
   const Model& m = session_.model;
-  const uint32_t lead = units_[u];
+  const uint32_t lead = this->lead(u);
   for (const FilterTerm& term : terms_.terms) {
     bool hit = false;
     if (term.key == FilterTerm::Key::name) {
-      for (uint32_t t = lead; t < unit_end_[u] && !hit; ++t)
+      for (uint32_t t = lead; t < unit_end(u) && !hit; ++t)
         hit = name_term_hits(term, m.tensors[t].name, session_.canonical(t));
     } else {
       const auto entry = term.key == FilterTerm::Key::role ? session_.entry(lead) : std::nullopt;
@@ -137,7 +155,8 @@ Status TensorTable::set_filter(std::string_view pattern) {
   for (size_t h = filter_history_.size(); h-- > 0;) {
     if (filter_history_[h].pattern != pattern) continue;
     const std::vector<uint64_t>& bits = filter_history_[h].keep;
-    for (uint32_t u = 0; u < units_.size(); ++u) keep_[u] = static_cast<uint8_t>(bits[u / 64] >> (u % 64) & 1);
+    keep_.resize(unit_count_);
+    for (uint32_t u = 0; u < unit_count_; ++u) keep_[u] = static_cast<uint8_t>(bits[u / 64] >> (u % 64) & 1);
     filter_history_.resize(h + 1);
     filter_ = std::string(pattern);
     terms_ = std::move(terms);
@@ -149,15 +168,20 @@ Status TensorTable::set_filter(std::string_view pattern) {
                          terms.terms[0].literal.find(terms_.terms[0].literal) != std::string::npos;
   filter_ = std::string(pattern);
   terms_ = std::move(terms);
-  for (uint32_t u = 0; u < units_.size(); ++u) {
-    if (narrowing && !keep_[u]) continue;
-    keep_[u] = terms_.empty() ? 1 : static_cast<uint8_t>(unit_matches(u));
+  if (terms_.empty()) {
+    keep_.clear();   // every unit passes
+  } else {
+    if (!narrowing) keep_.assign(unit_count_, 1);
+    for (uint32_t u = 0; u < unit_count_; ++u) {
+      if (narrowing && !keep_[u]) continue;
+      keep_[u] = static_cast<uint8_t>(unit_matches(u));
+    }
   }
   // Remembered as bits (a million units: 125 KB a pattern), the last kFilterHistory patterns.
   if (!terms_.empty()) {
     if (filter_history_.size() >= kFilterHistory) filter_history_.erase(filter_history_.begin());
-    FilterResult r{std::string(pattern), std::vector<uint64_t>((units_.size() + 63) / 64, 0)};
-    for (uint32_t u = 0; u < units_.size(); ++u) r.keep[u / 64] |= uint64_t{keep_[u]} << (u % 64);
+    FilterResult r{std::string(pattern), std::vector<uint64_t>((unit_count_ + 63) / 64, 0)};
+    for (uint32_t u = 0; u < unit_count_; ++u) r.keep[u / 64] |= uint64_t{keep_[u]} << (u % 64);
     filter_history_.push_back(std::move(r));
   }
   rebuild_rows();
@@ -192,28 +216,26 @@ bool TensorTable::less(Column c, uint32_t a, uint32_t b) const {
   return false;
 }
 
-const std::vector<uint32_t>& TensorTable::sorted_units() {
+const std::vector<uint32_t>* TensorTable::sorted_units() {
   auto key = std::make_pair(sort_, descending_);
   auto it = sort_cache_.find(key);
-  if (it != sort_cache_.end()) return it->second;
+  if (it != sort_cache_.end()) return &it->second;
   const Column c = sort_;
   const bool desc = descending_;
   const Model& m = session_.model;
-  std::vector<uint32_t> order(units_.size());
+  std::vector<uint32_t> order(unit_count_);
   if (auto rev = sort_cache_.find(std::make_pair(c, !desc)); rev != sort_cache_.end()) {
     // The opposite direction is known: reverse it (O(n)), then put each run of equal keys back in
     // the model's order, as a stable sort leaves them.
     order.assign(rev->second.rbegin(), rev->second.rend());
-    auto equal = [&](uint32_t x, uint32_t y) {
-      return !less(c, units_[x], units_[y]) && !less(c, units_[y], units_[x]);
-    };
+    auto equal = [&](uint32_t x, uint32_t y) { return !less(c, lead(x), lead(y)) && !less(c, lead(y), lead(x)); };
     for (size_t i = 0; i < order.size();) {
       size_t j = i + 1;
       while (j < order.size() && equal(order[j - 1], order[j])) ++j;
       std::reverse(order.begin() + static_cast<std::ptrdiff_t>(i), order.begin() + static_cast<std::ptrdiff_t>(j));
       i = j;
     }
-    return sort_cache_.emplace(key, std::move(order)).first->second;
+    return &sort_cache_.emplace(key, std::move(order)).first->second;
   }
   std::iota(order.begin(), order.end(), 0u);
   auto stable = [&](auto&& less_than) {
@@ -221,27 +243,27 @@ const std::vector<uint32_t>& TensorTable::sorted_units() {
     else std::stable_sort(order.begin(), order.end(), less_than);
   };
   if (c == Column::name) {
-    if (units_.size() >= async_name_sort_units_) {
+    if (unit_count_ >= async_name_sort_units_) {
       // Too many names to sort between two frames: the model's order until the worker's order lands.
       name_sort_pending_ = true;
-      return unit_order_;
+      return nullptr;
     }
-    NameOrders orders = natural_name_orders(
-        m, NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_});
+    NameOrders orders = natural_name_orders(m, NameSortRequest{show_canonical_, session_.names_version, session_.names,
+                                                               session_.entry_of, units_, unit_count_});
     sort_cache_[std::make_pair(c, false)] = std::move(orders.ascending);
     sort_cache_[std::make_pair(c, true)] = std::move(orders.descending);
-    return sort_cache_[key];
+    return &sort_cache_[key];
   } else if (c == Column::bytes || c == Column::params || c == Column::offset) {
-    std::vector<uint64_t> k(units_.size());
-    for (size_t u = 0; u < units_.size(); ++u) {
-      const Tensor& t = m.tensors[units_[u]];
+    std::vector<uint64_t> k(unit_count_);
+    for (uint32_t u = 0; u < unit_count_; ++u) {
+      const Tensor& t = m.tensors[lead(u)];
       k[u] = c == Column::bytes ? t.nbytes : c == Column::params ? m.n_elements(t) : t.offset;
     }
     stable([&](uint32_t x, uint32_t y) { return k[x] < k[y]; });
   } else {
-    stable([&](uint32_t x, uint32_t y) { return less(c, units_[x], units_[y]); });
+    stable([&](uint32_t x, uint32_t y) { return less(c, lead(x), lead(y)); });
   }
-  return sort_cache_.emplace(key, std::move(order)).first->second;
+  return &sort_cache_.emplace(key, std::move(order)).first->second;
 }
 
 NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
@@ -252,19 +274,21 @@ NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
     return model.tensors[tensor].name;
   };
   // Sized once (a million keys take ~25 MB; growing by doubling would hold half as much again).
+  const uint32_t n = r.unit_count;
+  auto lead = [&](uint32_t u) { return r.units.empty() ? u : r.units[u]; };
   size_t total = 0;
-  for (uint32_t t : r.units) total += natural_key_size(shown(t));
+  for (uint32_t u = 0; u < n; ++u) total += natural_key_size(shown(lead(u)));
   std::string keys;
   keys.reserve(total);
-  std::vector<uint32_t> at(r.units.size() + 1);
-  for (size_t u = 0; u < r.units.size(); ++u) {
+  std::vector<uint32_t> at(n + 1);
+  for (uint32_t u = 0; u < n; ++u) {
     at[u] = static_cast<uint32_t>(keys.size());
-    append_natural_key(keys, shown(r.units[u]));
+    append_natural_key(keys, shown(lead(u)));
   }
   at.back() = static_cast<uint32_t>(keys.size());
   auto key = [&](uint32_t u) { return std::string_view(keys).substr(at[u], at[u + 1] - at[u]); };
   NameOrders o;
-  o.ascending.resize(r.units.size());
+  o.ascending.resize(n);
   std::iota(o.ascending.begin(), o.ascending.end(), 0u);
   std::stable_sort(o.ascending.begin(), o.ascending.end(), [&](uint32_t x, uint32_t y) { return key(x) < key(y); });
   // Descending: the reverse, with each run of equal keys put back in the units' order.
@@ -282,13 +306,13 @@ NameOrders natural_name_orders(const Model& model, const NameSortRequest& r) {
 std::optional<NameSortRequest> TensorTable::take_name_sort_request() {
   if (!name_sort_pending_ || name_sort_requested_) return std::nullopt;
   name_sort_requested_ = true;
-  return NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_};
+  return NameSortRequest{show_canonical_, session_.names_version, session_.names, session_.entry_of, units_,
+                         unit_count_};
 }
 
 void TensorTable::install_name_orders(bool canonical, uint64_t names_version, NameOrders orders) {
   name_sort_requested_ = false;
-  if (canonical != show_canonical_ || names_version != session_.names_version ||
-      orders.ascending.size() != units_.size())
+  if (canonical != show_canonical_ || names_version != session_.names_version || orders.ascending.size() != unit_count_)
     return;   // stale: still pending, and the next request asks again
   name_sort_pending_ = false;
   sort_cache_[std::make_pair(Column::name, false)] = std::move(orders.ascending);
@@ -332,7 +356,9 @@ void TensorTable::refresh(bool names_changed) {
   }
   if (names_changed) filter_history_.clear();   // canonical names match from now on
   if (names_changed && !filter_.empty()) {
-    // Canonical names now match too (the filter parsed before: it cannot fail now).
+    // Canonical names now match too (the filter parsed before: it cannot fail now). Every unit is
+    // tested again: what the native names left out may match now, so this is no narrowing.
+    terms_ = TensorFilter{};
     static_cast<void>(set_filter(std::string(filter_)));
     return;
   }
@@ -341,50 +367,62 @@ void TensorTable::refresh(bool names_changed) {
 
 void TensorTable::rebuild_rows() {
   ++rows_version_;
-  rows_.clear();
   shown_ = 0;
-  auto add_unit = [&](uint32_t u) {
-    for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) rows_.push_back(t);
-  };
-  std::vector<uint32_t> identity;
-  const std::vector<uint32_t>* order = nullptr;
-  if (sorted_) {
-    order = &sorted_units();
+  const Model& m = session_.model;
+  // The sort's unit order; nullptr: the model's order (unsorted, or a name sort the worker has not
+  // answered yet), reversed when unsorted and descending.
+  const std::vector<uint32_t>* order = sorted_ ? sorted_units() : nullptr;
+  const bool reversed = !sorted_ && descending_;
+  const bool model_order = !order && !reversed;
+  auto unit_at = [&](uint32_t k) -> uint32_t { return order ? (*order)[k] : reversed ? unit_count_ - 1 - k : k; };
+  // The totals of the rows passing the filter; with none, the model's (its parameters counted when asked).
+  shown_params_.reset();
+  if (keep_.empty()) {
+    shown_ = m.tensors.size();
+    shown_units_ = unit_count_;
+    shown_bytes_ = all_bytes_;
   } else {
-    identity.resize(units_.size());
-    std::iota(identity.begin(), identity.end(), 0u);
-    if (descending_) std::reverse(identity.begin(), identity.end());
-    order = &identity;
+    shown_ = shown_units_ = shown_bytes_ = 0;
+    uint64_t params = 0;
+    for (uint32_t u = 0; u < unit_count_; ++u) {
+      if (!keep_[u]) continue;
+      shown_ += unit_end(u) - lead(u);
+      ++shown_units_;
+      params += m.n_elements(m.tensors[lead(u)]);
+      for (uint32_t t = lead(u); t < unit_end(u); ++t) shown_bytes_ += m.tensors[t].nbytes;
+    }
+    shown_params_ = params;
   }
-  shown_units_ = shown_params_ = shown_bytes_ = 0;
-  for (uint32_t u : *order) {
-    if (!keep_[u]) continue;
-    shown_ += unit_end_[u] - units_[u];
-    ++shown_units_;
-    shown_params_ += session_.model.n_elements(session_.model.tensors[units_[u]]);
-    for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) shown_bytes_ += session_.model.tensors[t].nbytes;
+  if (!grouping_ && model_order && keep_.empty()) {
+    // Every tensor in the model's order (units are runs of consecutive tensors): row r is tensor r.
+    rows_.set_identity(m.tensors.size());
+    return;
   }
+  std::vector<uint32_t>& rows = rows_.store();
+  auto add_unit = [&](uint32_t u) {
+    for (uint32_t t = lead(u); t < unit_end(u); ++t) rows.push_back(t);
+  };
   if (!grouping_) {
-    rows_.reserve(shown_);
-    for (uint32_t u : *order)
-      if (keep_[u]) add_unit(u);
+    rows.reserve(shown_);
+    for (uint32_t k = 0; k < unit_count_; ++k)
+      if (const uint32_t u = unit_at(k); kept(u)) add_unit(u);
     return;
   }
   // Group by layer: layers in numeric order (tensors outside any layer first), the sort inside each.
   std::map<int64_t, std::vector<uint32_t>> by_layer;
-  for (uint32_t u : *order)
-    if (keep_[u]) by_layer[layer_of(units_[u])].push_back(u);
+  for (uint32_t k = 0; k < unit_count_; ++k)
+    if (const uint32_t u = unit_at(k); kept(u)) by_layer[layer_of(lead(u))].push_back(u);
   groups_.clear();
   for (auto& [layer, members] : by_layer) {
     LayerGroup g;
     g.layer = layer;
     g.folded = folded_[layer];
     for (uint32_t u : members)
-      for (uint32_t t = units_[u]; t < unit_end_[u]; ++t) {
+      for (uint32_t t = lead(u); t < unit_end(u); ++t) {
         ++g.tensors;
-        g.bytes += session_.model.tensors[t].nbytes;
+        g.bytes += m.tensors[t].nbytes;
       }
-    rows_.push_back(kGroupRow | static_cast<uint32_t>(groups_.size()));
+    rows.push_back(kGroupRow | static_cast<uint32_t>(groups_.size()));
     groups_.push_back(g);
     if (!g.folded)
       for (uint32_t u : members) add_unit(u);
@@ -403,9 +441,6 @@ int64_t TensorTable::search(std::string_view needle, int64_t from, int dir) cons
   return -1;
 }
 
-int64_t TensorTable::row_of(uint32_t tensor) const {
-  auto it = std::find(rows_.begin(), rows_.end(), tensor);
-  return it == rows_.end() ? -1 : it - rows_.begin();
-}
+int64_t TensorTable::row_of(uint32_t tensor) const { return rows_.find(tensor); }
 
 }   // namespace akview::tui

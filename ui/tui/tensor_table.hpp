@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "ui/tui/row_list.hpp"
 #include "ui/tui/session.hpp"
 #include "ui/tui/tensor_filter.hpp"
 
@@ -38,7 +39,8 @@ struct NameSortRequest {
   uint64_t names_version = 0;
   std::shared_ptr<const NameMap> names;
   std::vector<uint32_t> entry_of;   // tensor -> names->entries index (ModelSession::entry_of)
-  std::vector<uint32_t> units;      // the units' leading tensors
+  std::vector<uint32_t> units;      // the units' leading tensors; empty: unit u is tensor u
+  uint32_t unit_count = 0;
 };
 // Unit indices in natural order of the names shown (canonical where mapped and asked for, else
 // native), ascending and descending; ties keep the units' order in both.
@@ -60,8 +62,9 @@ class TensorTable {
 
   explicit TensorTable(const ModelSession& session);
 
-  // The rows shown: tensor indices, and layer headers (kGroupRow | group) when grouped.
-  const std::vector<uint32_t>& rows() const { return rows_; }
+  // The rows shown: tensor indices, and layer headers (kGroupRow | group) when grouped. Virtual (no
+  // index stored) in the model's order with nothing filtered or grouped.
+  const RowList& rows() const { return rows_; }
   uint64_t rows_version() const { return rows_version_; }   // bumped whenever rows() is rebuilt
   bool is_group(uint32_t row) const { return row & kGroupRow; }
   const LayerGroup& group(uint32_t row) const { return groups_[row & ~kGroupRow]; }
@@ -69,7 +72,7 @@ class TensorTable {
   // Totals of the rows passing the filter: tensors without their companions (as the title counts
   // them), their parameters, and bytes with the companions' (scales belong to a tensor's size).
   uint64_t shown_units() const { return shown_units_; }
-  uint64_t shown_parameters() const { return shown_params_; }
+  uint64_t shown_parameters() const;
   uint64_t shown_bytes() const { return shown_bytes_; }
   uint64_t all_bytes() const { return all_bytes_; }   // every tensor's bytes, the share's denominator
 
@@ -120,14 +123,22 @@ class TensorTable {
 
  private:
   bool unit_matches(uint32_t unit) const;
-  const std::vector<uint32_t>& sorted_units();
+  // Unit u: tensors lead(u) .. unit_end(u)-1, the tensor and its companions.
+  uint32_t lead(uint32_t u) const { return units_.empty() ? u : units_[u]; }
+  uint32_t unit_end(uint32_t u) const { return unit_end_.empty() ? u + 1 : unit_end_[u]; }
+  bool kept(uint32_t u) const { return keep_.empty() || keep_[u]; }
+  // The unit order of the sort asked for; nullptr: the model's order.
+  const std::vector<uint32_t>* sorted_units();
   void rebuild_rows();
   bool less(Column c, uint32_t a, uint32_t b) const;
 
   const ModelSession& session_;
-  std::vector<uint32_t> units_;      // leading tensor of each unit, in model order
-  std::vector<uint32_t> unit_end_;   // units_[u] .. unit_end_[u]: the tensor and its companions
-  std::vector<uint8_t> keep_;        // per unit: passes the filter
+  // Leading tensor of each unit in model order, and the end of its run of companions; both empty
+  // when no tensor has companions (unit u is then tensor u: nothing to store for a plain model).
+  std::vector<uint32_t> units_;
+  std::vector<uint32_t> unit_end_;
+  uint32_t unit_count_ = 0;
+  std::vector<uint8_t> keep_;   // per unit: passes the filter; empty: no filter, every unit passes
   // The filters typed last and their results (so Backspace answers at once on a big model).
   struct FilterResult {
     std::string pattern;
@@ -138,9 +149,8 @@ class TensorTable {
   std::map<std::pair<Column, bool>, std::vector<uint32_t>> sort_cache_;   // unit order per sort
   std::vector<LayerGroup> groups_;
   std::map<int64_t, bool> folded_;   // layer -> folded (kept across rebuilds)
-  std::vector<uint32_t> rows_;
+  RowList rows_;
   uint64_t rows_version_ = 0;
-  std::vector<uint32_t> unit_order_;   // 0..units-1: the model's order
   size_t async_name_sort_units_ = kAsyncNameSortUnits;
   bool name_sort_pending_ = false;     // a name sort waits for the worker
   bool name_sort_requested_ = false;   // ... and was handed to it
@@ -152,7 +162,8 @@ class TensorTable {
   bool grouping_ = false;
   bool show_canonical_ = true;
   uint64_t shown_ = 0;
-  uint64_t shown_units_ = 0, shown_params_ = 0, shown_bytes_ = 0, all_bytes_ = 0;
+  uint64_t shown_units_ = 0, shown_bytes_ = 0, all_bytes_ = 0;
+  mutable std::optional<uint64_t> shown_params_;   // counted when first asked
 };
 
 }   // namespace akview::tui

@@ -32,6 +32,18 @@ std::string base_name(const std::string& path) {
 
 const ColumnSpec& spec(Column c) { return column_specs()[static_cast<size_t>(c)]; }
 
+// The width of format_shape's "[4096, 14336]", counted without formatting it.
+int shape_text_width(std::span<const int64_t> shape) {
+  int w = 2 + 2 * (shape.empty() ? 0 : static_cast<int>(shape.size()) - 1);
+  for (int64_t d : shape) {
+    if (d < 0) ++w;
+    uint64_t v = d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);
+    do ++w;
+    while (v /= 10);
+  }
+  return w;
+}
+
 }   // namespace
 
 TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<StatsPlan> plan,
@@ -43,8 +55,16 @@ TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<
   seen_names_ = session_->names_version;
   // The type column is as wide as the longest type name this model uses (4 for "q4_k", 11 for
   // "f8_e4m3fnuz"), so narrow terminals keep room for names.
+  // The shape column likewise: as wide as the longest shape (the title at least), so the names get
+  // what a model of small shapes leaves.
   std::array<bool, static_cast<size_t>(TypeId::count_)> seen{};
-  for (const Tensor& t : session_->model.tensors) seen[static_cast<size_t>(t.type)] = true;
+  const Model& m = session_->model;
+  shape_width_ = static_cast<int>(spec(Column::shape).title.size());
+  for (const Tensor& t : m.tensors) {
+    seen[static_cast<size_t>(t.type)] = true;
+    shape_width_ = std::max(shape_width_, shape_text_width(m.shape(t)));
+  }
+  shape_width_ = std::min(shape_width_, spec(Column::shape).width);
   type_width_ = 4;
   for (size_t k = 0; k < seen.size(); ++k)
     if (seen[k]) type_width_ = std::max(type_width_, static_cast<int>(type_info(static_cast<TypeId>(k)).name.size()));
@@ -52,7 +72,11 @@ TensorsPane::TensorsPane(std::shared_ptr<ModelSession> session, std::shared_ptr<
 }
 
 int TensorsPane::column_width(Column c, const Layout& l) const {
-  return c == Column::name ? l.name_width : c == Column::type ? type_width_ : spec(c).width;
+  return c == Column::name ? l.name_width : fixed_width(c);
+}
+
+int TensorsPane::fixed_width(Column c) const {
+  return c == Column::type ? type_width_ : c == Column::shape ? shape_width_ : spec(c).width;
 }
 
 TensorsPane::Layout TensorsPane::layout(int width) const {
@@ -63,7 +87,7 @@ TensorsPane::Layout TensorsPane::layout(int width) const {
   auto used = [&] {
     int w = 0;
     for (Column c : cols)
-      if (c != Column::name) w += (c == Column::type ? type_width_ : spec(c).width) + 1;
+      if (c != Column::name) w += fixed_width(c) + 1;
     return w;
   };
   while (cols.size() > 1 && width - used() < min_name) {

@@ -49,6 +49,7 @@ class TensorsPane : public Pane {
   };
   Layout layout(int width) const;
   int column_width(Column c, const Layout& l) const;
+  int fixed_width(Column c) const;   // every column but the name's
   void draw_row(Canvas& c, int x, int y, const Layout& l, uint32_t row);
   void draw_detail(Canvas& c, const Rect& area);
   void draw_totals(Canvas& c, const Rect& area);
@@ -64,7 +65,8 @@ class TensorsPane : public Pane {
   TensorTable table_;
   ListView list_;
   int width_ = 120;
-  int type_width_ = 11;   // the longest type name in the model
+  int type_width_ = 11;    // the longest type name in the model
+  int shape_width_ = 14;   // the longest shape in the model
   Column column_cursor_ = Column::name;
   Search search_{search_target()};
   uint64_t seen_values_ = 0, seen_names_ = 0;

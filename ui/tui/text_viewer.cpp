@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "ui/tui/search.hpp"
 #include "ui/tui/text_search.hpp"
 
 namespace akview::tui {
@@ -46,81 +45,130 @@ std::vector<std::string> wrap_text(std::string_view text, int width) {
   return out;
 }
 
+TextViewer::TextViewer(std::string title, Source source) : title_(std::move(title)), source_(std::move(source)) {}
+
+TextViewer::TextViewer(std::string title, std::string text) : title_(std::move(title)), text_(std::move(text)) {
+  starts_.push_back(0);
+  for (size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\n') starts_.push_back(i + 1);
+  if (starts_.size() > 1 && starts_.back() == text_.size())
+    starts_.pop_back();   // a final line break ends the last line
+  source_.count = starts_.size();
+  source_.line = [this](uint64_t k) {
+    const size_t begin = starts_[k];
+    const size_t end = k + 1 < starts_.size() ? starts_[k + 1] - 1 : text_.size();
+    return text_.substr(begin, end - begin);
+  };
+}
+
+const std::vector<std::string>& TextViewer::wrapped(uint64_t line) {
+  auto it = wrap_cache_.find(line);
+  if (it != wrap_cache_.end()) return it->second;
+  if (wrap_cache_.size() >= 4096) wrap_cache_.clear();   // what scrolled by is wrapped again if it comes back
+  std::vector<std::string> rows = wrap_text(source_.line(line), std::max(width_, 4));
+  if (rows.empty()) rows.emplace_back();
+  return wrap_cache_.emplace(line, std::move(rows)).first->second;
+}
+
+TextViewer::Spot TextViewer::step(Spot s, int64_t rows) {
+  if (source_.count == 0) return {};
+  for (; rows > 0; --rows) {
+    if (s.row + 1 < height(s.line)) ++s.row;
+    else if (s.line + 1 < source_.count) s = {s.line + 1, 0};
+    else break;
+  }
+  for (; rows < 0; ++rows) {
+    if (s.row > 0) --s.row;
+    else if (s.line > 0) s = {s.line - 1, height(s.line - 1) - 1};
+    else break;
+  }
+  return s;
+}
+
+TextViewer::Spot TextViewer::last_top() {
+  if (!last_top_known_) {
+    last_top_ = source_.count == 0 ? Spot{} : Spot{source_.count - 1, height(source_.count - 1) - 1};
+    last_top_ = step(last_top_, -(page_ - 1));
+    last_top_known_ = true;
+  }
+  return last_top_;
+}
+
+void TextViewer::scroll_to(Spot s) {
+  if (source_.count == 0) {
+    top_ = {};
+    return;
+  }
+  s.line = std::min(s.line, source_.count - 1);
+  s.row = std::clamp(s.row, 0, height(s.line) - 1);
+  top_ = std::min(s, last_top());
+  current_ = top_.line;
+}
+
+void TextViewer::go_to(uint64_t line) {
+  scroll_to({line, 0});
+  current_ = std::min(line, source_.count ? source_.count - 1 : 0);
+}
+
 void TextViewer::draw(Canvas& c, const Rect& area) {
   c.fill(area, Role::normal);
   if (area.w <= 0 || area.h <= 0) return;
-  if (width_ != area.w) {
-    // Keep the first line on screen on the same text after a resize: by its share of the lines.
-    const double share = lines_.empty() ? 0.0 : static_cast<double>(cursor_.top) / static_cast<double>(lines_.size());
-    lines_ = wrap_text(text_, area.w);
+  const int page = std::max(1, area.h - 1);
+  if (width_ != area.w || page != page_) {
+    if (width_ != area.w) wrap_cache_.clear();   // the first line on screen stays first
     width_ = area.w;
-    cursor_.top = cursor_.pos = static_cast<int64_t>(share * static_cast<double>(lines_.size()));
+    page_ = page;
+    last_top_known_ = false;
+    const uint64_t current = current_;
+    scroll_to({top_.line, top_.row});
+    current_ = current;
   }
   c.fill(area.x, area.y, area.w, Role::header);
-  c.text(area.x, area.y, fmt::format("{}  ({} lines · / search · Esc closes)", title_, lines_.size()), Role::header,
-         area.w);
-  page_ = std::max(1, area.h - 1);
-  cursor_.clamp(static_cast<int64_t>(lines_.size()), page_);
-  cursor_.pos = cursor_.top;
-  for (int k = 0; k < page_; ++k) {
-    const int64_t i = cursor_.top + k;
-    if (i >= static_cast<int64_t>(lines_.size())) break;
-    const std::string& line = lines_[static_cast<size_t>(i)];
-    c.text(area.x, area.y + 1 + k, line, Role::string, area.w);
-    if (!search_.empty()) highlight_match(c, area.x, area.y + 1 + k, area.w, line, search_);
+  c.text(area.x, area.y,
+         fmt::format("{}  ({} {} · / search · Esc closes)", title_, source_.count,
+                     source_.elements ? "elements" : "lines"),
+         Role::header, area.w);
+  Spot s = top_;
+  for (int k = 0; k < page_ && s.line < source_.count;) {
+    const std::vector<std::string>& rows = wrapped(s.line);
+    for (int r = s.row; r < static_cast<int>(rows.size()) && k < page_; ++r, ++k) {
+      const int y = area.y + 1 + k;
+      c.text(area.x, y, rows[static_cast<size_t>(r)], Role::string, area.w);
+      if (search_.active()) highlight_match(c, area.x, y, area.w, rows[static_cast<size_t>(r)], search_.pattern());
+    }
+    s = {s.line + 1, 0};
   }
 }
 
-void TextViewer::show(int64_t line) {
-  cursor_.top = cursor_.pos = line;
-  cursor_.clamp(static_cast<int64_t>(lines_.size()), page_);
-}
-
-int64_t TextViewer::find(int64_t from, int dir) const {
-  const int64_t n = static_cast<int64_t>(lines_.size());
-  if (n == 0 || search_.empty()) return -1;
-  for (int64_t k = 0; k < n; ++k) {
-    const int64_t i = ((from + (dir >= 0 ? k : -k)) % n + n) % n;
-    if (find_ignore_case(lines_[static_cast<size_t>(i)], search_) != std::string_view::npos) return i;
-  }
-  return -1;
+Search::Target TextViewer::search_target() {
+  Search::Target t;
+  t.size = [this] { return static_cast<int64_t>(source_.count); };
+  t.current = [this] { return source_.count ? static_cast<int64_t>(current_) : -1; };
+  t.matches = [this](int64_t i, const Pattern& p) { return p.matches(source_.line(static_cast<uint64_t>(i))); };
+  t.go = [this](int64_t i) { go_to(static_cast<uint64_t>(i)); };
+  return t;
 }
 
 bool TextViewer::act(Action action, PaneHost& host) {
-  const int64_t n = static_cast<int64_t>(lines_.size());
-  switch (action) {   // the view scrolls by its first line
-    case Action::up: show(cursor_.top - 1); return true;
-    case Action::down: show(std::min(cursor_.top + 1, std::max<int64_t>(0, n - page_))); return true;
-    case Action::page_up: show(cursor_.top - page_); return true;
-    case Action::page_down: show(std::min(cursor_.top + page_, std::max<int64_t>(0, n - page_))); return true;
-    case Action::home: show(0); return true;
-    case Action::end: show(std::max<int64_t>(0, n - page_)); return true;
-    case Action::search: {
-      const int64_t start = cursor_.top;
-      host.prompt("search", "", [this, start, &host](const std::string& text, PromptEvent ev) {
-        search_ = ev == PromptEvent::cancel ? std::string() : lower_ascii(text);
-        const int64_t at = find(start, 1);
-        show(at >= 0 ? at : start);
-        if (ev == PromptEvent::accept && at < 0 && !text.empty()) host.flash(fmt::format("no match for '{}'", text));
-      });
-      return true;
-    }
+  switch (action) {   // the view scrolls by screen rows
+    case Action::up: scroll_to(step(top_, -1)); return true;
+    case Action::down: scroll_to(step(top_, 1)); return true;
+    case Action::page_up: scroll_to(step(top_, -page_)); return true;
+    case Action::page_down: scroll_to(step(top_, page_)); return true;
+    case Action::home: scroll_to({}); return true;
+    case Action::end: scroll_to(last_top()); return true;
+    case Action::search: search_.open(host); return true;
     case Action::search_next:
-    case Action::search_prev:
-      step_plain_search(
-          host, search_, cursor_.top, action == Action::search_next ? 1 : -1,
-          [this](int64_t from, int dir) { return find(from, dir); }, [this](int64_t line) { show(line); });
-      return true;
+    case Action::search_prev: search_.next(host, action == Action::search_next ? 1 : -1); return true;
     default: return false;
   }
 }
 
-void TextViewer::wheel(int rows) {
-  show(std::clamp<int64_t>(cursor_.top + rows, 0, std::max<int64_t>(0, static_cast<int64_t>(lines_.size()) - page_)));
-}
+void TextViewer::wheel(int rows) { scroll_to(step(top_, rows)); }
 
 std::string TextViewer::position() const {
-  return fmt::format("line {}/{}", lines_.empty() ? 0 : cursor_.top + 1, lines_.size());
+  if (source_.elements) return fmt::format("[{}] of {}", top_.line, source_.count);
+  return fmt::format("line {}/{}", source_.count ? top_.line + 1 : 0, source_.count);
 }
 
 }   // namespace akview::tui
