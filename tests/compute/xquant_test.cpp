@@ -14,6 +14,7 @@
 #include <set>
 #include <vector>
 
+#include "compute/backends.hpp"
 #include "compute/xquant.hpp"
 #include "core/decode/decode.hpp"
 #include "oracle_cases.hpp"
@@ -457,6 +458,49 @@ TEST(XQuantMatvec, RandomAndAllZeroBlocksWithinTheBoundOnEveryPath) {
       }
       for (XqPath path : {XqPath::scalar, XqPath::avx2, XqPath::best}) check_within_bound(v, w, x, path, "");
     }
+}
+
+}   // namespace
+}   // namespace akview::compute
+
+namespace akview::compute {
+namespace {
+
+// The 32-element types' SIMD kernels take several rows a pass and the rest one at a time: random
+// blocks, an odd number of blocks a row (the last one taken alone), on one thread with 30 rows (the
+// pool's tasks of 7 rows: a pass of several rows, then single rows; the other tests' row counts
+// give tasks of one or two rows), every path within the bound.
+TEST(XQuantMatvec, RowPassesAndRemaindersWithinTheBoundOnEveryPath) {
+  struct Type {
+    TypeId type;
+    uint32_t block_bytes;
+    std::vector<uint32_t> f16_fields;   // d, and m where the type has one
+  };
+  const Type kTypes[] = {{TypeId::q4_0, 18, {0}},    {TypeId::q4_1, 20, {0, 2}}, {TypeId::q5_0, 22, {0}},
+                         {TypeId::q5_1, 24, {0, 2}}, {TypeId::q8_0, 34, {0}},    {TypeId::iq4_nl, 18, {0}}};
+  constexpr int64_t kRows = 30, kCols = 32 * 33;
+  const int threads = cpu_threads();
+  set_cpu_threads(1);
+  for (const Type& t : kTypes) {
+    SCOPED_TRACE(std::string(type_info(t.type).name));
+    std::vector<uint8_t> bytes(static_cast<size_t>(kRows * kCols / 32 * t.block_bytes));
+    uint32_t state = 4242u + static_cast<uint32_t>(t.type);
+    auto next = [&] { return state = state * 1664525u + 1013904223u; };
+    for (auto& v : bytes) v = static_cast<uint8_t>(next() >> 24);
+    for (size_t at = 0; at < bytes.size(); at += t.block_bytes)
+      for (uint32_t f : t.f16_fields) {
+        const uint16_t h = static_cast<uint16_t>(((next() >> 16) & 0x8000) | (0x0400 + (next() >> 8) % 0x3C00));
+        bytes[at + f] = static_cast<uint8_t>(h & 0xFF);
+        bytes[at + f + 1] = static_cast<uint8_t>(h >> 8);
+      }
+    const TensorView v = view_of(t.type, kRows, kCols, bytes);
+    std::vector<float> x(kCols);
+    for (auto& f : x) f = static_cast<float>(static_cast<int32_t>(next() >> 8) % 2001 - 1000) / 250.0f;
+    std::vector<float> w(static_cast<size_t>(kRows * kCols));
+    ASSERT_TRUE(decode_rows(v, 0, kRows, w.data()).ok());
+    for (XqPath path : {XqPath::scalar, XqPath::avx2, XqPath::best}) check_within_bound(v, w, x, path, "");
+  }
+  set_cpu_threads(threads);
 }
 
 }   // namespace
