@@ -292,18 +292,7 @@ Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> fil
   return first.ok() ? second : first;
 }
 
-Status RemoteFile::ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files) {
-  std::vector<RemoteFile*> round;
-  std::vector<std::vector<Span>> spans;
-  for (const auto& f : files) {
-    std::lock_guard lock(f->mutex_);
-    auto missing = f->missing_spans(0, f->id_.size, kMaxRequestBytes);
-    if (missing.empty()) continue;
-    round.push_back(f.get());
-    spans.push_back(std::move(missing));
-  }
-  return fetch_many(round, spans);
-}
+Status RemoteFile::ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files) { return ensure_heads({}, files); }
 
 Status RemoteFile::seed(std::span<const uint8_t> bytes, const std::string& validator) {
   std::lock_guard lock(mutex_);

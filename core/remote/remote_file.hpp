@@ -67,7 +67,8 @@ class RemoteFile {
   // the files of `whole` (configs, an index) come whole in the first round, beside the first chunks.
   static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,
                              std::span<const std::shared_ptr<RemoteFile>> whole = {});
-  // Every byte of each file, all at once (small text files: configs, indexes, manifests' layers).
+  // Every byte of each file, all at once, one request a file up to 256 MiB (small text files:
+  // configs, indexes, manifests' layers).
   static Status ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files);
   // Bytes fetched by someone else (the first range of a URL, asked before its size was known):
   // [0, bytes.size()) must end on a chunk boundary or at the end of the file.
