@@ -5,7 +5,8 @@
 // ggml_vec_dot_<type>_q8_<...> per row; with --threads N the rows split into N contiguous ranges,
 // one a thread, as ggml splits a single-column product), and akview's exact path (the cpu backend,
 // f32 x) on the same tensor, on rows in cache (256 KiB of weights) and from memory (14336 x 4096 and 4096 x 14336).
-//   xquant_vs_ggml_bench [--types q4_k,q8_0,...] [--reps N] [--threads N] [--memory-only 1]
+//   xquant_vs_ggml_bench [--types q4_k,q8_0,...] [--reps N] [--threads N] [--memory-only 1] [--xq-path
+//   best|avx2|scalar]
 // ggml's CPU library is opened at run time from AKVIEW_GGML_CPU_LIB (libggml-cpu.so of the build
 // README.md describes for matvec_bench's comparison: ggml builds shared libraries by default);
 // without it the bench says so and exits 0. Columns: median ns per weight of x-quant, ggml and
@@ -68,11 +69,16 @@ int main(int argc, char** argv) {
   std::string only;
   int reps = 0, threads = 1;
   bool memory_only = false;
+  compute::XqPath path = compute::XqPath::best;   // --xq-path best|avx2|scalar: the x-quant kernel timed
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--types")) only = std::string(",") + argv[i + 1] + ",";
     if (!std::strcmp(argv[i], "--reps")) reps = std::max(3, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--threads")) threads = std::max(1, std::atoi(argv[i + 1]));
     if (!std::strcmp(argv[i], "--memory-only")) memory_only = std::atoi(argv[i + 1]) != 0;
+    if (!std::strcmp(argv[i], "--xq-path"))
+      path = !std::strcmp(argv[i + 1], "avx2")     ? compute::XqPath::avx2
+             : !std::strcmp(argv[i + 1], "scalar") ? compute::XqPath::scalar
+                                                   : compute::XqPath::best;
   }
   std::transform(only.begin(), only.end(), only.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -95,8 +101,11 @@ int main(int argc, char** argv) {
   for (size_t j = 0; j < x.size(); ++j)
     x[j] = std::sin(0.37f * static_cast<float>(j)) * (1.0f + static_cast<float>(j % 7));
   std::printf(
-      "x-quant kernels vs ggml's vec_dot (%s) and akview's exact path, %d thread%s, interleaved; ns per weight, "
-      "median (p10)\n",
+      "x-quant kernels (%s path) vs ggml's vec_dot (%s) and akview's exact path, %d thread%s, interleaved; ns per "
+      "weight, median (p10)\n",
+      path == compute::XqPath::avx2     ? "avx2"
+      : path == compute::XqPath::scalar ? "scalar"
+                                        : "best",
       lib, threads, threads == 1 ? "" : "s");
   std::printf(
       "| type | rows x cols | x-quant ns | ggml ns | exact ns | ggml / x-quant time | exact / x-quant time | GB/s "
@@ -129,7 +138,7 @@ int main(int argc, char** argv) {
       bool failed = false;
       auto run = [&](int which) {
         if (which == 0) {
-          failed |= !compute::xquant_matvec(st.view, x.data(), ya.data()).ok();
+          failed |= !compute::xquant_matvec(st.view, x.data(), ya.data(), path).ok();
         } else if (which == 1) {
           quantize(x.data(), xq.data(), kCols);
           const int64_t per = (rows + threads - 1) / threads;

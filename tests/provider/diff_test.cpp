@@ -2,7 +2,10 @@
 // the manifest's error_vs_orig; GGUF vs HF pairs by canonical name; PyTorch pairs by native name.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <vector>
 
@@ -159,6 +162,63 @@ TEST(Diff, CancelStopsEarly) {
   options.cancel = &cancel;
   DiffReport report = diff_models(*a, *b, options);
   EXPECT_TRUE(report.cancelled);
+}
+
+}   // namespace
+}   // namespace akview
+
+namespace akview {
+namespace {
+
+// Plain tensors are read as raw rows copied out of the mapping, and a chunk whose bytes are equal on
+// both sides is decoded once: every value error must be the one the mapping path gives (a custom
+// RowDecoder, here the default one, takes that path), to the bit. Pairs: quantized against f32
+// (types differ), a model against itself (every chunk equal), and against a copy with a byte near
+// its end changed (equal chunks, then unequal ones).
+TEST(Diff, RawRowsAndEqualChunksGiveTheMappingPathsErrorsToTheBit) {
+  const std::string q4 = oracle("gguf/q4_0.gguf");
+  const auto changed = std::filesystem::temp_directory_path() / "akview_diff_changed_q4_0.gguf";
+  std::filesystem::copy_file(q4, changed, std::filesystem::copy_options::overwrite_existing);
+  {
+    std::fstream f(changed, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(-100, std::ios::end);
+    const char c = static_cast<char>(f.get());
+    f.seekp(-100, std::ios::end);
+    f.put(static_cast<char>(c ^ 0x5A));
+  }
+  const std::pair<std::string, std::string> kPairs[] = {
+      {q4, oracle("gguf/f32.gguf")},
+      {oracle("gguf/lq_q4_k_m.gguf"), oracle("gguf/f32.gguf")},
+      {q4, q4},
+      {changed.string(), q4},
+  };
+  size_t equal_rows = 0, unequal_rows = 0;
+  for (const auto& [pa, pb] : kPairs) {
+    SCOPED_TRACE(pa + " against " + pb);
+    auto a = open_model(pa);
+    auto b = open_model(pb);
+    ASSERT_TRUE(a.ok() && b.ok());
+    DiffOptions fast, mapped;
+    fast.values = mapped.values = true;
+    fast.chunk_elems = mapped.chunk_elems = 1000;   // several chunks per tensor
+    mapped.decode = decode_tensor_rows;
+    const DiffReport rf = diff_models(*a, *b, fast), rm = diff_models(*a, *b, mapped);
+    ASSERT_EQ(rf.rows.size(), rm.rows.size());
+    for (size_t i = 0; i < rf.rows.size(); ++i) {
+      const TensorDiff &f = rf.rows[i], &m = rm.rows[i];
+      ASSERT_EQ(f.has_values, m.has_values) << f.key;
+      if (!f.has_values) continue;
+      EXPECT_EQ(std::bit_cast<uint64_t>(f.error.max_abs), std::bit_cast<uint64_t>(m.error.max_abs)) << f.key;
+      EXPECT_EQ(std::bit_cast<uint64_t>(f.error.rmse), std::bit_cast<uint64_t>(m.error.rmse)) << f.key;
+      EXPECT_EQ(std::bit_cast<uint64_t>(f.error.rel_rmse), std::bit_cast<uint64_t>(m.error.rel_rmse)) << f.key;
+      EXPECT_EQ(std::bit_cast<uint64_t>(f.error.cosine), std::bit_cast<uint64_t>(m.error.cosine)) << f.key;
+      EXPECT_EQ(f.error.elements, m.error.elements) << f.key;
+      if (pa == changed.string()) (f.error.max_abs > 0 ? unequal_rows : equal_rows) += 1;
+    }
+  }
+  EXPECT_GT(equal_rows, 0u);
+  EXPECT_GT(unequal_rows, 0u) << "the changed byte changed no value";
+  std::filesystem::remove(changed);
 }
 
 }   // namespace
