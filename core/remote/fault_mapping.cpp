@@ -94,13 +94,14 @@ class FaultServer {
   }
   const std::string& unavailable() const { return unavailable_; }
   int fd() const { return fd_; }
-  void add(Mapping* m) {
+  void add(const std::shared_ptr<Mapping>& m) {
     std::lock_guard lock(mutex_);
     mappings_.push_back(m);
   }
-  void remove(Mapping* m) {
+  // Called by a mapping's destructor: by then its entry has expired (and find() skips it).
+  void remove_expired() {
     std::lock_guard lock(mutex_);
-    std::erase(mappings_, m);
+    std::erase_if(mappings_, [](const std::weak_ptr<Mapping>& w) { return w.expired(); });
   }
   // Registers [addr, addr + len) for missing-page faults.
   bool register_range(uint8_t* addr, uint64_t len) {
@@ -144,12 +145,14 @@ class FaultServer {
     std::thread([this] { serve(); }).detach();
   }
   void serve();
-  Mapping* find(uint64_t address);
+  std::shared_ptr<Mapping> find(uint64_t address);
 
   int fd_ = -1;
   std::string unavailable_;
   std::mutex mutex_;
-  std::vector<Mapping*> mappings_;
+  // Weak: a fault being served holds its mapping alive (find() locks it), so a mapping dropped by
+  // its MappedFile meanwhile is freed after the fault, not under it.
+  std::vector<std::weak_ptr<Mapping>> mappings_;
 };
 
 // One remote file's mapping; the MappedFile's hooks.
@@ -158,7 +161,7 @@ class Mapping final : public MappingHooks {
   Mapping(std::shared_ptr<RemoteFile> file, uint8_t* base, uint64_t length)
       : file_(std::move(file)), base_(base), length_(length) {}
   ~Mapping() override {
-    FaultServer::get().remove(this);
+    FaultServer::get().remove_expired();
     munmap(base_, length_);
   }
   uint64_t begin() const { return reinterpret_cast<uint64_t>(base_); }
@@ -290,10 +293,10 @@ class Mapping final : public MappingHooks {
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
 };
 
-Mapping* FaultServer::find(uint64_t address) {
+std::shared_ptr<Mapping> FaultServer::find(uint64_t address) {
   std::lock_guard lock(mutex_);
-  for (Mapping* m : mappings_)
-    if (address >= m->begin() && address < m->end()) return m;
+  for (const auto& w : mappings_)
+    if (auto m = w.lock(); m && address >= m->begin() && address < m->end()) return m;
   return nullptr;
 }
 
@@ -305,7 +308,7 @@ void FaultServer::serve() {
     ssize_t n = read(fd_, &msg, sizeof msg);
     if (n != static_cast<ssize_t>(sizeof msg) || msg.event != UFFD_EVENT_PAGEFAULT) continue;
     const uint64_t address = msg.arg.pagefault.address;
-    Mapping* m = find(address);
+    const std::shared_ptr<Mapping> m = find(address);
     if (!m) {   // raced with an unmap: wake whoever waits, the retry finds no mapping
       uffdio_range wake{address / page_size() * page_size(), page_size()};
       ioctl(fd_, UFFDIO_WAKE, &wake);
@@ -332,7 +335,7 @@ Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::
   if (!server.register_range(base, length))
     return make_error(ErrorCode::unsupported, display_path, kNoOffset,
                       fmt::format("userfaultfd cannot watch the mapping ({})", std::strerror(errno)));
-  server.add(mapping.get());
+  server.add(mapping);
   const int stat_fd = fcntl(file->fd(), F_DUPFD_CLOEXEC, 0);
   return MappedFile::adopt(display_path, base, file->size(), stat_fd, mapping);
 }
