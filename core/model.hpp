@@ -1,8 +1,8 @@
 // The Model: every source file, tensor and metadata entry of one opened model, whatever its format.
-// Metadata points into the read-only mappings (zero copy); tensor names are packed into one block
-// the Model owns once the open is done (pack_names), so a header's pages need not stay resident to
-// list, sort or filter names. The Model owns the mappings and the block, so views stay valid for its
-// lifetime (moving a Model keeps them valid too).
+// Metadata points into the read-only mappings (zero copy); tensor names too, until pack_names copies
+// them into one block the Model owns (the TUI does, after its first frame), so a header's pages need
+// not stay resident to list, sort or filter names. The Model owns the mappings and the block, so views stay valid for
+// its lifetime (moving a Model keeps them valid too).
 #pragma once
 
 #include <cstdint>

@@ -27,10 +27,6 @@ struct OpenOptions {
   // Progress in [0,1] for long opens (huge indexes, split sets); may be empty.
   std::function<void(double)> progress;
   const std::atomic<bool>* cancel = nullptr;
-  // Copy the tensor names into one block of their own (Model::pack_names), so the header's mapped
-  // pages can be dropped while the model stays open (the TUI). Batch commands read the names where
-  // they are: a million-tensor listing saves a 20 MB copy.
-  bool pack_names = false;
 };
 
 struct FormatEntry {

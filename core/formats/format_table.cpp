@@ -111,7 +111,6 @@ Result<Model> open_one_model(const std::string& path, const OpenOptions& options
     if (model) {
       model->path = path;
       model->disk_path = path;
-      if (options.pack_names) model->pack_names();   // the index holds tensor numbers and hashes: it stays valid
       if (!model->has_index()) model->build_index();
 #ifndef NDEBUG
       for (const Tensor& t : model->tensors) assert(model->find(t.name) && model->find(t.name)->name == t.name);
