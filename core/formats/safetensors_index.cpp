@@ -1,18 +1,26 @@
 // Sharded SafeTensors (FORMATS.md §1.7): model.safetensors.index.json is streamed with the pull
 // parser (indexes reach tens of MB, so no DOM), each named shard is opened once, and the index and
 // the shards must agree tensor by tensor. A total_size that disagrees is only a warning.
+// The headers are parsed on several threads: each shard alone into a Model of its own, the index
+// beside them, and the shards guessed from their names (NAME-00001-of-00163.safetensors beside the
+// index) before the index has said which it names; then they are joined in the index's order, so
+// tensors, notes and the first error are those of reading the shards one by one.
 #include "core/formats/safetensors_index.hpp"
 
+#include <dirent.h>
 #include <sys/stat.h>
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <optional>
 
 #include <fmt/format.h>
 
 #include "core/formats/safetensors_file.hpp"
+#include "core/huge_pages.hpp"
 #include "core/json_reader.hpp"
 #include "core/name_set.hpp"
+#include "core/parallel_chunks.hpp"
 #include "core/quote.hpp"
 
 namespace akview {
@@ -33,9 +41,24 @@ struct ShardRef {
 struct IndexContents {
   std::vector<WeightEntry> entries;
   std::vector<ShardRef> shards;
+  NameSet names;   // entries by tensor name: built by first_duplicate, read by check_agreement
   std::optional<uint64_t> total_size;
   uint64_t total_size_offset = kNoOffset;
 };
+
+// The first weight_map entry whose name an earlier entry has (the parse's error, as if the names
+// were checked as they came); builds index.names.
+std::optional<Error> first_duplicate(IndexContents& index, const std::string& index_path) {
+  NameSet& names = index.names;
+  names = NameSet();
+  names.reserve(index.entries.size());
+  auto name_of = [&](uint32_t i) { return index.entries[i].name; };
+  for (uint32_t i = 0; i < index.entries.size(); ++i)
+    if (names.insert(index.entries[i].name, i, name_of) != NameSet::kAbsent)
+      return Error{ErrorCode::duplicate_key, index_path, index.entries[i].offset,
+                   fmt::format("weight_map names tensor {} twice", quote_name(index.entries[i].name))};
+  return std::nullopt;
+}
 
 class IndexParser {
  public:
@@ -45,8 +68,13 @@ class IndexParser {
         path_(model.files[file_index].path),
         reader_(model.files[file_index].map.bytes(), path_) {}
 
+  // The index, or its first error in file order: a name the weight_map repeats before the point
+  // where the parse failed is that error.
   Result<IndexContents> run() {
-    if (!parse()) return reader_.error();
+    if (!parse()) {
+      if (auto duplicate = first_duplicate(out_, path_)) return *duplicate;
+      return reader_.error();
+    }
     return std::move(out_);
   }
 
@@ -81,15 +109,17 @@ class IndexParser {
     return true;
   }
 
+  // The entries in file order. Duplicate names are found after the parse (first_duplicate): most
+  // opens prove there are none for free, by matching every entry to a distinct shard tensor.
   bool parse_weight_map() {
     JsonToken tok;
     if (!reader_.next(tok)) return false;
     if (tok.kind != JsonKind::object_begin)
       return reader_.fail(ErrorCode::schema, tok.offset,
                           fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
-    NameSet names, shard_names;
-    auto name_of = [&](uint32_t i) { return out_.entries[i].name; };
+    NameSet shard_names;
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
+    uint32_t last_shard = NameSet::kAbsent;   // entries of one shard mostly come together
     for (;;) {
       if (!reader_.next(tok)) return false;
       if (tok.kind == JsonKind::object_end) return true;
@@ -99,18 +129,17 @@ class IndexParser {
         return reader_.fail(ErrorCode::schema, tok.offset,
                             fmt::format("weight_map entry {} must name a shard file, found {}", quote_name(entry.name),
                                         json_kind_name(tok.kind)));
-      const std::string_view shard = keep(tok);
-      const auto new_shard = static_cast<uint32_t>(out_.shards.size());
-      uint32_t id = shard_names.insert(shard, new_shard, shard_of);
-      if (id == NameSet::kAbsent) {
-        out_.shards.push_back({shard, tok.offset, 0});
-        id = new_shard;
+      if (last_shard == NameSet::kAbsent || tok.escaped || out_.shards[last_shard].name != tok.text) {
+        const std::string_view shard = keep(tok);
+        const auto new_shard = static_cast<uint32_t>(out_.shards.size());
+        last_shard = shard_names.insert(shard, new_shard, shard_of);
+        if (last_shard == NameSet::kAbsent) {
+          out_.shards.push_back({shard, tok.offset, 0});
+          last_shard = new_shard;
+        }
       }
-      entry.shard = id;
+      entry.shard = last_shard;
       out_.entries.push_back(entry);
-      if (names.insert(entry.name, static_cast<uint32_t>(out_.entries.size() - 1), name_of) != NameSet::kAbsent)
-        return reader_.fail(ErrorCode::duplicate_key, entry.offset,
-                            fmt::format("weight_map names tensor {} twice", quote_name(entry.name)));
     }
   }
 
@@ -169,10 +198,148 @@ class IndexParser {
 };
 
 constexpr std::string_view kIndexSuffix = ".safetensors.index.json";
+constexpr std::string_view kShardExtension = ".safetensors";
+constexpr int kMaxParseThreads = 8;
+constexpr size_t kAgreementChunk = 1 << 16;   // tensors a thread looks up in the index at a time
 
 std::string directory_of(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+}
+
+// Whether `name` is written as one shard of a set: NAME-00001-of-00004.safetensors.
+bool is_shard_name(std::string_view name) {
+  if (!name.ends_with(kShardExtension)) return false;
+  const std::string_view stem = name.substr(0, name.size() - kShardExtension.size());
+  const auto of = stem.rfind("-of-");
+  if (of == std::string_view::npos || of == 0 || of + 4 == stem.size()) return false;
+  const auto dash = stem.rfind('-', of - 1);
+  if (dash == std::string_view::npos || dash + 1 == of) return false;
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(stem.substr(dash + 1, of - dash - 1)) && digits(stem.substr(of + 4));
+}
+
+// The files of `dir` named as shards of a set, sorted: what an index beside them almost always names.
+std::vector<std::string> guess_shards(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = opendir(dir.empty() ? "." : dir.c_str());
+  if (!d) return out;
+  while (const dirent* e = readdir(d)) {
+    if (!is_shard_name(e->d_name)) continue;
+    // Regular files only (a FIFO would block the open); the opener checks what the index names anyway.
+    struct stat st {};
+    if (e->d_type == DT_REG || (stat((dir + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode)))
+      out.emplace_back(e->d_name);
+  }
+  closedir(d);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One shard parsed alone: a Model whose files[0] is the shard, or the shard's error.
+using ShardParse = std::optional<Result<Model>>;
+
+Result<Model> parse_shard(const std::string& path) {
+  Model part;
+  auto file = add_safetensors_file(part, path, "");
+  if (!file) return std::move(file).error();
+  return part;
+}
+
+// Appends the shards parsed alone in `parts` (each a Model whose files[0] is the shard) to `model`
+// in their order, as add_safetensors_file would have appended them one by one: file and dims indexes
+// shifted, roles set, and the strings that were unescaped into a part stored again in `model` (views
+// into a shard's header stay valid: the mapping moves with its SourceFile, its address unchanged).
+// The tensors are copied on `threads`. Returns each part's file index.
+std::vector<uint32_t> join_shards(Model& model, std::vector<Model*> parts, int threads) {
+  const size_t n = parts.size();
+  std::vector<uint32_t> file(n);
+  std::vector<size_t> tensors_at(n + 1, model.tensors.size()), dims_at(n + 1, model.dims.size());
+  for (size_t i = 0; i < n; ++i) {
+    tensors_at[i + 1] = tensors_at[i] + parts[i]->tensors.size();
+    dims_at[i + 1] = dims_at[i] + parts[i]->dims.size();
+  }
+  model.tensors.reserve(tensors_at[n]);
+  advise_huge_pages(model.tensors.data() + model.tensors.size(),
+                    (tensors_at[n] - model.tensors.size()) * sizeof(Tensor));
+  model.tensors.resize(tensors_at[n]);
+  model.dims.resize(dims_at[n]);
+  for (size_t i = 0; i < n; ++i) {
+    file[i] = static_cast<uint32_t>(model.files.size());
+    parts[i]->files[0].role = fmt::format("shard {}/{}", i + 1, n);
+    model.files.push_back(std::move(parts[i]->files[0]));
+  }
+  // Tensors whose names lie outside their shard's header (unescaped), per part, for the serial pass.
+  std::vector<std::vector<uint32_t>> outside(n);
+  parallel_chunks(n, threads, [&](size_t i, int) {
+    const Model& part = *parts[i];
+    const auto bytes = model.files[file[i]].map.bytes();
+    Tensor* out = model.tensors.data() + tensors_at[i];
+    for (size_t k = 0; k < part.tensors.size(); ++k) {
+      Tensor t = part.tensors[k];
+      const auto* p = reinterpret_cast<const uint8_t*>(t.name.data());
+      if (!t.name.empty() && !(p >= bytes.data() && p < bytes.data() + bytes.size()))
+        outside[i].push_back(static_cast<uint32_t>(k));
+      t.file = file[i];
+      t.dims_at += static_cast<uint32_t>(dims_at[i]);
+      out[k] = t;
+    }
+    std::copy(part.dims.begin(), part.dims.end(), model.dims.begin() + static_cast<ptrdiff_t>(dims_at[i]));
+    return true;
+  });
+  for (size_t i = 0; i < n; ++i) {
+    const auto bytes = model.files[file[i]].map.bytes();
+    auto keep = [&](std::string_view s) {
+      const auto* p = reinterpret_cast<const uint8_t*>(s.data());
+      if (s.empty() || (p >= bytes.data() && p < bytes.data() + bytes.size())) return s;
+      return model.intern(std::string(s));
+    };
+    for (uint32_t k : outside[i]) {
+      Tensor& t = model.tensors[tensors_at[i] + k];
+      t.name = keep(t.name);
+    }
+    for (MetaEntry m : parts[i]->meta) {
+      m.key = keep(m.key);
+      m.value.str = keep(m.value.str);
+      m.file = file[i];
+      model.meta.push_back(m);
+    }
+    for (Note& note : parts[i]->notes) model.notes.push_back(std::move(note));
+  }
+  return file;
+}
+
+// Whether the index and the shards agree, proved the quick way: every entry names a distinct tensor
+// of the shard it names, and there are as many entries as tensors (so no name repeats on either
+// side). Builds the model's name index (open_one_model keeps it). False says nothing about which
+// rule broke: check_agreement, after first_duplicate, finds the first error.
+bool agree_quickly(Model& model, const IndexContents& index, int threads) {
+  if (index.entries.size() != model.tensors.size()) return false;
+  if (model.build_index() != kNone) return false;
+  std::vector<uint32_t> tensor_of(index.entries.size());
+  std::atomic<bool> ok{true};
+  parallel_chunks((index.entries.size() + kAgreementChunk - 1) / kAgreementChunk, threads, [&](size_t chunk, int) {
+    const size_t end = std::min(index.entries.size(), (chunk + 1) * kAgreementChunk);
+    for (size_t e = chunk * kAgreementChunk; e < end; ++e) {
+      const WeightEntry& entry = index.entries[e];
+      const Tensor* t = model.find(entry.name);
+      if (!t || t->file != index.shards[entry.shard].file) {
+        ok = false;
+        return false;
+      }
+      tensor_of[e] = static_cast<uint32_t>(t - model.tensors.data());
+    }
+    return true;
+  });
+  if (!ok) return false;
+  std::vector<uint8_t> claimed(model.tensors.size(), 0);
+  for (uint32_t k : tensor_of) {
+    if (claimed[k]) return false;
+    claimed[k] = 1;
+  }
+  return true;
 }
 
 // File offset of a tensor's name in its header (the byte after the opening quote is name[0]).
@@ -183,19 +350,21 @@ uint64_t name_offset(const Model& model, const Tensor& t) {
   return kNoOffset;
 }
 
-// Every tensor of the index is in its named shard, and every shard tensor is in the index.
-Status check_agreement(const Model& model, const IndexContents& index, const std::string& index_path) {
-  NameSet names;
-  names.reserve(index.entries.size());
+// Every tensor of the index is in its named shard, and every shard tensor is in the index. The
+// lookups run on `threads`; the first disagreement in tensor order is the error, as in one pass.
+Status check_agreement(const Model& model, const IndexContents& index, const std::string& index_path, int threads) {
   auto name_of = [&](uint32_t i) { return index.entries[i].name; };
-  for (uint32_t i = 0; i < index.entries.size(); ++i) (void)names.insert(index.entries[i].name, i, name_of);
-  std::vector<uint8_t> found(index.entries.size(), 0);
   std::vector<uint32_t> entry_of(model.tensors.size(), NameSet::kAbsent);
+  parallel_chunks((model.tensors.size() + kAgreementChunk - 1) / kAgreementChunk, threads, [&](size_t chunk, int) {
+    const size_t end = std::min(model.tensors.size(), (chunk + 1) * kAgreementChunk);
+    for (size_t k = chunk * kAgreementChunk; k < end; ++k)
+      entry_of[k] = index.names.find(model.tensors[k].name, name_of);
+    return true;
+  });
+  std::vector<uint8_t> found(index.entries.size(), 0);
   for (uint32_t k = 0; k < model.tensors.size(); ++k) {
-    const Tensor& t = model.tensors[k];
-    const uint32_t e = names.find(t.name, name_of);
-    entry_of[k] = e;
-    if (e != NameSet::kAbsent && index.shards[index.entries[e].shard].file == t.file) found[e] = 1;
+    const uint32_t e = entry_of[k];
+    if (e != NameSet::kAbsent && index.shards[index.entries[e].shard].file == model.tensors[k].file) found[e] = 1;
   }
   for (uint32_t k = 0; k < model.tensors.size(); ++k) {
     const Tensor& t = model.tensors[k];
@@ -224,51 +393,105 @@ Status check_agreement(const Model& model, const IndexContents& index, const std
   return {};
 }
 
+Error cancelled(const std::string& index_path) {
+  return make_error(ErrorCode::io, index_path, kNoOffset, "opening was cancelled");
+}
+
 }   // namespace
 
 bool is_safetensors_index_name(std::string_view path) {
   return path.size() >= kIndexSuffix.size() && path.substr(path.size() - kIndexSuffix.size()) == kIndexSuffix;
 }
 
-Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options) {
+Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options, int threads) {
+  if (threads <= 0) threads = std::min(machine_threads(), kMaxParseThreads);
   Model model;
   model.format = "safetensors-sharded";
   auto map = MappedFile::open(index_path);
   if (!map) return std::move(map).error();
   model.files.push_back(SourceFile{index_path, std::move(*map), "index", 0, 0});
   model.files[0].header_bytes = model.files[0].map.size();
-  auto parsed = IndexParser(model, 0).run();
-  if (!parsed) return std::move(parsed).error();
-  IndexContents& index = *parsed;
+  const std::string dir = directory_of(index_path);
+  auto stopped = [&] { return options.cancel && options.cancel->load(); };
+
+  // The index and the shards guessed from their names, all at once; a guess the index does not
+  // name is dropped unread by the join, its errors too.
+  const std::vector<std::string> guessed = guess_shards(dir);
+  std::vector<ShardParse> parts(guessed.size());
+  std::optional<Result<IndexContents>> parsed;
+  const double steps = static_cast<double>(guessed.size() + 1);
+  parallel_chunks(
+      guessed.size() + 1, threads,
+      [&](size_t task, int) {
+        if (stopped()) return false;
+        if (task == 0) parsed = IndexParser(model, 0).run();
+        else parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+        return true;
+      },
+      [&](size_t done) {
+        if (options.progress) options.progress(static_cast<double>(done) / steps);
+      });
+  if (!parsed) return cancelled(index_path);
+  if (!*parsed) return std::move(*parsed).error();
+  IndexContents& index = **parsed;
 
   // Shards in name order (model-00001-of-0000n first), each opened once.
   std::vector<uint32_t> order(index.shards.size());
   std::iota(order.begin(), order.end(), 0u);
   std::sort(order.begin(), order.end(),
             [&](uint32_t a, uint32_t b) { return index.shards[a].name < index.shards[b].name; });
-  const std::string dir = directory_of(index_path);
   for (uint32_t shard : order) {
     const ShardRef& ref = index.shards[shard];
     struct stat st {};
     const std::string path = dir + std::string(ref.name);
-    if (ref.name.empty() || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+    if (ref.name.empty() || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      if (auto duplicate = first_duplicate(index, index_path)) return *duplicate;
       return make_error(ErrorCode::missing_file, index_path, ref.offset,
                         fmt::format("the index names shard {}, but {} is not a file", quote_name(ref.name), path));
+    }
   }
+  // The named shards that were not guessed (named otherwise), parsed now.
+  std::vector<ShardParse*> part_of(order.size());
+  std::vector<ShardParse> late;
+  std::vector<size_t> late_at;   // positions in `order`
+  for (size_t i = 0; i < order.size(); ++i) {
+    const std::string_view name = index.shards[order[i]].name;
+    auto it = std::lower_bound(guessed.begin(), guessed.end(), name);
+    if (it != guessed.end() && *it == name) part_of[i] = &parts[static_cast<size_t>(it - guessed.begin())];
+    else late_at.push_back(i);
+  }
+  late.resize(late_at.size());
+  for (size_t k = 0; k < late_at.size(); ++k) part_of[late_at[k]] = &late[k];
+  parallel_chunks(late_at.size(), threads, [&](size_t k, int) {
+    if (stopped()) return false;
+    late[k] = parse_shard(dir + std::string(index.shards[order[late_at[k]]].name));
+    return true;
+  });
+  if (stopped() || std::any_of(part_of.begin(), part_of.end(), [](ShardParse* p) { return !*p; }))
+    return cancelled(index_path);
+
+  // The first error in the order of reading one by one: the index's repeated name, then the first
+  // shard that failed, then the first disagreement.
+  std::vector<Model*> shard_models;
+  for (ShardParse* p : part_of) {
+    if (!**p) {
+      if (auto duplicate = first_duplicate(index, index_path)) return *duplicate;
+      return std::move(**p).error();
+    }
+    shard_models.push_back(&***p);
+  }
+  const std::vector<uint32_t> files = join_shards(model, std::move(shard_models), threads);
   uint64_t data_bytes = 0;
   for (size_t i = 0; i < order.size(); ++i) {
-    if (options.cancel && options.cancel->load())
-      return make_error(ErrorCode::io, index_path, kNoOffset, "opening was cancelled");
-    ShardRef& ref = index.shards[order[i]];
-    auto file =
-        add_safetensors_file(model, dir + std::string(ref.name), fmt::format("shard {}/{}", i + 1, order.size()));
-    if (!file) return std::move(file).error();
-    ref.file = *file;
-    const SourceFile& sf = model.files[*file];
+    index.shards[order[i]].file = files[i];
+    const SourceFile& sf = model.files[files[i]];
     data_bytes += sf.map.size() - sf.data_offset;
-    if (options.progress) options.progress(static_cast<double>(i + 1) / static_cast<double>(order.size()));
   }
-  AKV_TRY(check_agreement(model, index, index_path));
+  if (!agree_quickly(model, index, threads)) {
+    if (auto duplicate = first_duplicate(index, index_path)) return *duplicate;
+    AKV_TRY(check_agreement(model, index, index_path, threads));
+  }
+  if (options.progress) options.progress(1.0);
   if (index.total_size && *index.total_size != data_bytes)
     model.notes.push_back({ErrorCode::size_mismatch, index_path, index.total_size_offset,
                            fmt::format("metadata.total_size is {}, but the shards' data sections hold {} bytes",
