@@ -9,8 +9,9 @@
 // header (overfetch), the HTTP overhead, and the targets beside them: <= 2 requests and
 // <= header + 256 KiB per file (redirects not counted); the 163-shard open within 8 delays plus the
 // transfer of its headers at the link rate measured in the same run.
-// Usage: remote_open_bench [--akview PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep]
+// Usage: remote_open_bench [--akview PATH] [--baseline PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep]
 //                          [--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR] [--trace] [--serve]
+// --baseline: another akview binary (e.g. main's) run beside --akview in the same interleaved rounds.
 // --serve: only start the servers with the models and print the environment and addresses, for runs
 // by hand (AKVIEW_HTTP_TRACE=1 akview info ADDRESS); Enter stops them.
 // --trace: akview runs with AKVIEW_HTTP_TRACE=1 and its stderr of each model's last run is printed
@@ -205,12 +206,19 @@ struct Row {
   std::string trace;         // akview's stderr with AKVIEW_HTTP_TRACE (--trace)
 };
 
+// The host's 1, 5 and 15 minute load averages (the machine is shared: timings are read beside them).
+std::string load_average() {
+  double l[3] = {0, 0, 0};
+  if (getloadavg(l, 3) != 3) return "unknown";
+  return fmt::format("{:.2f} {:.2f} {:.2f}", l[0], l[1], l[2]);
+}
+
 std::string mib(uint64_t bytes) { return fmt::format("{:.2f}", bytes / 1048576.0); }
 
 }   // namespace
 
 int main(int argc, char** argv) {
-  std::string binary = AKVIEW_BINARY, only, node = "/usr/bin/node";
+  std::string binary = AKVIEW_BINARY, baseline, only, node = "/usr/bin/node";
   std::string peers = std::string(AKVIEW_SOURCE_DIR) + "/bench/peers";
   std::string root = (fs::temp_directory_path() / "akview_remote_bench").string();
   int runs = 3, delay_ms = 50;
@@ -218,6 +226,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--akview" && i + 1 < argc) binary = argv[++i];
+    else if (a == "--baseline" && i + 1 < argc) baseline = argv[++i];
     else if (a == "--runs" && i + 1 < argc) runs = std::max(1, std::atoi(argv[++i]));
     else if (a == "--delay-ms" && i + 1 < argc) delay_ms = std::max(0, std::atoi(argv[++i]));
     else if (a == "--dir" && i + 1 < argc) root = argv[++i];
@@ -229,9 +238,10 @@ int main(int argc, char** argv) {
     else if (a == "--trace") trace = true;
     else if (a == "--serve") serve = true;
     else {
-      std::fprintf(stderr,
-                   "usage: remote_open_bench [--akview PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep] "
-                   "[--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR] [--trace] [--serve]\n");
+      std::fprintf(
+          stderr,
+          "usage: remote_open_bench [--akview PATH] [--baseline PATH] [--runs N] [--delay-ms MS] [--dir DIR] [--keep] "
+          "[--only SUBSTRING] [--per-file] [--node PATH] [--peers DIR] [--trace] [--serve]\n");
       return 2;
     }
   }
@@ -333,7 +343,9 @@ int main(int argc, char** argv) {
       "remote open: akview (%s) and peers through nginx test servers on 127.0.0.1, HTTPS + HTTP/2 where the\n"
       "client has it, %d ms delay on every request of every block, median of %d runs (interleaved)\n",
       binary.c_str(), delay_ms, runs);
+  if (!baseline.empty()) std::printf("baseline: %s, run in the same rounds\n", baseline.c_str());
   std::printf("link rate (one 94 MB range, after the first byte): %.0f MB/s\n", link_bytes_per_s / 1e6);
+  std::printf("load average at the start: %s\n", load_average().c_str());
   std::printf("peers: %s\n",
               peer_skip("hub").empty() ? (peers + " (node " + node + ")").c_str() : peer_skip("hub").c_str());
 
@@ -345,6 +357,10 @@ int main(int argc, char** argv) {
         {"akview info --json", {binary, "info", "ADDRESS", "--json"}, true, {}},
         {"akview tensors --json", {binary, "tensors", "ADDRESS", "--json"}, true, {}},
     };
+    if (!baseline.empty()) {
+      tools.push_back({"baseline info --json", {baseline, "info", "ADDRESS", "--json"}, true, {}});
+      tools.push_back({"baseline tensors --json", {baseline, "tensors", "ADDRESS", "--json"}, true, {}});
+    }
     if (m.peer == "st")
       tools.push_back(
           {"hub parseSafetensorsMetadata", {node, peers + "/st_metadata.mjs", "HUB", "REPO"}, false, peer_skip("hub")});
@@ -383,6 +399,7 @@ int main(int argc, char** argv) {
       }
     }
 
+    std::printf("\nload average after the runs: %s", load_average().c_str());
     uint64_t max_file_needed = 0;
     for (const auto& [p, f] : m.files) max_file_needed = std::max(max_file_needed, f.needed);
     std::printf("\n%s (%s, %zu files, headers %s MiB; address %s)\n", m.label.c_str(), m.repo.c_str(), m.files.size(),
