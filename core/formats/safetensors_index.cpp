@@ -207,27 +207,13 @@ std::string directory_of(const std::string& path) {
   return slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
 }
 
-// Whether `name` is written as one shard of a set: NAME-00001-of-00004.safetensors.
-bool is_shard_name(std::string_view name) {
-  if (!name.ends_with(kShardExtension)) return false;
-  const std::string_view stem = name.substr(0, name.size() - kShardExtension.size());
-  const auto of = stem.rfind("-of-");
-  if (of == std::string_view::npos || of == 0 || of + 4 == stem.size()) return false;
-  const auto dash = stem.rfind('-', of - 1);
-  if (dash == std::string_view::npos || dash + 1 == of) return false;
-  auto digits = [](std::string_view d) {
-    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  return digits(stem.substr(dash + 1, of - dash - 1)) && digits(stem.substr(of + 4));
-}
-
 // The files of `dir` named as shards of a set, sorted: what an index beside them almost always names.
 std::vector<std::string> guess_shards(const std::string& dir) {
   std::vector<std::string> out;
   DIR* d = opendir(dir.empty() ? "." : dir.c_str());
   if (!d) return out;
   while (const dirent* e = readdir(d)) {
-    if (!is_shard_name(e->d_name)) continue;
+    if (!is_safetensors_shard_name(e->d_name)) continue;
     // Regular files only (a FIFO would block the open); the opener checks what the index names anyway.
     struct stat st {};
     if (e->d_type == DT_REG || (stat((dir + e->d_name).c_str(), &st) == 0 && S_ISREG(st.st_mode)))
@@ -401,6 +387,19 @@ Error cancelled(const std::string& index_path) {
 
 bool is_safetensors_index_name(std::string_view path) {
   return path.size() >= kIndexSuffix.size() && path.substr(path.size() - kIndexSuffix.size()) == kIndexSuffix;
+}
+
+bool is_safetensors_shard_name(std::string_view name) {
+  if (!name.ends_with(kShardExtension)) return false;
+  const std::string_view stem = name.substr(0, name.size() - kShardExtension.size());
+  const auto of = stem.rfind("-of-");
+  if (of == std::string_view::npos || of == 0 || of + 4 == stem.size()) return false;
+  const auto dash = stem.rfind('-', of - 1);
+  if (dash == std::string_view::npos || dash + 1 == of) return false;
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  return digits(stem.substr(dash + 1, of - dash - 1)) && digits(stem.substr(of + 4));
 }
 
 Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options, int threads) {

@@ -113,6 +113,18 @@ void expect_same_shards(const Model& got, const Model& want) {
   for (size_t k = 0; k < want.notes.size(); ++k) EXPECT_EQ(got.notes[k].message, want.notes[k].message);
 }
 
+// The set opens, for every thread count, as reading its shards one by one does.
+void expect_opens_as_one_by_one(const std::string& index, const std::vector<std::string>& names) {
+  auto want = read_one_by_one(index, names);
+  ASSERT_TRUE(want.ok()) << want.error().to_string();
+  for (int threads : kThreadCounts) {
+    SCOPED_TRACE(fmt::format("{} threads", threads));
+    auto got = open_safetensors_index(index, {}, threads);
+    ASSERT_TRUE(got.ok()) << got.error().to_string();
+    expect_same_shards(*got, *want);
+  }
+}
+
 void expect_same_error(const Result<Model>& got, const Error& want) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.error().code, want.code);
@@ -128,15 +140,7 @@ TEST(ShardedParallelOpen, ManyShardsEqualReadingThemOneByOne) {
   std::vector<std::string> names;
   for (size_t s = 0; s < n; ++s) names.push_back(shard_name(s, n));
   const std::string index = write_set(dir, shards, names);
-  auto want = read_one_by_one(index, names);
-  ASSERT_TRUE(want.ok()) << want.error().to_string();
-  for (int threads : kThreadCounts) {
-    SCOPED_TRACE(fmt::format("{} threads", threads));
-    auto got = open_safetensors_index(index, {}, threads);
-    ASSERT_TRUE(got.ok()) << got.error().to_string();
-    got->build_index();
-    expect_same_shards(*got, *want);
-  }
+  expect_opens_as_one_by_one(index, names);
 }
 
 // Shards the index names otherwise than NAME-0000i-of-0000n (not guessed from the folder) are parsed
@@ -149,15 +153,7 @@ TEST(ShardedParallelOpen, ShardsNamedOtherwiseAndStrayFilesBeside) {
   const std::string index = write_set(dir, shards, names);
   // A broken file named as a shard, which the index does not name.
   ASSERT_TRUE(testing::write_text(dir.file(shard_name(6, 9)), "not a safetensors file"));
-  auto want = read_one_by_one(index, names);
-  ASSERT_TRUE(want.ok()) << want.error().to_string();
-  for (int threads : kThreadCounts) {
-    SCOPED_TRACE(fmt::format("{} threads", threads));
-    auto got = open_safetensors_index(index, {}, threads);
-    ASSERT_TRUE(got.ok()) << got.error().to_string();
-    got->build_index();
-    expect_same_shards(*got, *want);
-  }
+  expect_opens_as_one_by_one(index, names);
 }
 
 // Errors in two shards: the first in file order is the open's, whatever thread finished first.
@@ -206,6 +202,17 @@ TEST(ShardedParallelOpen, IndexRepeatedNameComesBeforeShardErrors) {
       EXPECT_EQ(got.error().offset, second);
     }
   }
+}
+
+// The names guessed as shards before the index is read.
+TEST(ShardedParallelOpen, ShardNames) {
+  EXPECT_TRUE(is_safetensors_shard_name("model-00001-of-00163.safetensors"));
+  EXPECT_TRUE(is_safetensors_shard_name("diffusion_pytorch_model-2-of-3.safetensors"));
+  EXPECT_FALSE(is_safetensors_shard_name("model.safetensors"));
+  EXPECT_FALSE(is_safetensors_shard_name("model-00001-of-00163.safetensors.index.json"));
+  EXPECT_FALSE(is_safetensors_shard_name("model-0000a-of-00163.safetensors"));
+  EXPECT_FALSE(is_safetensors_shard_name("model-00001-of-.safetensors"));
+  EXPECT_FALSE(is_safetensors_shard_name("model--of-00002.safetensors"));
 }
 
 }   // namespace
