@@ -414,7 +414,7 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   auto stopped = [&] { return options.cancel && options.cancel->load(); };
 
   // The index and the shards guessed from their names, all at once; a guess the index does not
-  // name is dropped unread by the join, its errors too.
+  // name is left out of the model, its errors too.
   const std::vector<std::string> guessed = guess_shards(dir);
   std::vector<ShardParse> parts(guessed.size());
   std::optional<Result<IndexContents>> parsed;
