@@ -245,7 +245,9 @@ TEST_F(StreamingJson, MapDiffMetaStatsJsonEqualTheirNlohmannDump) {
       EXPECT_EQ(doc["tensors"][3]["name_a"], tensors_[3].name);
       EXPECT_EQ(doc["tensors"][3]["key"], tensors_[3].name);
       EXPECT_EQ(doc["tensors"][19]["key"], "layers.19.attention.q.weight");
-      if (args[3] == "--json") EXPECT_EQ(doc["tensors"][5]["error"]["max_abs"], 0.0);
+      if (args[3] == "--json") {
+        EXPECT_EQ(doc["tensors"][5]["error"]["max_abs"], 0.0);
+      }
     }
     if (args[0] == "stats") {
       ASSERT_EQ(doc.size(), static_cast<size_t>(kTensors));
