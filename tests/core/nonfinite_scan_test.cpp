@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 #include "core/decode/decode.hpp"
@@ -240,6 +242,41 @@ TEST(NonFiniteScan, ModelReportNamesEachTensorAtItsFirstOffendingOffset) {
         EXPECT_EQ(notes[k].message.rfind(text, 0), 0u) << notes[k].message;
       }
     }
+}
+
+// MLX affine (4-bit, groups of 64, f16 scales): a NaN scale makes its group's 64 values NaN; the
+// problem names the logical tensor at the scale's own offset in the file.
+TEST(NonFiniteScan, CompositeScalesAreScannedAndTheirGroupsCounted) {
+  testing::TempDir dir;
+  const std::string src = std::string(AKVIEW_ORACLES_DIR) + "/st/mlx_q4_g64_f16";
+  for (const char* f : {"model.safetensors", "config.json"}) std::filesystem::copy_file(src + "/" + f, dir.file(f));
+  uint32_t logical = kNone, scales = kNone;
+  uint64_t scale_at = 0;
+  {
+    auto model = open_model(dir.path());
+    ASSERT_TRUE(model) << model.error().to_string();
+    EXPECT_TRUE(scan_nonfinite(*model).empty());
+    for (uint32_t i = 0; i < model->tensors.size() && logical == kNone; ++i)
+      if (model->tensors[i].quant != kNone) logical = i, scales = model->quants[model->tensors[i].quant].scales;
+    ASSERT_NE(scales, kNone);
+    scale_at = model->tensors[scales].offset + 2 * 5;   // row 0 (or 1), group 5
+  }
+  {
+    std::fstream f(dir.file("model.safetensors"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(scale_at));
+    const uint8_t nan_f16[2] = {0x00, 0x7E};
+    f.write(reinterpret_cast<const char*>(nan_f16), 2);
+  }
+  auto model = open_model(dir.path());
+  ASSERT_TRUE(model) << model.error().to_string();
+  const auto problems = scan_nonfinite(*model);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_EQ(problems[0].tensor, logical);
+  EXPECT_EQ(problems[0].offset, scale_at);
+  EXPECT_EQ(problems[0].file, model->files[model->tensors[scales].file].path);
+  EXPECT_EQ(problems[0].count.nan, 64u);
+  EXPECT_EQ(problems[0].count.inf, 0u);
+  EXPECT_EQ(problems[0].count.blocks, 1u);   // one row decoded to NaN
 }
 
 }   // namespace
