@@ -168,7 +168,7 @@ bool any_exponent_ones(const uint8_t* p, size_t n_words, Word mask) {
   for (; i + kLanes <= n_words; i += kLanes) {
     Vec v;
     std::memcpy(&v, p + i * sizeof(Word), sizeof v);
-    acc |= (v & mask) == mask;
+    acc |= (Vec)((v & mask) == mask);
   }
   for (size_t k = 0; k < kLanes; ++k)
     if (acc[k]) return true;
