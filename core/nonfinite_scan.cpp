@@ -312,22 +312,28 @@ Status scan_composite(const Model& model, const Tensor& t, const TensorView& v, 
   if (!mapped.ok()) return mapped;
   const QuantInfo& q = model.quants[t.quant];
   const int64_t groups_per_row = v.group_size ? v.n_cols / v.group_size : 0;
-  std::vector<int64_t> rows;   // rows to decode, ascending
-  uint64_t first_at = ~uint64_t{0};
-  uint32_t first_file = kNone;
-  bool all_rows = false;
+  // Rows to decode, each with the first suspect scale or bias that put it there (its offset and file).
+  struct SuspectRow {
+    int64_t row;
+    uint64_t at;
+    uint32_t file;
+  };
+  std::vector<SuspectRow> rows;
+  std::optional<SuspectRow> global;   // a suspect global scale: every row is decoded
   auto scan_companion = [&](std::span<const uint8_t> bytes, TypeId type, uint32_t companion, bool per_row) {
     const ElementTest test = element_test(type);
     const size_t n = bytes.size() / test.bytes;
+    const uint64_t base = companion != kNone ? model.tensors[companion].offset : kNoOffset;
+    const uint32_t file = companion != kNone ? model.tensors[companion].file : t.file;
     return guard_reads([&] {
       for (size_t i = 0; i < n; ++i) {
         if (!test.suspect(bytes.data() + i * test.bytes)) continue;
-        const int64_t row = per_row && groups_per_row ? static_cast<int64_t>(i) / groups_per_row : -1;
-        if (row < 0) all_rows = true;
-        else if (rows.empty() || rows.back() != row) rows.push_back(row);
-        if (companion != kNone) {
-          const uint64_t at = model.tensors[companion].offset + i * test.bytes;
-          if (first_at == ~uint64_t{0}) first_at = at, first_file = model.tensors[companion].file;
+        const uint64_t at = base == kNoOffset ? kNoOffset : base + i * test.bytes;
+        if (!per_row || groups_per_row == 0) {
+          if (!global) global = SuspectRow{0, at, file};
+        } else if (const int64_t row = static_cast<int64_t>(i) / groups_per_row;
+                   rows.empty() || rows.back().row != row) {
+          rows.push_back({row, at, file});
         }
       }
     });
@@ -335,25 +341,34 @@ Status scan_composite(const Model& model, const Tensor& t, const TensorView& v, 
   if (Status s = scan_companion(v.scales, v.scales_type, q.scales, true); !s.ok()) return s;
   if (Status s = scan_companion(v.biases, v.biases_type, q.biases, true); !s.ok()) return s;
   if (Status s = scan_companion(v.global_scale, T::f32, q.global_scale, false); !s.ok()) return s;
-  if (rows.empty() && !all_rows) return {};
-  std::sort(rows.begin(), rows.end());
-  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  if (rows.empty() && !global) return {};
+  // One entry a row, its first suspect: a scale before a bias (scales were scanned first).
+  std::stable_sort(rows.begin(), rows.end(), [](const SuspectRow& a, const SuspectRow& b) { return a.row < b.row; });
+  rows.erase(
+      std::unique(rows.begin(), rows.end(), [](const SuspectRow& a, const SuspectRow& b) { return a.row == b.row; }),
+      rows.end());
   std::vector<float> out(static_cast<size_t>(v.n_cols));
-  auto count_row = [&](int64_t row) -> Status {
+  // Decodes one row and counts it; the problem's offset is that of the first row found non-finite.
+  auto count_row = [&](int64_t row, const SuspectRow& why) -> Status {
     if (Status s = decode_rows(v, row, row + 1, out.data()); !s.ok()) return s;
     uint64_t nan = 0, inf = 0;
     for (float x : out) nan += std::isnan(x), inf += std::isinf(x);
-    if (nan + inf) r.count.nan += nan, r.count.inf += inf, ++r.count.blocks;
+    if (nan + inf == 0) return {};
+    if (!r.count.any()) r.count.first = why.at, r.file = why.file;
+    r.count.nan += nan, r.count.inf += inf, ++r.count.blocks;
     return {};
   };
-  if (all_rows)
+  if (global) {
+    size_t next = 0;   // a row's own suspect scale, where it has one, names it better than the global scale
     for (int64_t row = 0; row < v.n_rows; ++row) {
-      if (Status s = count_row(row); !s.ok()) return s;
+      while (next < rows.size() && rows[next].row < row) ++next;
+      const SuspectRow& why = next < rows.size() && rows[next].row == row ? rows[next] : *global;
+      if (Status s = count_row(row, why); !s.ok()) return s;
     }
-  else
-    for (int64_t row : rows)
-      if (Status s = count_row(row); !s.ok()) return s;
-  if (r.count.any()) r.count.first = first_at, r.file = first_file;
+  } else {
+    for (const SuspectRow& sr : rows)
+      if (Status s = count_row(sr.row, sr); !s.ok()) return s;
+  }
   return {};
 }
 
