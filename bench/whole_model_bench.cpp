@@ -7,6 +7,10 @@
 // per second, and as a fraction of the matvec's); the TUI's time from the open to the statistics of
 // every tensor (App off-screen, as frame_bench runs it). The target: stats and diff at >= 10 % of
 // the matvec's weights per second (diff counts the weights of both sides).
+// Then `akview check FILE` (structure and the NaN/Inf scan of every value) beside `check --no-values`,
+// and `akview diff FILE OTHER --json` of two different models of the same shape (OTHER: the fixture
+// written with another seed, llama8b_q4km_seed2.gguf beside it, so no chunk is equal on both sides).
+// A third argument `check-diff` runs only the matvec and that last section.
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -105,11 +109,51 @@ double tui_stats_seconds(const std::string& path, size_t* tensors_out) {
   return all_shown() ? seconds_since(t0) : -1;
 }
 
+// `check FILE` (with the value scan) and `check FILE --no-values`, and `diff FILE OTHER --json`,
+// interleaved; weights per second against the matvec's (`rate`: weights/s; diff counts both sides).
+void check_and_different_diff(const std::string& path, const std::string& other, uint64_t weights, double rate,
+                              int runs, bool* ok) {
+  std::vector<double> check_s, structure_s, diff_s, check_cpu, diff_cpu;
+  long diff_rss = 0;
+  for (int r = 0; r < runs; ++r) {
+    const ProcessRun c = run_process(AKVIEW_BINARY, {"check", path});
+    const ProcessRun n = run_process(AKVIEW_BINARY, {"check", path, "--no-values"});
+    const ProcessRun d = run_process(AKVIEW_BINARY, {"diff", path, other, "--json"});
+    *ok = *ok && c.ok && n.ok && d.ok;
+    check_s.push_back(c.seconds);
+    check_cpu.push_back(c.cpu_seconds);
+    structure_s.push_back(n.seconds);
+    diff_s.push_back(d.seconds);
+    diff_cpu.push_back(d.cpu_seconds);
+    diff_rss = std::max(diff_rss, d.max_rss_kb);
+  }
+  const double w = static_cast<double>(weights), c = median(check_s), d = median(diff_s);
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s  %5.1f %% of the matvec  (cpu %.1f s) %s\n",
+              "akview check FILE (NaN/Inf scan; median)", c, w / c / 1e9, 100 * (w / c) / rate, median(check_cpu),
+              (w / c) >= 0.1 * rate ? "ok" : "UNDER 10 %");
+  std::printf("  %-44s %8.3f s\n", "akview check FILE --no-values (median)", median(structure_s));
+  std::printf("  %-44s %8.3f s  %7.2f G weights/s  %5.1f %% of the matvec  (cpu %.1f s, peak RSS %.0f MB) %s\n",
+              "akview diff FILE OTHER --json (median)", d, 2 * w / d / 1e9, 100 * (2 * w / d) / rate, median(diff_cpu),
+              diff_rss / 1024.0, (2 * w / d) >= 0.1 * rate ? "ok" : "UNDER 10 %");
+  std::string each;
+  for (size_t i = 0; i < check_s.size(); ++i) each += fmt::format(" {:.2f}/{:.2f}", check_s[i], diff_s[i]);
+  std::printf("  %-44s%s s\n", "each run, check/diff OTHER", each.c_str());
+}
+
+// The second model of the fixture's shape, written with another seed on first use.
+bool ensure_other(const std::string& other) {
+  if (std::filesystem::exists(other)) return true;
+  std::printf("writing %s (4.92 GB, once) ...\n", other.c_str());
+  return akview::bench::write_llama8b_q4km(other, akview::bench::kSecondFixtureSeed);
+}
+
 }   // namespace
 
 int main(int argc, char** argv) {
   const std::string dir = argc > 1 ? argv[1] : AKVIEW_BENCH_FIXTURES;
   const int runs = argc > 2 ? std::max(1, std::atoi(argv[2])) : 3;
+  const bool only_check_diff = argc > 3 && std::string(argv[3]) == "check-diff";
+  const std::string other = dir + "/llama8b_q4km_seed2.gguf";
   std::filesystem::create_directories(dir);
   const std::string path = dir + "/llama8b_q4km.gguf";
   if (!std::filesystem::exists(path)) {
@@ -130,8 +174,23 @@ int main(int argc, char** argv) {
   std::printf("whole-model passes: %s (%.2f GB), %u threads\n", path.c_str(), std::filesystem::file_size(path) / 1e9,
               threads);
 
+  if (!ensure_other(other)) {
+    std::printf("FAILED: could not write %s\n", other.c_str());
+    return 1;
+  }
   // The first matvec pass also brings the file into the page cache.
   MatvecPass mv = matvec_pass(*model);
+  if (only_check_diff) {
+    const MatvecPass mv2 = matvec_pass(*model);
+    const double mv_s = std::min(mv.seconds, mv2.seconds);
+    std::printf("  %-44s %8.3f s  %7.2f G weights/s  %6.2f GB/s (%d tensors x-quant; two passes, the better)\n",
+                "matvec, run --backend cpu --x-quant", mv_s, mv.weights / mv_s / 1e9, mv.bytes / mv_s / 1e9,
+                mv.xquant_tensors);
+    bool ok = true;
+    check_and_different_diff(path, other, mv.weights, mv.weights / mv_s, runs, &ok);
+    if (!ok) std::printf("FAILED: a command exited with an error\n");
+    return ok ? 0 : 1;
+  }
   akview::bench::BandwidthProbe probe;
   const auto bw = probe.measure(static_cast<int>(threads));
   std::vector<double> stats_s, diff_s, stats_cpu, diff_cpu;
@@ -170,6 +229,7 @@ int main(int argc, char** argv) {
   std::printf("  %-44s%s s\n", "each run, stats/diff", each.c_str());
   std::printf("  %-44s %8.3f s  (%zu tensors; open, first frame and the statistics job)\n",
               "TUI: open to every tensor's statistics", tui_s, tui_tensors);
+  check_and_different_diff(path, other, mv.weights, mv_rate, runs, &ok);
   if (!ok) std::printf("FAILED: a command exited with an error\n");
   return ok && tui_s > 0 ? 0 : 1;
 }

@@ -3,6 +3,8 @@
 // vocabulary), Q4_K with Q6_K for output.weight and for attn_v / ffn_down of the layers llama.cpp's
 // Q4_K_M gives more bits, f32 norms; blocks of random codes and scales with finite f16 scales in
 // [2^-10, 2^-6). 4.92 GB, 8.03 G weights, streamed to disk 32 MiB at a time (written once, kept).
+// Another seed gives a second model of the same shape and types whose every block differs (diff's
+// case of two different models: no chunk is equal on both sides).
 #pragma once
 
 #include <algorithm>
@@ -88,7 +90,9 @@ inline void fill(uint32_t type, uint8_t* p, size_t n, Rng& r) {
     }
 }
 
-inline bool write_llama8b_q4km(const std::string& path) {
+constexpr uint64_t kFixtureSeed = 0x9e3779b97f4a7c15ull, kSecondFixtureSeed = 0x2545f4914f6cdd1dull;
+
+inline bool write_llama8b_q4km(const std::string& path, uint64_t seed = kFixtureSeed) {
   akview::testing::GgufWriter w;
   w.set("general.architecture", akview::testing::gguf_string("llama"));
   w.set("general.name", akview::testing::gguf_string("akview whole-model benchmark (8B Q4_K_M shapes, random blocks)"));
@@ -106,7 +110,7 @@ inline bool write_llama8b_q4km(const std::string& path) {
   bool ok = std::fwrite(header.data(), 1, header.size(), f) == header.size();
   const auto offsets = w.data_offsets();
   uint64_t at = 0;
-  Rng rng;
+  Rng rng{seed};
   std::vector<uint8_t> buf(size_t{32} << 20);
   for (size_t i = 0; i < w.tensors().size() && ok; ++i) {
     const auto& t = w.tensors()[i];

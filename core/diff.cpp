@@ -2,18 +2,22 @@
 // errors are computed on every thread (core/parallel_chunks.hpp).
 #include "core/diff.hpp"
 
-#include <sys/uio.h>
-#include <unistd.h>
-
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
+#include "core/copy_reader.hpp"
 #include "core/decode/decode.hpp"
 #include "core/formats/pytorch.hpp"
 #include "core/names/name_map.hpp"
@@ -66,34 +70,67 @@ namespace {
 
 typedef float V8 __attribute__((vector_size(32)));   // GCC/Clang lower these to the target's SIMD
 typedef double D8 __attribute__((vector_size(64)));
+typedef uint64_t U8x64 __attribute__((vector_size(64)));
 
 // One chunk's sums; merged in chunk order, so the result does not depend on the thread count.
 struct ChunkSums {
   double sum_sq = 0, ref_sq = 0, a_sq = 0, dot = 0, max_abs = 0;
 };
 
+// 8 floats widened to doubles (exact): one vcvtps2pd on AVX-512, where GCC's generic form splits it.
+inline D8 widen(const float* p) {
+#ifdef __AVX512F__
+  return static_cast<D8>(_mm512_maskz_cvtps_pd(0xFF, _mm256_loadu_ps(p)));
+#else
+  V8 v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, D8);
+#endif
+}
+
+inline D8 abs8(D8 d) { return std::bit_cast<D8>(std::bit_cast<U8x64>(d) & 0x7FFFFFFFFFFFFFFFull); }
+
+// The larger of a |difference| and the running maximum; a NaN difference leaves the maximum as it
+// was (as std::max(m, NaN) does). vmaxpd is that in one 2-cycle step; the compare-and-blend GCC makes
+// of the generic form was the loop's longest chain.
+inline D8 max8(D8 ad, D8 m) {
+#ifdef __AVX512F__
+  return static_cast<D8>(_mm512_maskz_max_pd(0xFF, static_cast<__m512d>(ad), static_cast<__m512d>(m)));
+#else
+  return ad > m ? ad : m;
+#endif
+}
+
+// Two sets of lane accumulators (16 values a step), so the additions of one step do not wait on
+// the previous step's (each sum is a chain of dependent adds); the sets and lanes merge in a fixed
+// order, so the bits do not depend on where the chunk runs. Products of two floats are exact in
+// double: only the additions round.
 ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
-  D8 sum_sq = D8{}, ref_sq = D8{}, a_sq = D8{}, dot = D8{}, max_abs = D8{};
+  D8 sq0{}, ref0{}, a0{}, dot0{}, max0{}, sq1{}, ref1{}, a1{}, dot1{}, max1{};
   size_t k = 0;
-  for (; k + 8 <= n; k += 8) {
-    V8 xv, yv;
-    std::memcpy(&xv, x + k, sizeof xv);
-    std::memcpy(&yv, y + k, sizeof yv);
-    const D8 xd = __builtin_convertvector(xv, D8), yd = __builtin_convertvector(yv, D8), d = xd - yd;
-    const D8 ad = d < 0 ? -d : d;
-    max_abs = ad > max_abs ? ad : max_abs;   // a NaN difference is skipped, as std::max(m, NaN) does
-    sum_sq += d * d;
-    ref_sq += yd * yd;
-    a_sq += xd * xd;
-    dot += xd * yd;
+  for (; k + 16 <= n; k += 16) {
+    const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
+    const D8 x1 = widen(x + k + 8), y1 = widen(y + k + 8), d1 = x1 - y1, ad1 = abs8(d1);
+    max0 = max8(ad0, max0);
+    max1 = max8(ad1, max1);
+    sq0 += d0 * d0, sq1 += d1 * d1;
+    ref0 += y0 * y0, ref1 += y1 * y1;
+    a0 += x0 * x0, a1 += x1 * x1;
+    dot0 += x0 * y0, dot1 += x1 * y1;
+  }
+  if (k + 8 <= n) {
+    const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
+    max0 = max8(ad0, max0);
+    sq0 += d0 * d0, ref0 += y0 * y0, a0 += x0 * x0, dot0 += x0 * y0;
+    k += 8;
   }
   ChunkSums c;
   for (int j = 0; j < 8; ++j) {
-    c.max_abs = std::max(c.max_abs, max_abs[j]);
-    c.sum_sq += sum_sq[j];
-    c.ref_sq += ref_sq[j];
-    c.a_sq += a_sq[j];
-    c.dot += dot[j];
+    c.max_abs = std::max({c.max_abs, max0[j], max1[j]});
+    c.sum_sq += sq0[j] + sq1[j];
+    c.ref_sq += ref0[j] + ref1[j];
+    c.a_sq += a0[j] + a1[j];
+    c.dot += dot0[j] + dot1[j];
   }
   for (; k < n; ++k) {
     const double xd = x[k], yd = y[k], d = xd - yd;
@@ -107,38 +144,74 @@ ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
 }
 
 // A side read as raw rows: a plain tensor (not composite, not strided) read by the default decoder.
-// Its chunks are copied out of the mapping by the kernel (process_vm_readv of this process) into the
-// thread's buffer and decoded there: on a virtual machine whose page tables are shadowed, the first
-// touch of each 4 KiB page of a mapping from user code cost 2-3.6 us (a fresh process read a cached
-// file at 1-2 GB/s a thread), the kernel's copy 4.4-5.6 GB/s. Where the copy fails (no such call,
-// a fault) the chunk is decoded from the mapping as before, which reports a truncated file.
-std::optional<TensorView> raw_view(const Model& m, uint32_t index, const DiffOptions& options) {
+// Its chunks are copied out of its file by the kernel (core/copy_reader.hpp: pread into the thread's
+// buffer, faster than a first touch of the mapping) and decoded there. Where the copy fails (a file
+// cut short, a fetch error) the chunk is decoded from the mapping as before, which says what failed.
+struct RawSide {
+  TensorView view;
+  CopyReader reader;
+  uint64_t file_offset = 0;   // of the view's first byte in its file
+  RawSide(const TensorView& v, const std::string& path, uint64_t at) : view(v), reader({path}), file_offset(at) {}
+};
+std::unique_ptr<RawSide> raw_side(const Model& m, uint32_t index, const DiffOptions& options) {
   const Tensor& t = m.tensors[index];
   if (options.decode || (t.flags & (kTensorNonContiguous | kTensorUnsupported)) ||
       type_info(t.type).kind == TypeKind::composite)
-    return std::nullopt;
+    return nullptr;
   auto v = make_tensor_view(m, t);
-  if (!v) return std::nullopt;
-  return *v;
+  if (!v) return nullptr;
+  const SourceFile& f = m.files[t.file];
+  return std::make_unique<RawSide>(*v, f.path, static_cast<uint64_t>(v->data.data() - f.map.data()));
 }
 
-// Rows [r, r + n) of `v` copied into `out` (resized); false when the kernel could not copy them all.
-bool copy_rows(const TensorView& v, int64_t r, int64_t n, std::vector<uint8_t>& out) {
-  const uint64_t len = static_cast<uint64_t>(n) * v.row_bytes;
+// Rows [r, r + n) of `side` copied into `out` (resized); false when the kernel could not copy them all.
+bool copy_rows(const RawSide& side, int64_t r, int64_t n, std::vector<uint8_t>& out) {
+  const uint64_t len = static_cast<uint64_t>(n) * side.view.row_bytes;
   out.resize(len);
-  const uint8_t* p = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-  iovec local{out.data(), len}, remote{const_cast<uint8_t*>(p), len};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
+  return side.reader.read(0, side.file_offset + static_cast<uint64_t>(r) * side.view.row_bytes, out);
 }
 
 // Rows [r, r + n) of a raw view decoded from the copy in `bytes`.
-Status decode_copy(const TensorView& v, int64_t n, const std::vector<uint8_t>& bytes, float* out) {
+Status decode_copy(const TensorView& v, int64_t n, std::span<const uint8_t> bytes, float* out) {
   TensorView c = v;
   c.n_rows = n;
   c.data = bytes;
   c.source_id = 0;
   return decode_rows(c, 0, n, out);
 }
+
+// Each thread's decode and copy buffers (a few hundred KiB), kept between the tensors of a diff:
+// made anew for each tensor, they were zero-filled and faulted in again every time (7 % of a whole-model diff).
+struct Buffers {
+  std::vector<float> va, vb;
+  std::vector<uint8_t> ra, rb;
+};
+class BufferLease {
+ public:
+  explicit BufferLease(size_t n) {
+    std::lock_guard lock(mutex());
+    auto& free = pool();
+    while (buffers.size() < n && !free.empty()) buffers.push_back(std::move(free.back())), free.pop_back();
+    buffers.resize(n);
+  }
+  ~BufferLease() {
+    std::lock_guard lock(mutex());
+    auto& free = pool();
+    for (auto& b : buffers)
+      if (free.size() < 64) free.push_back(std::move(b));
+  }
+  std::vector<Buffers> buffers;
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<Buffers>& pool() {
+    static std::vector<Buffers> free;
+    return free;
+  }
+};
 
 // The value error of rows [a_row0, a_row0 + rows) of `ia` against [b_row0, b_row0 + rows) of `ib`:
 // chunks of whole rows decoded once per side into each thread's buffers (core/parallel_chunks.hpp)
@@ -157,42 +230,62 @@ Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, con
   const size_t n_chunks = static_cast<size_t>((rows + rows_per_chunk - 1) / rows_per_chunk);
   const int threads = static_cast<int>(
       std::min<size_t>(static_cast<size_t>(options.threads > 0 ? options.threads : machine_threads()), n_chunks));
-  struct Buffers {
-    std::vector<float> va, vb;
-    std::vector<uint8_t> ra, rb;
-  };
-  std::vector<Buffers> buffers(static_cast<size_t>(threads));
-  const std::optional<TensorView> raw_a = raw_view(a, ia, options), raw_b = raw_view(b, ib, options);
-  const bool same_layout = raw_a && raw_b && raw_a->type == raw_b->type && raw_a->row_bytes == raw_b->row_bytes;
+  BufferLease lease(static_cast<size_t>(threads));
+  std::vector<Buffers>& buffers = lease.buffers;
+  const std::unique_ptr<RawSide> raw_a = raw_side(a, ia, options), raw_b = raw_side(b, ib, options);
+  const bool same_layout =
+      raw_a && raw_b && raw_a->view.type == raw_b->view.type && raw_a->view.row_bytes == raw_b->view.row_bytes;
   std::vector<ChunkSums> sums(n_chunks);
   std::mutex error_mutex;
   std::optional<Error> error;
   bool cancelled = false;
-  parallel_chunks(n_chunks, threads, [&](size_t chunk, int worker) {
-    if (options.cancel && options.cancel->load()) {
-      std::lock_guard lock(error_mutex);
-      cancelled = true;
-      return false;
-    }
-    const int64_t r = static_cast<int64_t>(chunk) * rows_per_chunk, end = std::min(rows, r + rows_per_chunk);
-    const size_t n = static_cast<size_t>((end - r) * cols);
+  // The raw sides are read a group of chunks at a time (about 1 MiB a side, one pread each: a read
+  // per 64 Ki-value chunk cost more in calls than in copying); the chunks of a group are then
+  // decoded and summed one by one, so the sums are those of the chunks whatever the grouping.
+  const uint64_t chunk_raw_bytes = static_cast<uint64_t>(rows_per_chunk) *
+                                   std::max(raw_a ? raw_a->view.row_bytes : 0, raw_b ? raw_b->view.row_bytes : 0);
+  const size_t group =
+      (raw_a || raw_b) && chunk_raw_bytes > 0
+          ? std::max<size_t>(1, std::min<size_t>(static_cast<size_t>((uint64_t{1} << 20) / chunk_raw_bytes),
+                                                 n_chunks / (4 * static_cast<size_t>(threads))))
+          : 1;   // at least 4 groups a thread where the tensor has them, for balance
+  const size_t n_groups = (n_chunks + group - 1) / group;
+  parallel_chunks(n_groups, threads, [&](size_t g, int worker) {
     Buffers& buf = buffers[static_cast<size_t>(worker)];
-    buf.va.resize(n);
-    const bool copied_a = raw_a && copy_rows(*raw_a, a_row0 + r, end - r, buf.ra);
-    const bool copied_b = raw_b && copy_rows(*raw_b, b_row0 + r, end - r, buf.rb);
-    const bool equal = same_layout && copied_a && copied_b && buf.ra == buf.rb;
-    if (!equal) buf.vb.resize(n);
-    Status st = copied_a ? decode_copy(*raw_a, end - r, buf.ra, buf.va.data())
-                         : decode(a, ia, a_row0 + r, a_row0 + end, buf.va.data());
-    if (st.ok() && !equal)
-      st = copied_b ? decode_copy(*raw_b, end - r, buf.rb, buf.vb.data())
-                    : decode(b, ib, b_row0 + r, b_row0 + end, buf.vb.data());
-    if (!st.ok()) {
-      std::lock_guard lock(error_mutex);
-      if (!error) error = std::move(st).error();
-      return false;
+    const size_t c0 = g * group, c1 = std::min(n_chunks, c0 + group);
+    const int64_t g_r0 = static_cast<int64_t>(c0) * rows_per_chunk,
+                  g_r1 = std::min(rows, static_cast<int64_t>(c1) * rows_per_chunk);
+    const bool copied_a = raw_a && copy_rows(*raw_a, a_row0 + g_r0, g_r1 - g_r0, buf.ra);
+    const bool copied_b = raw_b && copy_rows(*raw_b, b_row0 + g_r0, g_r1 - g_r0, buf.rb);
+    for (size_t chunk = c0; chunk < c1; ++chunk) {
+      if (options.cancel && options.cancel->load()) {
+        std::lock_guard lock(error_mutex);
+        cancelled = true;
+        return false;
+      }
+      const int64_t r = static_cast<int64_t>(chunk) * rows_per_chunk, end = std::min(rows, r + rows_per_chunk);
+      const size_t n = static_cast<size_t>((end - r) * cols);
+      auto slice = [&](const RawSide& side, const std::vector<uint8_t>& raw) {
+        return std::span<const uint8_t>(raw.data() + static_cast<uint64_t>(r - g_r0) * side.view.row_bytes,
+                                        static_cast<uint64_t>(end - r) * side.view.row_bytes);
+      };
+      const std::span<const uint8_t> sa = copied_a ? slice(*raw_a, buf.ra) : std::span<const uint8_t>();
+      const std::span<const uint8_t> sb = copied_b ? slice(*raw_b, buf.rb) : std::span<const uint8_t>();
+      const bool equal = same_layout && copied_a && copied_b && std::memcmp(sa.data(), sb.data(), sa.size()) == 0;
+      buf.va.resize(n);
+      if (!equal) buf.vb.resize(n);
+      Status st = copied_a ? decode_copy(raw_a->view, end - r, sa, buf.va.data())
+                           : decode(a, ia, a_row0 + r, a_row0 + end, buf.va.data());
+      if (st.ok() && !equal)
+        st = copied_b ? decode_copy(raw_b->view, end - r, sb, buf.vb.data())
+                      : decode(b, ib, b_row0 + r, b_row0 + end, buf.vb.data());
+      if (!st.ok()) {
+        std::lock_guard lock(error_mutex);
+        if (!error) error = std::move(st).error();
+        return false;
+      }
+      sums[chunk] = sum_chunk(buf.va.data(), equal ? buf.va.data() : buf.vb.data(), n);
     }
-    sums[chunk] = sum_chunk(buf.va.data(), equal ? buf.va.data() : buf.vb.data(), n);
     return true;
   });
   if (error) return std::move(*error);

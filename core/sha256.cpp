@@ -1,13 +1,15 @@
-// SHA-256 per FIPS 180-4 §6.2 (round constants §4.2.2, initial hash §5.3.3). Where the build
-// targets the x86 SHA extensions (-march=native on a CPU with them), runs of whole blocks go through
-// sha256rnds2 / sha256msg1 / sha256msg2, several times the scalar rounds' speed; the scalar block
-// function stays the reference and the fallback.
+// SHA-256 per FIPS 180-4 §6.2 (round constants §4.2.2, initial hash §5.3.3). On x86-64 the blocks go
+// through the SHA extensions (sha256rnds2 / sha256msg1 / sha256msg2, ~4x the scalar rounds) when the
+// CPU has them, chosen at run time (CPUID leaf 7, EBX bit 29): a build without -march=native (a
+// package, CI's portable build) gets them too. The scalar block function stays the reference and the
+// fallback (Sha256(false) uses it: the tests compare the two, the benchmark times both).
 #include "core/sha256.hpp"
 
 #include <cstring>
 
-#if defined(__SHA__) && defined(__SSE4_1__) && defined(__SSSE3__)
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define AKVIEW_SHA_NI 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -31,7 +33,7 @@ inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 // (C,D,G,H) from the high lane down; each step of the loop does 4 rounds with 4 schedule words,
 // words 16.. made from the previous four vectors (msg1: W[t-16] + s0(W[t-15]); + W[t-7]; msg2:
 // + s1(W[t-2])).
-void sha_ni_blocks(uint32_t* state, const uint8_t* p, size_t n) {
+__attribute__((target("sha,sse4.1,ssse3"))) void sha_ni_blocks(uint32_t* state, const uint8_t* p, size_t n) {
   const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
   __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state));
   __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i*>(state + 4));
@@ -67,11 +69,29 @@ void sha_ni_blocks(uint32_t* state, const uint8_t* p, size_t n) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state), dcba);
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), hgfe);
 }
+
+bool cpu_has_sha() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return (b & (1u << 29)) != 0;
+}
 #endif
+
+// Whether blocks go through the SHA extensions (decided once).
+bool use_sha_ni() {
+#ifdef AKVIEW_SHA_NI
+  static const bool yes = cpu_has_sha();
+  return yes;
+#else
+  return false;
+#endif
+}
 
 }   // namespace
 
-Sha256::Sha256() : h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
+Sha256::Sha256(bool cpu_extensions)
+    : sha_ni_(cpu_extensions && use_sha_ni()), h_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                                  0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19} {}
 
 void Sha256::block(const uint8_t* p) {
   uint32_t w[64];
@@ -105,6 +125,15 @@ void Sha256::block(const uint8_t* p) {
   h_[7] += h;
 }
 
+void Sha256::blocks(const uint8_t* p, size_t n) {
+#ifdef AKVIEW_SHA_NI
+  if (sha_ni_) return sha_ni_blocks(h_.data(), p, n);
+#endif
+  for (size_t i = 0; i < n; ++i) block(p + 64 * i);
+}
+
+bool sha256_uses_cpu_extensions() { return use_sha_ni(); }
+
 void Sha256::update(std::span<const uint8_t> bytes) {
   const uint8_t* p = bytes.data();
   size_t n = bytes.size();
@@ -114,20 +143,12 @@ void Sha256::update(std::span<const uint8_t> bytes) {
     std::memcpy(buf_.data() + used_, p, take);
     used_ += take, p += take, n -= take;
     if (used_ < 64) return;
-#ifdef AKVIEW_SHA_NI
-    sha_ni_blocks(h_.data(), buf_.data(), 1);
-#else
-    block(buf_.data());
-#endif
+    blocks(buf_.data(), 1);
     used_ = 0;
   }
-#ifdef AKVIEW_SHA_NI
-  sha_ni_blocks(h_.data(), p, n / 64);
+  blocks(p, n / 64);
   p += n / 64 * 64;
   n %= 64;
-#else
-  for (; n >= 64; p += 64, n -= 64) block(p);
-#endif
   if (n) std::memcpy(buf_.data(), p, n), used_ = n;
 }
 

@@ -4,18 +4,23 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <semaphore>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/copy_reader.hpp"
 #include "core/fault_guard.hpp"
 #include "core/formats/composite.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/safetensors_file.hpp"
+#include "core/parallel_chunks.hpp"
 #include "core/sha256.hpp"
 
 namespace akview {
@@ -424,6 +429,96 @@ std::optional<std::string> resolve_ollama_reference(const std::string& text) {
   return path;
 }
 
+namespace {
+
+// One blob's size and sha256 against its layer: Notes for what disagrees. Its bytes are copied by the
+// kernel a chunk at a time into a buffer that stays in the core's cache, and hashed there (on this
+// project's VMs the first touch of each page of a mapping from user code costs more than hashing it:
+// core/copy_reader.hpp). Where the copy fails the chunk is hashed in place under the fault guard,
+// which reports a file cut short while it is hashed (a pull in progress) as a note, not a SIGBUS.
+// `advance(bytes)` is called after each chunk; false stops.
+std::vector<Note> verify_blob(const OllamaLayer& l, std::vector<uint8_t>& buf,
+                              const std::function<bool(uint64_t)>& advance) {
+  const CopyReader reader({l.blob_path});
+  std::vector<Note> notes;
+  auto map = MappedFile::open(l.blob_path);
+  if (!map) {
+    notes.push_back(
+        Note{ErrorCode::missing_file, l.blob_path, kNoOffset, fmt::format("blob {} is missing", l.digest), true});
+    return notes;
+  }
+  if (static_cast<int64_t>(map->size()) != l.size) {
+    notes.push_back(Note{ErrorCode::digest_mismatch, l.blob_path, kNoOffset,
+                         fmt::format("blob holds {} bytes, the manifest says {}", map->size(), l.size), true});
+    return notes;
+  }
+  Sha256 h;
+  auto bytes = map->bytes();
+  // Hashes chunk `at` from its copy, or in place under the fault guard where it was not copied.
+  auto hash_chunk = [&](size_t at, std::span<const uint8_t> copy, bool copied) -> bool {
+    const auto chunk = bytes.subspan(at, copy.size());
+    if (copied) {
+      h.update(copy);
+      return true;
+    }
+    Status read = check_mapped_range(chunk);
+    if (read.ok()) read = guard_reads([&] { h.update(chunk); });   // Sha256 owns no heap memory
+    if (read.ok()) return true;
+    notes.push_back(Note{read.error().code, read.error().file, read.error().offset, read.error().message, true});
+    return false;
+  };
+  constexpr size_t kChunk = 1 << 20;
+  if (bytes.size() < 16 * kChunk) {
+    buf.resize(kChunk);
+    for (size_t at = 0; at < bytes.size(); at += kChunk) {
+      const std::span<uint8_t> copy(buf.data(), std::min(kChunk, bytes.size() - at));
+      if (!hash_chunk(at, copy, reader.read(0, at, copy))) return notes;
+      if (!advance(copy.size())) return notes;
+    }
+  } else {
+    // A large blob: a second thread copies the next chunks into a ring of buffers while this one
+    // hashes, so the hash (one sequential chain) runs at its own speed, not the copy's plus its own.
+    constexpr size_t kSlots = 4;
+    std::array<std::vector<uint8_t>, kSlots> slots;
+    std::array<bool, kSlots> copied{};
+    std::counting_semaphore<64> free_slots(kSlots), full_slots(0);
+    std::atomic<bool> stop{false};
+    const size_t n_chunks = (bytes.size() + kChunk - 1) / kChunk;
+    std::thread copier([&] {
+      for (size_t k = 0; k < n_chunks; ++k) {
+        free_slots.acquire();
+        if (stop.load()) return;
+        const size_t at = k * kChunk;
+        slots[k % kSlots].resize(std::min(kChunk, bytes.size() - at));
+        copied[k % kSlots] = reader.read(0, at, slots[k % kSlots]);
+        full_slots.release();
+      }
+    });
+    bool ok = true;
+    for (size_t k = 0; k < n_chunks && ok; ++k) {
+      full_slots.acquire();
+      const std::vector<uint8_t>& slot = slots[k % kSlots];
+      ok = hash_chunk(k * kChunk, slot, copied[k % kSlots]) && advance(slot.size());
+      free_slots.release();
+    }
+    stop = true;
+    free_slots.release(kSlots);   // a copier waiting for a free slot sees `stop`
+    copier.join();
+    if (!ok) return notes;
+  }
+  std::string got = to_hex(h.finish()), want = l.digest.substr(7);
+  std::transform(want.begin(), want.end(), want.begin(),
+                 [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+  if (got != want)
+    notes.push_back(Note{ErrorCode::digest_mismatch, l.blob_path, kNoOffset,
+                         fmt::format("sha256 is {}, the manifest says {}", got, want), true});
+  return notes;
+}
+
+}   // namespace
+
+// Blobs are hashed several at a time (one per thread, largest first; a blob's hash is one sequential
+// chain), and their notes listed in the manifest's order.
 std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<void(double)>& progress,
                                       const std::atomic<bool>* cancel) {
   std::vector<Note> notes;
@@ -439,47 +534,26 @@ std::vector<Note> verify_ollama_blobs(const Model& model, const std::function<vo
   std::vector<const OllamaLayer*> layers;
   if (!manifest->config.digest.empty()) layers.push_back(&manifest->config);
   for (const auto& l : manifest->layers) layers.push_back(&l);
-  uint64_t total = 0, done = 0;
-  for (const auto* l : layers) total += static_cast<uint64_t>(l->size);
-  constexpr size_t kChunk = 16 << 20;
-  for (const auto* l : layers) {
-    auto map = MappedFile::open(l->blob_path);
-    if (!map) {
-      notes.push_back(
-          Note{ErrorCode::missing_file, l->blob_path, kNoOffset, fmt::format("blob {} is missing", l->digest), true});
-      continue;
-    }
-    if (static_cast<int64_t>(map->size()) != l->size) {
-      notes.push_back(Note{ErrorCode::digest_mismatch, l->blob_path, kNoOffset,
-                           fmt::format("blob holds {} bytes, the manifest says {}", map->size(), l->size), true});
-      continue;
-    }
-    Sha256 h;
-    auto bytes = map->bytes();
-    bool cut = false;
-    for (size_t at = 0; at < bytes.size(); at += kChunk) {
-      if (cancel && cancel->load()) return notes;
-      // The blob may be rewritten while it is hashed (a pull in progress): a read past its new end
-      // is a note, not a SIGBUS (core/fault_guard.hpp; Sha256 owns no heap memory).
-      const auto chunk = bytes.subspan(at, std::min(kChunk, bytes.size() - at));
-      Status read = check_mapped_range(chunk);
-      if (read.ok()) read = guard_reads([&] { h.update(chunk); });
-      if (!read.ok()) {
-        notes.push_back(Note{read.error().code, read.error().file, read.error().offset, read.error().message, true});
-        cut = true;
-        break;
-      }
-      done += std::min(kChunk, bytes.size() - at);
-      if (progress && total) progress(static_cast<double>(done) / static_cast<double>(total));
-    }
-    if (cut) continue;
-    std::string got = to_hex(h.finish()), want = l->digest.substr(7);
-    std::transform(want.begin(), want.end(), want.begin(),
-                   [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
-    if (got != want)
-      notes.push_back(Note{ErrorCode::digest_mismatch, l->blob_path, kNoOffset,
-                           fmt::format("sha256 is {}, the manifest says {}", got, want), true});
-  }
+  uint64_t total = 0;
+  for (const auto* l : layers) total += static_cast<uint64_t>(std::max<int64_t>(l->size, 0));
+  std::vector<size_t> order(layers.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return layers[a]->size > layers[b]->size; });
+  std::vector<std::vector<Note>> found(layers.size());
+  const int threads = machine_threads();
+  std::vector<std::vector<uint8_t>> buffers(static_cast<size_t>(threads));
+  std::atomic<uint64_t> done{0};
+  parallel_chunks(order.size(), threads, [&](size_t k, int worker) {
+    if (cancel && cancel->load()) return false;
+    const size_t i = order[k];
+    found[i] = verify_blob(*layers[i], buffers[static_cast<size_t>(worker)], [&](uint64_t n) {
+      const uint64_t now = done.fetch_add(n) + n;
+      if (worker == 0 && progress && total) progress(static_cast<double>(now) / static_cast<double>(total));
+      return !(cancel && cancel->load());
+    });
+    return true;
+  });
+  for (auto& f : found) notes.insert(notes.end(), f.begin(), f.end());
   return notes;
 }
 

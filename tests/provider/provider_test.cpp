@@ -357,6 +357,28 @@ TEST(Sha256, KnownVectors) {
   EXPECT_EQ(to_hex(h.finish()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
+// The CPU's SHA extensions (where it has them) and the scalar rounds give the same digests, over
+// every length around the block and padding boundaries and in pieces of odd sizes.
+TEST(Sha256, CpuExtensionsEqualTheScalarRounds) {
+  if (!sha256_uses_cpu_extensions()) GTEST_SKIP() << "this CPU has no SHA extensions: only the scalar rounds run";
+  std::vector<uint8_t> bytes(70000);
+  uint32_t x = 1;
+  for (auto& b : bytes) b = static_cast<uint8_t>((x = x * 1664525u + 1013904223u) >> 24);
+  for (size_t n : {size_t{0}, size_t{1}, size_t{55}, size_t{56}, size_t{63}, size_t{64}, size_t{65}, size_t{119},
+                   size_t{120}, size_t{128}, size_t{4097}, bytes.size()}) {
+    Sha256 fast, scalar(false);
+    for (size_t at = 0; at < n; at += 61) {
+      const std::span<const uint8_t> piece(bytes.data() + at, std::min<size_t>(61, n - at));
+      fast.update(piece);
+      scalar.update(piece);
+    }
+    EXPECT_EQ(to_hex(fast.finish()), to_hex(scalar.finish())) << n;
+  }
+  Sha256 one_piece(false);
+  one_piece.update(bytes);
+  EXPECT_EQ(to_hex(one_piece.finish()), sha256_hex(bytes));
+}
+
 TEST(Sha256, OracleFilesMatchTheManifest) {
   for (const auto& f : manifest()["pytorch"]["files"])
     EXPECT_EQ(sha256_hex(test::read_file(oracle(f["path"]))), f["sha256"].get<std::string>()) << f["path"];

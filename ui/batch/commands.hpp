@@ -42,7 +42,8 @@ Result<std::vector<MetaRow>> make_meta_rows(const Model& model, const std::optio
 
 // Opens `path` and validates everything; every problem is a row, the report never fails.
 // `verify_digests`: also hash every Ollama blob against its manifest (reads all the data).
-CheckReport make_check_report(const std::string& path, bool verify_digests = false);
+// `scan_values`: also scan every tensor's values for NaN/Inf (core/nonfinite_scan.hpp; reads all the data).
+CheckReport make_check_report(const std::string& path, bool verify_digests = false, bool scan_values = false);
 
 // Tensors by native name, else by canonical name (`layers.0.attention.q.weight`). The name map is
 // built on the first canonical lookup and reused by the later ones (commands that take many names).

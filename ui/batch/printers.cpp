@@ -91,8 +91,9 @@ nlohmann::json to_json(const CheckReport& r) {
   nlohmann::json problems = nlohmann::json::array(), warnings = nlohmann::json::array();
   for (const auto& n : r.problems) problems.push_back(to_json(n));
   for (const auto& n : r.warnings) warnings.push_back(to_json(n));
-  return {{"path", r.path},       {"ok", r.ok()},         {"format", r.format},  {"files", r.files},
-          {"tensors", r.tensors}, {"problems", problems}, {"warnings", warnings}};
+  return {{"path", r.path},       {"ok", r.ok()},         {"format", r.format},
+          {"files", r.files},     {"tensors", r.tensors}, {"values_scanned", r.values_scanned},
+          {"problems", problems}, {"warnings", warnings}};
 }
 
 void print_info(std::FILE* out, const InfoReport& r, OutputFormat format) {

@@ -129,6 +129,7 @@ struct CheckReport {
   uint64_t tensors = 0;
   std::vector<NoteRow> problems;   // errors and fails_check notes: any makes the check fail
   std::vector<NoteRow> warnings;   // notes that do not fail the check
+  bool values_scanned = false;     // every tensor's values were scanned for NaN/Inf
   bool ok() const { return problems.empty(); }
 };
 
