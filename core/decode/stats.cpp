@@ -25,12 +25,16 @@
 #endif
 
 #include "core/decode/decode.hpp"
+#include "core/decode/kernel_copy.hpp"
 #include "core/decode/level_forms.hpp"
 #include "core/parallel_chunks.hpp"
 
 // The 16-lane vectors below are internal to this file: GCC's note that returning them changes the ABI
 // where the build has no AVX-512 does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12's AVX-512 intrinsics (shifts, min/max, conversions) start from _mm512_undefined_*, which its
+// -O3 flow analysis reports as maybe uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace akview {
 namespace {
@@ -83,6 +87,7 @@ constexpr size_t kCopies = 8;
 // What one thread gathers over the chunks it takes.
 struct Worker {
   std::vector<float> buf;
+  std::vector<uint8_t> raw;   // the chunk's bytes, copied out of the mapping by the kernel
   float lo = INFINITY, hi = -INFINITY;
   uint64_t nan = 0, pos_inf = 0, neg_inf = 0, zeros = 0;
   std::array<uint64_t, kLogBins> log{};
@@ -90,6 +95,8 @@ struct Worker {
   std::vector<uint64_t> hist;         // kCopies copies of the linear histogram (pass 2)
   uint32_t exponents[kCopies][256];   // per-chunk biased-exponent counts
   std::vector<uint32_t> pairs;        // a level form's chunk: (linear bin, log2 bin) counts
+  std::vector<uint32_t> fast_pairs;   // the same, kept over chunks by a fast kernel (fold_pairs)
+  uint64_t fast_pairs_values = 0;     // values counted in fast_pairs since its last fold
 };
 
 // A chunk's share of the moments, merged in chunk order.
@@ -552,6 +559,217 @@ void level_bounds(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& 
   hi_out = std::max(hi_out, max16(hi));
 }
 
+// The pair table a fast kernel kept over a worker's chunks, into its log2 histogram and (when the
+// pass was binned) its linear histogram; emptied.
+void fold_pairs(Worker& w, bool binned) {
+  if (w.fast_pairs.empty()) return;
+  const size_t copy = w.fast_pairs.size() / 4, bins = copy / kPairCols;
+  const uint32_t* pairs = w.fast_pairs.data();
+  for (size_t i = 0; i < bins; ++i) {
+    const uint32_t* row = pairs + i * kPairCols;
+    uint64_t total = 0;
+    for (int j = 0; j < kPairCols; ++j) {
+      const uint64_t n = uint64_t{row[j]} + row[copy + j] + row[2 * copy + j] + row[3 * copy + j];
+      total += n;
+      if (j < kLogBins) w.log[static_cast<size_t>(j)] += n;
+    }
+    if (binned) w.hist[i] += total;
+  }
+  std::fill(w.fast_pairs.begin(), w.fast_pairs.end(), 0);
+  w.fast_pairs_values = 0;
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VPOPCNTDQ__)
+#define AKVIEW_STATS_Q4K_AVX512 1
+double hsum8(__m512d v) {
+  alignas(64) double x[8];
+  _mm512_store_pd(x, v);
+  return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+}
+
+// ---- Q4_K on AVX-512: pass 1 of a chunk whose blocks all have finite d and dmin (so every level is
+// finite: |d * sc| <= 65504 * 63). Per 32-value sub-block, in registers: its 16 levels (the
+// decoder's (d * sc) * q - dmin * m), the count of each code from the four bit planes of its nibbles
+// (one vptestmb a plane for the two sub-blocks sharing 32 bytes), the linear bin of each level by a
+// float multiply checked against a margin, its log2 bin from the exponent, and the double sums. The
+// (linear bin, log2 bin) counts go to the worker's pair table, kept over its chunks and folded once
+// (fold_q4k_pairs).
+
+// The linear bins of 16 finite levels. (x - lo) * (bins / width) in float is within 3 * 2^-24 of the
+// real quotient and the per-value formula (Binning::exact, in double) within 2^-50 of it, so where
+// the float quotient times 1 -+ 1e-6 truncates to one bin in range, that is the formula's bin; other
+// lanes (a level within 1e-6 of an edge, the max, a level outside [lo, hi] that no value takes) use
+// the formula, or bin 0 where no value takes the level.
+inline __attribute__((always_inline)) __m512i bin_levels_f32(__m512 v, __mmask16 present, const Binning& b, __m512 lo,
+                                                             __m512 scale) {
+  const __m512 q = _mm512_mul_ps(_mm512_sub_ps(v, lo), scale);
+  const __m512i below = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 - 1e-6f)));
+  __m512i bin = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 + 1e-6f)));
+  const __mmask16 unsure =
+      (_mm512_cmpneq_epi32_mask(below, bin) | _mm512_cmpgt_epu32_mask(bin, _mm512_set1_epi32(b.bins - 1))) & present;
+  if (unsure != 0) {
+    alignas(64) float x[16];
+    alignas(64) int32_t k[16];
+    _mm512_store_ps(x, v);
+    _mm512_store_si512(k, bin);
+    for (int l = 0; l < 16; ++l)
+      if (unsure >> l & 1) k[l] = b.exact(x[l]);
+    bin = _mm512_load_si512(k);
+  }
+  return _mm512_maskz_mov_epi32(present, bin);
+}
+
+float hmax16(__m512 v) {
+  __m256 m = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+bool q4k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  uint32_t bad = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint16_t d = fp::load_u16(blocks + blk * kBytes), dmin = fp::load_u16(blocks + blk * kBytes + 2);
+    bad |= static_cast<uint32_t>((d & 0x7c00) == 0x7c00) | static_cast<uint32_t>((dmin & 0x7c00) == 0x7c00);
+  }
+  return bad == 0;
+}
+
+void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t top_k, const Binning* binning,
+                     Worker& w, ChunkSummary& c) {
+  constexpr int kL = levels::kLevels;
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  const int bins = binning != nullptr ? binning->bins : 1;
+  const size_t copy = static_cast<size_t>(bins) * kPairCols;
+  if (w.fast_pairs.size() != 4 * copy) w.fast_pairs.assign(4 * copy, 0);
+  if (w.fast_pairs_values + n_blocks * 256 > UINT32_MAX) fold_pairs(w, binning != nullptr);   // no count overflows
+  uint32_t* pairs = w.fast_pairs.data();
+  w.fast_pairs_values += n_blocks * 256;
+
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i want_clear[4];   // -1 in lane l where bit k of l is 0: that plane enters complemented
+  for (int k = 0; k < 4; ++k)
+    want_clear[k] =
+        _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(lane, k), _mm512_set1_epi32(1)), _mm512_set1_epi32(1));
+  const __m512i copy_offset =
+      _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(3)), _mm512_set1_epi32(static_cast<int32_t>(copy)));
+  const __m512 bin_lo = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->lo) : 0.0f);
+  const __m512 bin_scale = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->scale) : 0.0f);
+  const __m512i abs_bits = _mm512_set1_epi32(kAbsBits);
+  const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
+
+  __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+  __m512i zeros = _mm512_setzero_si512();
+  __m512d s = _mm512_setzero_pd(), sq = _mm512_setzero_pd(), a = _mm512_setzero_pd();
+  double shift = 0;
+  alignas(64) int32_t pair[kL], cnt[kL];
+  alignas(64) float lvs[8 * kL];
+  float dj[8], mj[8];
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    const float d = fp::f16_to_f32(fp::load_u16(b)), dmin = fp::f16_to_f32(fp::load_u16(b + 2));
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, mn;
+      decode::kquant_scale_min(j, b + 4, &sc, &mn);
+      dj[j] = d * static_cast<float>(sc);
+      mj[j] = dmin * static_cast<float>(mn);
+    }
+    __m512 block_abs_max = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int ch = 0; ch < 4; ++ch) {
+      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * ch));
+      const uint32_t planes[8] = {
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(1)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(2)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(4)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(8)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(16)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(32)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(64)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(-128))};
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {   // sub-block 2 ch: low nibbles; 2 ch + 1: high nibbles
+        const int j = 2 * ch + half;
+        __m512i m = _mm512_set1_epi32(-1);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k)
+          m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(planes[4 * half + k])), want_clear[k],
+                                        0x60);
+        const __m512i n = _mm512_popcnt_epi32(m);
+        const __mmask16 present = _mm512_test_epi32_mask(n, n);
+        const __m512 v = _mm512_sub_ps(_mm512_mul_ps(iota, _mm512_set1_ps(dj[j])), _mm512_set1_ps(mj[j]));
+        const __m512i bits = _mm512_castps_si512(v);
+        const __m512i abits = _mm512_and_si512(bits, abs_bits);
+        const __mmask16 is_zero = _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512());
+        __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
+        log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
+        log_bin = _mm512_mask_mov_epi32(log_bin, is_zero, _mm512_set1_epi32(kZeroColumn));
+        const __m512i lin_bin =
+            binning != nullptr ? bin_levels_f32(v, present, *binning, bin_lo, bin_scale) : _mm512_setzero_si512();
+        const __m512i p = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(lin_bin, 6), log_bin), copy_offset);
+        _mm512_store_si512(pair, p);
+        _mm512_store_si512(cnt, n);
+        // Read back as scalars: without the barrier GCC extracts each lane with two shuffles instead.
+        asm volatile("" ::: "memory");
+        for (int l = 0; l < kL; ++l) pairs[pair[l]] += static_cast<uint32_t>(cnt[l]);
+
+        lo = _mm512_mask_min_ps(lo, present, lo, v);
+        hi = _mm512_mask_max_ps(hi, present, hi, v);
+        zeros = _mm512_mask_add_epi32(zeros, is_zero, zeros, n);
+        const __m512 av = _mm512_castsi512_ps(abits);
+        block_abs_max = _mm512_mask_max_ps(block_abs_max, present, block_abs_max, av);
+        if (top_k > 0) _mm512_store_ps(lvs + kL * j, v);
+        const __m512d n0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(n));
+        const __m512d n1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(n, 1));
+        const __m512d v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                      v1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+        if (blk == 0 && j == 0)   // the shift: the mean of the first sub-block's values
+          shift = hsum8(_mm512_add_pd(_mm512_mul_pd(n0, v0), _mm512_mul_pd(n1, v1))) / 32.0;
+        const __m512d sh = _mm512_set1_pd(shift);
+        const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
+        const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
+        s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
+        sq = _mm512_add_pd(sq, _mm512_add_pd(_mm512_mul_pd(nd0, d0), _mm512_mul_pd(nd1, d1)));
+        const __m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(av)),
+                      a1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(av, 1));
+        a = _mm512_add_pd(a, _mm512_add_pd(_mm512_mul_pd(n0, a0), _mm512_mul_pd(n1, a1)));
+      }
+    }
+    if (top_k == 0) continue;
+    const float block_max = hmax16(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
+      const uint64_t p0 = pos0 + blk * 256;
+      const uint8_t* q = b + 16;
+      for (int k = 0; k < 4; ++k)
+        for (int l = 0; l < 64; ++l) {
+          const int code = l < 32 ? q[32 * k + l] & 0xF : q[32 * k + l - 32] >> 4;
+          const float x = lvs[kL * (2 * k + l / 32) + code], ax = std::fabs(x);
+          if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + 64 * k + l, x}, top_k);
+        }
+    }
+  }
+  alignas(64) float lo_l[16], hi_l[16];
+  alignas(64) int32_t z[16];
+  _mm512_store_ps(lo_l, lo);
+  _mm512_store_ps(hi_l, hi);
+  _mm512_store_si512(z, zeros);
+  c.values = c.finite = n_blocks * 256;
+  for (int l = 0; l < 16; ++l) {
+    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
+    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
+    w.zeros += static_cast<uint32_t>(z[l]);
+  }
+  if (c.finite > 0) {
+    const double count = static_cast<double>(c.finite), sum = hsum8(s);
+    c.mean = shift + sum / count;
+    c.m2 = std::max(0.0, hsum8(sq) - sum * sum / count);
+    c.abs_sum = hsum8(a);
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
+#endif
+
 struct LevelScan {
   TypeId type;
   void (*full)(const uint8_t*, size_t, uint64_t, size_t, const Binning*, Worker&, ChunkSummary&);
@@ -612,10 +830,23 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     return std::make_pair(r0, std::min(v.n_rows, r0 + rows_per_chunk));
   };
   // Decodes a chunk into its worker's buffer; false (and the error kept) when decoding fails.
+  // A plain (not composite) view is decoded from the kernel's copy of the chunk's rows
+  // (core/decode/kernel_copy.hpp), else, or where the copy fails, from the mapping.
+  const bool copy_rows = info.kind != TypeKind::composite;
   auto decode_chunk = [&](size_t chunk, Worker& w) -> const float* {
     const auto [r0, r1] = rows_of(chunk);
     w.buf.resize(static_cast<size_t>(std::min(rows_per_chunk, v.n_rows)) * n_cols);
-    Status st = decode_rows(v, r0, r1, w.buf.data());
+    const size_t offset = static_cast<size_t>(r0) * v.row_bytes, len = static_cast<size_t>(r1 - r0) * v.row_bytes;
+    Status st;
+    if (copy_rows && decode::kernel_copy(v.data.data() + offset, len, w.raw)) {
+      TensorView c = v;
+      c.n_rows = r1 - r0;
+      c.data = std::span<const uint8_t>(w.raw.data(), len);
+      c.source_id = 0;
+      st = decode_rows(c, 0, r1 - r0, w.buf.data());
+    } else {
+      st = decode_rows(v, r0, r1, w.buf.data());
+    }
     if (st.ok()) return w.buf.data();
     std::lock_guard lock(error_mutex);
     if (!error) error = std::move(st).error();
@@ -627,11 +858,13 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     return true;
   };
 
-  // The blocks of a chunk of a level form, in place.
-  auto chunk_blocks = [&](size_t chunk) {
+  // The blocks of a chunk of a level form: the kernel's copy, or in place where the copy fails.
+  auto chunk_blocks = [&](size_t chunk, Worker& w) {
     const auto [r0, r1] = rows_of(chunk);
-    return std::make_pair(v.data.data() + static_cast<size_t>(r0) * v.row_bytes,
-                          static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
+    const uint8_t* p = v.data.data() + static_cast<size_t>(r0) * v.row_bytes;
+    const size_t len = static_cast<size_t>(r1 - r0) * v.row_bytes;
+    if (decode::kernel_copy(p, len, w.raw)) p = w.raw.data();
+    return std::make_pair(p, static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
   };
 
   // A level form's histogram range is known before its values are read: the bounds of its levels.
@@ -644,7 +877,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     std::vector<std::pair<float, float>> bounds(static_cast<size_t>(n_threads), {INFINITY, -INFINITY});
     parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
       if (stop_for_cancel()) return false;
-      const auto [blocks, n_blocks] = chunk_blocks(chunk);
+      const auto [blocks, n_blocks] = chunk_blocks(chunk, *workers[static_cast<size_t>(worker)]);
       auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
       levels_scan->bounds(blocks, n_blocks, lo, hi);
       return true;
@@ -662,7 +895,15 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         if (stop_for_cancel()) return false;
         Worker& w = *workers[static_cast<size_t>(worker)];
         if (levels_scan != nullptr) {
-          const auto [blocks, n_blocks] = chunk_blocks(chunk);
+          const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
+#if defined(AKVIEW_STATS_Q4K_AVX512)
+          if (v.type == TypeId::q4_k && q4k_scales_finite(blocks, n_blocks)) {
+            scan_q4k_avx512(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k,
+                            early ? &*early : nullptr, w, chunks[chunk]);
+            chunks[chunk].done = true;
+            return true;
+          }
+#endif
           levels_scan->full(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k,
                             early ? &*early : nullptr, w, chunks[chunk]);
           chunks[chunk].done = true;
@@ -680,6 +921,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         if (opt.progress) opt.progress(pass_weight * static_cast<double>(finished) / static_cast<double>(n_chunks));
       });
   if (error) return std::move(*error);
+  for (auto& w : workers) fold_pairs(*w, early.has_value());
 
   // Merge: moments in chunk order, the rest per thread.
   double mean = 0, m2 = 0, abs_sum = 0;
@@ -752,7 +994,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
             return true;
           }
           if (levels_scan != nullptr) {
-            const auto [blocks, n_blocks] = chunk_blocks(chunk);
+            const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
             levels_scan->histogram(blocks, n_blocks, 0, 0, &binning, w, chunks[chunk]);
             return true;
           }
