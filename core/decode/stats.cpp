@@ -232,32 +232,6 @@ void scan_careful(const float* x, size_t n, uint64_t pos0, size_t top_k, Worker&
     if (std::isfinite(x[i])) c.m2 += (x[i] - c.mean) * (x[i] - c.mean);
 }
 
-void scan_chunk(const float* x, size_t n, uint64_t pos0, size_t top_k, Worker& w, ChunkSummary& c) {
-  c.values = n;
-  const double shift = chunk_shift(x, n);
-  const Sweep sw = sweep(x, n, shift);
-  if (sw.non_finite > 0) scan_careful(x, n, pos0, top_k, w, c);
-  if (!c.non_finite) {
-    const double count = static_cast<double>(n);
-    c.finite = n;
-    c.mean = shift + sw.sum / count;
-    c.m2 = std::max(0.0, sw.sum_sq - sw.sum * sw.sum / count);
-    c.abs_sum = sw.abs_sum;
-    c.lo = sw.lo;
-    c.hi = sw.hi;
-    w.zeros += sw.zeros;
-    add_exponents(x, n, sw.zeros, w);
-    // Within one thread positions only grow, so an |x| equal to the K-th kept never replaces it.
-    if (top_k > 0 && (w.heap.size() < top_k || sw.abs_max > w.heap.front().abs))
-      for (size_t i = 0; i < n; ++i) {
-        const float a = std::fabs(x[i]);
-        if (w.heap.size() < top_k || a > w.heap.front().abs) offer(w.heap, {a, pos0 + i, x[i]}, top_k);
-      }
-  }
-  w.lo = std::min(w.lo, c.lo);
-  w.hi = std::max(w.hi, c.hi);
-}
-
 // The linear histogram's bin of a finite x is the per-value formula exact(). A multiply by
 // bins / width is within a few units in the last place of the formula's quotient, so where the
 // products with a margin of 1e-14 either side truncate to the same integer, that integer is the bin;
@@ -274,6 +248,105 @@ struct Binning {
     return std::clamp(b, 0, bins - 1);
   }
 };
+
+// Counts of (linear bin, log2 bin) pairs, as the 16-level types keep them: one increment a value feeds
+// both histograms. Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four
+// copies, used in turn, so that neighbouring values with the same pair do not wait on each other's
+// store.
+constexpr int kPairCols = 64, kZeroColumn = 63;
+static_assert(kLogBins <= kZeroColumn);
+constexpr size_t kPairCopies = 4;   // copies of the table kept over chunks (pair_table)
+
+// The pair table a worker keeps over its chunks (`bins` linear bins), folded when its counts could
+// overflow and after the pass (fold_pairs).
+uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned);
+
+// The pairs of an all-finite chunk, binned over `b`: its linear bins as histogram_chunk finds them
+// (a checked multiply, else the formula), its log2 bins from the exponent (a subnormal to bin 0).
+void bin_pairs(const float* x, size_t n, const Binning& b, Worker& w) {
+  uint32_t* pairs = pair_table(w, b.bins, n, true);
+  const size_t copy = static_cast<size_t>(b.bins) * kPairCols;
+  constexpr size_t kStep = 256;
+  constexpr double kBelow = 1 - 1e-14, kAbove = 1 + 1e-14;
+  const double lo = b.lo, scale = b.scale;
+  const int last = b.bins - 1;
+  int32_t lin[kStep], log2[kStep];
+  for (size_t i0 = 0; i0 < n; i0 += kStep) {
+    const size_t m = std::min(kStep, n - i0);
+    const float* xs = x + i0;
+    for (size_t j = 0; j < m; ++j) {   // vectorised: no branch, no table
+      const double q = (xs[j] - lo) * scale;
+      const int32_t below = static_cast<int32_t>(q * kBelow), above = static_cast<int32_t>(q * kAbove);
+      lin[j] = below == above && above <= last ? above : -1;
+      const uint32_t bits = bits_of(xs[j]);
+      const int32_t e = static_cast<int32_t>((bits >> 23) & 0xff) - (127 + kLogMinExp);
+      log2[j] = (bits & kAbsBits) == 0 ? kZeroColumn : std::clamp(e, 0, kLogBins - 1);
+    }
+    for (size_t j = 0; j < m; ++j) {
+      const int k = lin[j] >= 0 ? lin[j] : b.exact(xs[j]);
+      ++pairs[(j % kPairCopies) * copy + static_cast<size_t>(k) * kPairCols + static_cast<size_t>(log2[j])];
+    }
+  }
+}
+
+// The min and max of the finite values among n decoded ones.
+void finite_bounds(const float* x, size_t n, float& lo_out, float& hi_out) {
+  V8 lo = V8{} + INFINITY, hi = V8{} - INFINITY;   // NOLINT
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 v = load8(x + i);
+    const I8 finite = ((I8)v & kExpBits) != kExpBits;   // NOLINT: a vector bit cast
+    lo = finite & (v < lo) ? v : lo;
+    hi = finite & (v > hi) ? v : hi;
+  }
+  float l = INFINITY, h = -INFINITY;
+  for (int k = 0; k < 8; ++k) {
+    l = lo[k] < l ? lo[k] : l;
+    h = hi[k] > h ? hi[k] : h;
+  }
+  for (; i < n; ++i)
+    if (std::isfinite(x[i])) {
+      l = x[i] < l ? x[i] : l;
+      h = x[i] > h ? x[i] : h;
+    }
+  lo_out = std::min(lo_out, l);
+  hi_out = std::max(hi_out, h);
+}
+
+void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binning& b, Worker& w);
+
+// Pass 1 over a decoded chunk; with `binning` (the exact bounds, known before) its linear histogram
+// too.
+void scan_chunk(const float* x, size_t n, uint64_t pos0, size_t top_k, const Binning* binning, Worker& w,
+                ChunkSummary& c) {
+  c.values = n;
+  const double shift = chunk_shift(x, n);
+  const Sweep sw = sweep(x, n, shift);
+  if (sw.non_finite > 0) {
+    scan_careful(x, n, pos0, top_k, w, c);
+    if (binning != nullptr) histogram_chunk(x, n, true, *binning, w);
+  }
+  if (!c.non_finite) {
+    const double count = static_cast<double>(n);
+    c.finite = n;
+    c.mean = shift + sw.sum / count;
+    c.m2 = std::max(0.0, sw.sum_sq - sw.sum * sw.sum / count);
+    c.abs_sum = sw.abs_sum;
+    c.lo = sw.lo;
+    c.hi = sw.hi;
+    w.zeros += sw.zeros;
+    if (binning != nullptr) bin_pairs(x, n, *binning, w);
+    else add_exponents(x, n, sw.zeros, w);
+    // Within one thread positions only grow, so an |x| equal to the K-th kept never replaces it.
+    if (top_k > 0 && (w.heap.size() < top_k || sw.abs_max > w.heap.front().abs))
+      for (size_t i = 0; i < n; ++i) {
+        const float a = std::fabs(x[i]);
+        if (w.heap.size() < top_k || a > w.heap.front().abs) offer(w.heap, {a, pos0 + i, x[i]}, top_k);
+      }
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
 
 void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binning& b, Worker& w) {
   uint64_t* h = w.hist.data();
@@ -418,12 +491,8 @@ inline __attribute__((always_inline)) I16 bin_levels(V16 v, const Binning& b) {
   return bin;
 }
 
-// Counts of (linear bin, log2 bin) pairs of one chunk: one increment a level feeds both histograms.
-// Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four copies, used by
-// level mod 4, so that neighbouring levels with the same pair do not wait on each other's store
+// A level form's pairs (kPairCols) are counted per chunk; its four copies are used by level mod 4
 // (8-12 % of the scan on one thread, interleaved A/B runs).
-constexpr int kPairCols = 64, kZeroColumn = 63;
-static_assert(kLogBins <= kZeroColumn);
 
 // Pass 1 (kFull) or the linear histogram alone (pass 2) over a chunk of whole blocks of a level
 // form. `binning`, when set, bins the histogram in the same pass.
@@ -563,13 +632,14 @@ void level_bounds(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& 
 // pass was binned) its linear histogram; emptied.
 void fold_pairs(Worker& w, bool binned) {
   if (w.fast_pairs.empty()) return;
-  const size_t copy = w.fast_pairs.size() / 4, bins = copy / kPairCols;
+  const size_t copy = w.fast_pairs.size() / kPairCopies, bins = copy / kPairCols;
   const uint32_t* pairs = w.fast_pairs.data();
   for (size_t i = 0; i < bins; ++i) {
     const uint32_t* row = pairs + i * kPairCols;
     uint64_t total = 0;
     for (int j = 0; j < kPairCols; ++j) {
-      const uint64_t n = uint64_t{row[j]} + row[copy + j] + row[2 * copy + j] + row[3 * copy + j];
+      uint64_t n = 0;
+      for (size_t k = 0; k < kPairCopies; ++k) n += row[k * copy + static_cast<size_t>(j)];
       total += n;
       if (j < kLogBins) w.log[static_cast<size_t>(j)] += n;
     }
@@ -577,6 +647,14 @@ void fold_pairs(Worker& w, bool binned) {
   }
   std::fill(w.fast_pairs.begin(), w.fast_pairs.end(), 0);
   w.fast_pairs_values = 0;
+}
+
+uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned) {
+  const size_t size = kPairCopies * static_cast<size_t>(bins) * kPairCols;
+  if (w.fast_pairs.size() != size) w.fast_pairs.assign(size, 0);
+  if (w.fast_pairs_values + values > UINT32_MAX) fold_pairs(w, binned);   // no count overflows
+  w.fast_pairs_values += values;
+  return w.fast_pairs.data();
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
@@ -644,10 +722,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
   const int bins = binning != nullptr ? binning->bins : 1;
   const size_t copy = static_cast<size_t>(bins) * kPairCols;
-  if (w.fast_pairs.size() != 4 * copy) w.fast_pairs.assign(4 * copy, 0);
-  if (w.fast_pairs_values + n_blocks * 256 > UINT32_MAX) fold_pairs(w, binning != nullptr);   // no count overflows
-  uint32_t* pairs = w.fast_pairs.data();
-  w.fast_pairs_values += n_blocks * 256;
+  uint32_t* pairs = pair_table(w, bins, n_blocks * 256, binning != nullptr);
 
   const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -816,7 +891,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   if (levels_scan != nullptr && (info.block_elems == 0 || n_cols % info.block_elems != 0 ||
                                  v.row_bytes != n_cols / info.block_elems * info.block_bytes))
     levels_scan = nullptr;
-  const double pass_weight = two_pass && levels_scan == nullptr ? 0.5 : 1.0;
+  const double pass_weight = two_pass && levels_scan == nullptr && info.kind != TypeKind::block_quant ? 0.5 : 1.0;
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < n_threads; ++w) workers.push_back(std::make_unique<Worker>());
@@ -871,6 +946,10 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   // Pass 1 then bins every value over [bound_lo, bound_hi]; when those are the min and max the
   // values reach (a quantizer's extreme sub-blocks use their extreme codes), that is the histogram
   // and there is no second pass.
+  // The other block-quantized types find the min and max of their decoded values first (a decode
+  // and a min/max sweep, lighter than pass 1): pass 1 then bins the histogram in the same increment as
+  // the log2 histogram (bin_pairs), and there is no second pass. Plain floats keep the two passes.
+  const bool exact_bounds = levels_scan == nullptr && two_pass && info.kind == TypeKind::block_quant;
   std::optional<Binning> early;
   float bound_lo = INFINITY, bound_hi = -INFINITY;
   if (levels_scan != nullptr && two_pass) {
@@ -883,6 +962,22 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
       return true;
     });
     for (const auto& [lo, hi] : bounds) bound_lo = std::min(bound_lo, lo), bound_hi = std::max(bound_hi, hi);
+  } else if (exact_bounds) {
+    std::vector<std::pair<float, float>> bounds(static_cast<size_t>(n_threads), {INFINITY, -INFINITY});
+    parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
+      if (stop_for_cancel()) return false;
+      Worker& w = *workers[static_cast<size_t>(worker)];
+      const float* x = decode_chunk(chunk, w);
+      if (x == nullptr) return false;
+      const auto [r0, r1] = rows_of(chunk);
+      auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
+      finite_bounds(x, static_cast<size_t>(r1 - r0) * n_cols, lo, hi);
+      return true;
+    });
+    if (error) return std::move(*error);
+    for (const auto& [lo, hi] : bounds) bound_lo = std::min(bound_lo, lo), bound_hi = std::max(bound_hi, hi);
+  }
+  if (levels_scan != nullptr || exact_bounds) {
     if (bound_lo <= bound_hi) {
       early.emplace(bound_lo, bound_hi, opt.histogram_bins);
       for (auto& w : workers) w->hist.assign(kCopies * static_cast<size_t>(opt.histogram_bins), 0);
@@ -912,8 +1007,8 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         const float* x = decode_chunk(chunk, w);
         if (x == nullptr) return false;
         const auto [r0, r1] = rows_of(chunk);
-        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k, w,
-                   chunks[chunk]);
+        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k,
+                   early ? &*early : nullptr, w, chunks[chunk]);
         chunks[chunk].done = true;
         return true;
       },
