@@ -741,7 +741,9 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   __m512i zeros = _mm512_setzero_si512();
   __m512d s = _mm512_setzero_pd(), sq = _mm512_setzero_pd(), a = _mm512_setzero_pd();
   double shift = 0;
-  alignas(64) int32_t pair[kL], cnt[kL];
+  alignas(64) int32_t pair[2][kL], cnt[2][kL];   // two sub-blocks' pairs and counts, used in turn
+  int slot = 0;
+  bool pending = false;
   alignas(64) float lvs[8 * kL];
   float dj[8], mj[8];
   for (size_t blk = 0; blk < n_blocks; ++blk) {
@@ -782,11 +784,16 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
         const __m512i lin_bin =
             binning != nullptr ? bin_levels_f32(v, present, *binning, bin_lo, bin_scale) : _mm512_setzero_si512();
         const __m512i p = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(lin_bin, 6), log_bin), copy_offset);
-        _mm512_store_si512(pair, p);
-        _mm512_store_si512(cnt, n);
-        // Read back as scalars: without the barrier GCC extracts each lane with two shuffles instead.
+        // The increments of the sub-block before this one: its stores have reached the cache by now
+        // (reading lanes of a store just made waits on it). The barrier keeps the reads scalar loads:
+        // without it GCC extracts each lane with two shuffles instead.
+        _mm512_store_si512(pair[slot], p);
+        _mm512_store_si512(cnt[slot], n);
         asm volatile("" ::: "memory");
-        for (int l = 0; l < kL; ++l) pairs[pair[l]] += static_cast<uint32_t>(cnt[l]);
+        slot ^= 1;
+        if (pending)
+          for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
+        pending = true;
 
         lo = _mm512_mask_min_ps(lo, present, lo, v);
         hi = _mm512_mask_max_ps(hi, present, hi, v);
@@ -823,6 +830,9 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
         }
     }
   }
+  slot ^= 1;
+  if (pending)
+    for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
   alignas(64) float lo_l[16], hi_l[16];
   alignas(64) int32_t z[16];
   _mm512_store_ps(lo_l, lo);
@@ -845,6 +855,38 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
 }
 #endif
 
+// Q4_K's level bounds from two levels a sub-block: (d * sc) * q - dmin * m is monotone in q where d and
+// dmin are finite, so the extreme levels are those of codes 0 and 15; a block with a non-finite d or
+// dmin takes every level (level_bounds).
+void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  V8 lo = V8{} + INFINITY, hi = V8{} - INFINITY;   // NOLINT
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    const uint16_t d16 = fp::load_u16(b), dmin16 = fp::load_u16(b + 2);
+    if ((d16 & 0x7c00) == 0x7c00 || (dmin16 & 0x7c00) == 0x7c00) {
+      level_bounds<levels::Q4K>(b, 1, lo_out, hi_out);
+      continue;
+    }
+    V8 sc, mn;
+    for (int j = 0; j < 8; ++j) {
+      uint8_t s8, m8;
+      decode::kquant_scale_min(j, b + 4, &s8, &m8);
+      sc[j] = s8;
+      mn[j] = m8;
+    }
+    const V8 dj = fp::f16_to_f32(d16) * sc, mj = fp::f16_to_f32(dmin16) * mn;
+    const V8 first = dj * 0.0f - mj, last = dj * 15.0f - mj;
+    const V8 l = first < last ? first : last, h = first < last ? last : first;
+    lo = l < lo ? l : lo;
+    hi = h > hi ? h : hi;
+  }
+  for (int k = 0; k < 8; ++k) {
+    lo_out = std::min(lo_out, lo[k]);
+    hi_out = std::max(hi_out, hi[k]);
+  }
+}
+
 struct LevelScan {
   TypeId type;
   void (*full)(const uint8_t*, size_t, uint64_t, size_t, const Binning*, Worker&, ChunkSummary&);
@@ -857,8 +899,12 @@ constexpr LevelScan level_scan() {
   return {Form::kType, scan_levels<Form, true>, scan_levels<Form, false>, level_bounds<Form>};
 }
 
-constexpr LevelScan kLevelScans[] = {level_scan<levels::Q40>(), level_scan<levels::Q41>(), level_scan<levels::Iq4Nl>(),
-                                     level_scan<levels::Iq4Xs>(), level_scan<levels::Q4K>()};
+constexpr LevelScan kLevelScans[] = {
+    level_scan<levels::Q40>(),
+    level_scan<levels::Q41>(),
+    level_scan<levels::Iq4Nl>(),
+    level_scan<levels::Iq4Xs>(),
+    {TypeId::q4_k, scan_levels<levels::Q4K, true>, scan_levels<levels::Q4K, false>, level_bounds_q4k}};
 
 const LevelScan* level_scan_of(TypeId t) {
   for (const LevelScan& s : kLevelScans)
@@ -908,12 +954,14 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   // A plain (not composite) view is decoded from the kernel's copy of the chunk's rows
   // (core/decode/kernel_copy.hpp), else, or where the copy fails, from the mapping.
   const bool copy_rows = info.kind != TypeKind::composite;
+  const decode::KernelCopy reader(v.data.data());
   auto decode_chunk = [&](size_t chunk, Worker& w) -> const float* {
     const auto [r0, r1] = rows_of(chunk);
     w.buf.resize(static_cast<size_t>(std::min(rows_per_chunk, v.n_rows)) * n_cols);
     const size_t offset = static_cast<size_t>(r0) * v.row_bytes, len = static_cast<size_t>(r1 - r0) * v.row_bytes;
     Status st;
-    if (copy_rows && decode::kernel_copy(v.data.data() + offset, len, w.raw)) {
+    if (w.raw.size() < len) w.raw.resize(len);
+    if (copy_rows && reader.read(v.data.data() + offset, len, w.raw.data())) {
       TensorView c = v;
       c.n_rows = r1 - r0;
       c.data = std::span<const uint8_t>(w.raw.data(), len);
@@ -938,7 +986,8 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     const auto [r0, r1] = rows_of(chunk);
     const uint8_t* p = v.data.data() + static_cast<size_t>(r0) * v.row_bytes;
     const size_t len = static_cast<size_t>(r1 - r0) * v.row_bytes;
-    if (decode::kernel_copy(p, len, w.raw)) p = w.raw.data();
+    if (w.raw.size() < len) w.raw.resize(len);
+    if (reader.read(p, len, w.raw.data())) p = w.raw.data();
     return std::make_pair(p, static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
   };
 
