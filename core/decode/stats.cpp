@@ -1,5 +1,6 @@
-// compute_stats: the tensor is cut into chunks of whole rows that every thread decodes into its own
-// L2-sized buffer (core/parallel_chunks.hpp). Pass 1 sweeps a chunk once with 8-lane vectors (min,
+// compute_stats: the tensor is cut into chunks of whole rows that every thread copies (pread from the
+// mapped file, core/decode/kernel_copy.hpp) and decodes into its own L2-sized buffer
+// (core/parallel_chunks.hpp). Pass 1 sweeps a chunk once with 8-lane vectors (min,
 // max, max |x|, the sums of x - shift, its square and |x| in doubles, zeros, and a non-finite count),
 // counts exponents for the still-cached chunk's log2 histogram, and looks for outliers
 // only when the chunk's max |x| beats the thread's current K-th; a chunk holding NaN or Inf is
@@ -9,7 +10,10 @@
 // types skip the decode: per 32-value sub-block, the count of each code (SIMD compares) weighs its
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
-// from the scales alone, so that pass 2 only runs where the values do not reach them.
+// from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K has its own
+// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers). The other
+// block types find their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds
+// both histograms with one (linear bin, log2 bin) increment a value (bin_pairs).
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
