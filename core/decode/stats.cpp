@@ -1009,15 +1009,19 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   // Decodes a chunk into its worker's buffer; false (and the error kept) when decoding fails.
   // A plain (not composite) view is decoded from the kernel's copy of the chunk's rows
   // (core/decode/kernel_copy.hpp), else, or where the copy fails, from the mapping.
-  const bool copy_rows = info.kind != TypeKind::composite;
-  const decode::KernelCopy reader(v.data.data());
+  // Below kCopyFrom bytes a tensor is read in place: finding the mapped file (a read of
+  // /proc/self/maps) would cost more than the faults of its few pages.
+  constexpr uint64_t kCopyFrom = uint64_t{1} << 20;
+  std::optional<decode::KernelCopy> reader;
+  if (static_cast<uint64_t>(v.n_rows) * v.row_bytes >= kCopyFrom) reader.emplace(v.data.data());
+  const bool copy_rows = reader.has_value() && info.kind != TypeKind::composite;
   auto decode_chunk = [&](size_t chunk, Worker& w) -> const float* {
     const auto [r0, r1] = rows_of(chunk);
     w.buf.resize(static_cast<size_t>(std::min(rows_per_chunk, v.n_rows)) * n_cols);
     const size_t offset = static_cast<size_t>(r0) * v.row_bytes, len = static_cast<size_t>(r1 - r0) * v.row_bytes;
     Status st;
     if (w.raw.size() < len) w.raw.resize(len);
-    if (copy_rows && reader.read(v.data.data() + offset, len, w.raw.data())) {
+    if (copy_rows && reader->read(v.data.data() + offset, len, w.raw.data())) {
       TensorView c = v;
       c.n_rows = r1 - r0;
       c.data = std::span<const uint8_t>(w.raw.data(), len);
@@ -1043,7 +1047,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     const uint8_t* p = v.data.data() + static_cast<size_t>(r0) * v.row_bytes;
     const size_t len = static_cast<size_t>(r1 - r0) * v.row_bytes;
     if (w.raw.size() < len) w.raw.resize(len);
-    if (reader.read(p, len, w.raw.data())) p = w.raw.data();
+    if (reader && reader->read(p, len, w.raw.data())) p = w.raw.data();
     return std::make_pair(p, static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
   };
 

@@ -8,12 +8,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 
 #include "core/decode/decode.hpp"
 #include "core/decode/stats.hpp"
 #include "core/formats/format.hpp"
+#include "core/mapped_file.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/decode/oracle_helpers.hpp"
 
 namespace akview::test {
@@ -260,6 +263,33 @@ TEST(StatsFast, FastPathsOverEveryKindOfScale) {
       odd.top_k = 40;
       expect_stats_match(v, odd, what + ", 7 bins, top 40");
     }
+  }
+}
+
+// Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
+// (core/decode/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
+// copy is what the level kernels scan and the decoders decode; the statistics are the same.
+TEST(StatsFast, LargeTensorsReadThroughTheKernelsCopy) {
+  testing::TempDir dir;
+  std::mt19937 rng(21);
+  for (const TypeId type : {TypeId::q4_k, TypeId::q6_k, TypeId::q4_0, TypeId::f32}) {
+    const TypeInfo& info = type_info(type);
+    const int64_t per_row = 4096 / static_cast<int64_t>(info.block_elems);
+    const int64_t rows = static_cast<int64_t>((size_t{1} << 20) / (per_row * info.block_bytes)) + 3;
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    for (size_t at = 0; at + 1 < bytes.size(); at += 2)   // every f16 and f32 exponent below all-ones
+      if (type == TypeId::f32 ? at % 4 == 2 : true) bytes[at + 1] &= 0xbf;
+    const std::string path = dir.file(std::string(info.name) + ".bin");
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    auto map = MappedFile::open(path);
+    ASSERT_TRUE(map.ok());
+    const std::string what(info.name);
+    expect_stats_match(bytes_view(info, bytes, rows, per_row), small_chunks(2, 1 << 14), what + " on the heap");
+    expect_stats_match(bytes_view(info, map->bytes(), rows, per_row), small_chunks(2, 1 << 14), what + " mapped");
   }
 }
 
