@@ -5,9 +5,9 @@
 // ones, the exact path for f32; the summed median seconds); `akview stats FILE --json` and
 // `akview diff FILE FILE --json` as whole processes (median wall time of N runs, interleaved; weights
 // per second, and as a fraction of the matvec's); the TUI's time from the open to the statistics of
-// every tensor (App off-screen, as frame_bench runs it). The target: stats and diff at >= 10 % of
-// the matvec's weights per second (diff counts the weights of both sides).
-// Then `akview check FILE` (structure and the NaN/Inf scan of every value) beside `check --no-values`,
+// every tensor (App off-screen, as frame_bench runs it) and what of the file it left resident. The
+// target: stats and diff at >= 10 % of the matvec's weights per second (diff counts the weights of
+// both sides). Then `akview check FILE` (structure and the NaN/Inf scan of every value) beside `check --no-values`,
 // and `akview diff FILE OTHER --json` of two different models of the same shape (OTHER: the fixture
 // written with another seed, llama8b_q4km_seed2.gguf beside it, so no chunk is equal on both sides).
 // A third argument `check-diff` runs only the matvec and that last section.
@@ -78,6 +78,18 @@ MatvecPass matvec_pass(const akview::Model& model) {
   };
   compute::run_tensors(views, o, cb);
   return p;
+}
+
+// This process's resident pages of mapped files (RssFile in /proc/self/status), in MB.
+double rss_file_mb() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long kb = -1;
+  while (std::fgets(line, sizeof line, f) != nullptr)
+    if (std::sscanf(line, "RssFile: %ld kB", &kb) == 1) break;
+  std::fclose(f);
+  return kb / 1024.0;
 }
 
 // The TUI opened off-screen: seconds from the start to every tensor's statistics being applied
@@ -210,7 +222,11 @@ int main(int argc, char** argv) {
   const MatvecPass mv2 = matvec_pass(*model);
   const double mv_s = std::min(mv.seconds, mv2.seconds), mv_exact = std::min(mv.exact_seconds, mv2.exact_seconds);
   size_t tui_tensors = 0;
+  // The TUI maps the file again: what of that mapping its statistics job leaves resident shows as
+  // the growth of RssFile (this process's own mapping, read by the matvec passes, is resident already).
+  const double rss_before = rss_file_mb();
   const double tui_s = tui_stats_seconds(path, &tui_tensors);
+  const double tui_rss = rss_file_mb() - rss_before;
 
   const double w = static_cast<double>(mv.weights), mv_rate = w / mv_s;
   std::printf("  %-44s %8.2f GB/s (median of 7; best %.2f)\n", "bandwidth probe", bw.median_gbps, bw.best_gbps);
@@ -227,8 +243,10 @@ int main(int argc, char** argv) {
   std::string each;
   for (size_t i = 0; i < stats_s.size(); ++i) each += fmt::format(" {:.2f}/{:.2f}", stats_s[i], diff_s[i]);
   std::printf("  %-44s%s s\n", "each run, stats/diff", each.c_str());
-  std::printf("  %-44s %8.3f s  (%zu tensors; open, first frame and the statistics job)\n",
-              "TUI: open to every tensor's statistics", tui_s, tui_tensors);
+  std::printf(
+      "  %-44s %8.3f s  (%zu tensors; open, first frame and the statistics job; mapped file resident after "
+      "it: +%.0f MB)\n",
+      "TUI: open to every tensor's statistics", tui_s, tui_tensors, tui_rss);
   check_and_different_diff(path, other, mv.weights, mv_rate, runs, &ok);
   if (!ok) std::printf("FAILED: a command exited with an error\n");
   return ok && tui_s > 0 ? 0 : 1;

@@ -1,5 +1,6 @@
-// compute_stats: the tensor is cut into chunks of whole rows that every thread decodes into its own
-// L2-sized buffer (core/parallel_chunks.hpp). Pass 1 sweeps a chunk once with 8-lane vectors (min,
+// compute_stats: the tensor is cut into chunks of whole rows that every thread copies (pread from the
+// mapped file, core/decode/kernel_copy.hpp) and decodes into its own L2-sized buffer
+// (core/parallel_chunks.hpp). Pass 1 sweeps a chunk once with 8-lane vectors (min,
 // max, max |x|, the sums of x - shift, its square and |x| in doubles, zeros, and a non-finite count),
 // counts exponents for the still-cached chunk's log2 histogram, and looks for outliers
 // only when the chunk's max |x| beats the thread's current K-th; a chunk holding NaN or Inf is
@@ -9,7 +10,10 @@
 // types skip the decode: per 32-value sub-block, the count of each code (SIMD compares) weighs its
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
-// from the scales alone, so that pass 2 only runs where the values do not reach them.
+// from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K has its own
+// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers). The other
+// block types find their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds
+// both histograms with one (linear bin, log2 bin) increment a value (bin_pairs).
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
@@ -25,12 +29,16 @@
 #endif
 
 #include "core/decode/decode.hpp"
+#include "core/decode/kernel_copy.hpp"
 #include "core/decode/level_forms.hpp"
 #include "core/parallel_chunks.hpp"
 
 // The 16-lane vectors below are internal to this file: GCC's note that returning them changes the ABI
 // where the build has no AVX-512 does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
+// GCC 12's AVX-512 intrinsics (shifts, min/max, conversions) start from _mm512_undefined_*, which its
+// -O3 flow analysis reports as maybe uninitialised.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 namespace akview {
 namespace {
@@ -83,6 +91,7 @@ constexpr size_t kCopies = 8;
 // What one thread gathers over the chunks it takes.
 struct Worker {
   std::vector<float> buf;
+  std::vector<uint8_t> raw;   // the chunk's bytes, copied out of the mapping by the kernel
   float lo = INFINITY, hi = -INFINITY;
   uint64_t nan = 0, pos_inf = 0, neg_inf = 0, zeros = 0;
   std::array<uint64_t, kLogBins> log{};
@@ -90,6 +99,8 @@ struct Worker {
   std::vector<uint64_t> hist;         // kCopies copies of the linear histogram (pass 2)
   uint32_t exponents[kCopies][256];   // per-chunk biased-exponent counts
   std::vector<uint32_t> pairs;        // a level form's chunk: (linear bin, log2 bin) counts
+  std::vector<uint32_t> fast_pairs;   // the same, kept over chunks by a fast kernel (fold_pairs)
+  uint64_t fast_pairs_values = 0;     // values counted in fast_pairs since its last fold
 };
 
 // A chunk's share of the moments, merged in chunk order.
@@ -225,32 +236,6 @@ void scan_careful(const float* x, size_t n, uint64_t pos0, size_t top_k, Worker&
     if (std::isfinite(x[i])) c.m2 += (x[i] - c.mean) * (x[i] - c.mean);
 }
 
-void scan_chunk(const float* x, size_t n, uint64_t pos0, size_t top_k, Worker& w, ChunkSummary& c) {
-  c.values = n;
-  const double shift = chunk_shift(x, n);
-  const Sweep sw = sweep(x, n, shift);
-  if (sw.non_finite > 0) scan_careful(x, n, pos0, top_k, w, c);
-  if (!c.non_finite) {
-    const double count = static_cast<double>(n);
-    c.finite = n;
-    c.mean = shift + sw.sum / count;
-    c.m2 = std::max(0.0, sw.sum_sq - sw.sum * sw.sum / count);
-    c.abs_sum = sw.abs_sum;
-    c.lo = sw.lo;
-    c.hi = sw.hi;
-    w.zeros += sw.zeros;
-    add_exponents(x, n, sw.zeros, w);
-    // Within one thread positions only grow, so an |x| equal to the K-th kept never replaces it.
-    if (top_k > 0 && (w.heap.size() < top_k || sw.abs_max > w.heap.front().abs))
-      for (size_t i = 0; i < n; ++i) {
-        const float a = std::fabs(x[i]);
-        if (w.heap.size() < top_k || a > w.heap.front().abs) offer(w.heap, {a, pos0 + i, x[i]}, top_k);
-      }
-  }
-  w.lo = std::min(w.lo, c.lo);
-  w.hi = std::max(w.hi, c.hi);
-}
-
 // The linear histogram's bin of a finite x is the per-value formula exact(). A multiply by
 // bins / width is within a few units in the last place of the formula's quotient, so where the
 // products with a margin of 1e-14 either side truncate to the same integer, that integer is the bin;
@@ -267,6 +252,157 @@ struct Binning {
     return std::clamp(b, 0, bins - 1);
   }
 };
+
+// Counts of (linear bin, log2 bin) pairs, as the 16-level types keep them: one increment a value feeds
+// both histograms. Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four
+// copies, used in turn, so that neighbouring values with the same pair do not wait on each other's
+// store.
+constexpr int kPairCols = 64, kZeroColumn = 63;
+static_assert(kLogBins <= kZeroColumn);
+constexpr size_t kPairCopies = 4;   // copies of the table kept over chunks (pair_table)
+
+// The pair table a worker keeps over its chunks (`bins` linear bins), folded when its counts could
+// overflow and after the pass (fold_pairs).
+uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned);
+
+// The pairs of an all-finite chunk, binned over `b`: its linear bins as histogram_chunk finds them
+// (a checked multiply, else the formula), its log2 bins from the exponent (a subnormal to bin 0).
+// The pair table's column of a finite x's bits: its log2 bin (a subnormal to bin 0), or kZeroColumn.
+int32_t log_column(uint32_t bits) {
+  const int32_t e = static_cast<int32_t>((bits >> 23) & 0xff) - (127 + kLogMinExp);
+  return (bits & kAbsBits) == 0 ? kZeroColumn : std::clamp(e, 0, kLogBins - 1);
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
+// bin_pairs on AVX-512, 16 values a step: each value's table index in one vector (the linear bin by a
+// float multiply: (x - lo) * (bins / width) in float is within 3 * 2^-24 of the real quotient and the
+// formula's double quotient within 2^-50 of it, so where the float quotient times 1 -+ 1e-6
+// truncates to one bin in range, that is the formula's bin; -1 leaves the value to the formula),
+// and the increments of each step made one step later, when its stores have reached the cache.
+void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pairs) {
+  const int32_t copy = b.bins * kPairCols;
+  const __m512 lo = _mm512_set1_ps(static_cast<float>(b.lo)), scale = _mm512_set1_ps(static_cast<float>(b.scale));
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane_copy = _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(3)), _mm512_set1_epi32(copy));
+  const __m512i last = _mm512_set1_epi32(b.bins - 1), abs_bits = _mm512_set1_epi32(kAbsBits);
+  const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
+  alignas(64) int32_t index[2][16];
+  int slot = 0;
+  auto add = [&](const int32_t* at, const float* xs) {
+    for (int l = 0; l < 16; ++l) {
+      const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]));
+      ++pairs[k];
+    }
+  };
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    const __m512 q = _mm512_min_ps(_mm512_mul_ps(_mm512_sub_ps(v, lo), scale), _mm512_set1_ps(1e9f));   // NaN: 1e9
+    const __m512i below = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 - 1e-6f)));
+    const __m512i above = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 + 1e-6f)));
+    const __mmask16 sure = _mm512_cmpeq_epi32_mask(below, above) & _mm512_cmple_epu32_mask(above, last);
+    const __m512i abits = _mm512_and_si512(_mm512_castps_si512(v), abs_bits);
+    __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
+    log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
+    log_bin = _mm512_mask_mov_epi32(log_bin, _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512()),
+                                    _mm512_set1_epi32(kZeroColumn));
+    const __m512i at = _mm512_add_epi32(_mm512_add_epi32(lane_copy, _mm512_slli_epi32(above, 6)), log_bin);
+    _mm512_store_si512(index[slot], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), sure, at));
+    asm volatile("" ::: "memory");   // the reads below stay scalar loads
+    slot ^= 1;
+    if (i > 0) add(index[slot], x + i - 16);
+  }
+  if (i > 0) add(index[slot ^ 1], x + i - 16);
+  for (; i < n; ++i) ++pairs[(i & 3) * copy + b.exact(x[i]) * kPairCols + log_column(bits_of(x[i]))];
+}
+#endif
+
+void bin_pairs(const float* x, size_t n, const Binning& b, Worker& w) {
+  uint32_t* pairs = pair_table(w, b.bins, n, true);
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
+  bin_pairs_avx512(x, n, b, pairs);
+#else
+  const size_t copy = static_cast<size_t>(b.bins) * kPairCols;
+  constexpr size_t kStep = 256;
+  constexpr double kBelow = 1 - 1e-14, kAbove = 1 + 1e-14;
+  const double lo = b.lo, scale = b.scale;
+  const int last = b.bins - 1;
+  int32_t lin[kStep], log2[kStep];
+  for (size_t i0 = 0; i0 < n; i0 += kStep) {
+    const size_t m = std::min(kStep, n - i0);
+    const float* xs = x + i0;
+    for (size_t j = 0; j < m; ++j) {   // vectorised: no branch, no table
+      const double q = (xs[j] - lo) * scale;
+      const int32_t below = static_cast<int32_t>(q * kBelow), above = static_cast<int32_t>(q * kAbove);
+      lin[j] = below == above && above <= last ? above : -1;
+      log2[j] = log_column(bits_of(xs[j]));
+    }
+    for (size_t j = 0; j < m; ++j) {
+      const int k = lin[j] >= 0 ? lin[j] : b.exact(xs[j]);
+      ++pairs[(j % kPairCopies) * copy + static_cast<size_t>(k) * kPairCols + static_cast<size_t>(log2[j])];
+    }
+  }
+#endif
+}
+
+// The min and max of the finite values among n decoded ones.
+void finite_bounds(const float* x, size_t n, float& lo_out, float& hi_out) {
+  V8 lo = V8{} + INFINITY, hi = V8{} - INFINITY;   // NOLINT
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const V8 v = load8(x + i);
+    const I8 finite = ((I8)v & kExpBits) != kExpBits;   // NOLINT: a vector bit cast
+    lo = finite & (v < lo) ? v : lo;
+    hi = finite & (v > hi) ? v : hi;
+  }
+  float l = INFINITY, h = -INFINITY;
+  for (int k = 0; k < 8; ++k) {
+    l = lo[k] < l ? lo[k] : l;
+    h = hi[k] > h ? hi[k] : h;
+  }
+  for (; i < n; ++i)
+    if (std::isfinite(x[i])) {
+      l = x[i] < l ? x[i] : l;
+      h = x[i] > h ? x[i] : h;
+    }
+  lo_out = std::min(lo_out, l);
+  hi_out = std::max(hi_out, h);
+}
+
+void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binning& b, Worker& w);
+
+// Pass 1 over a decoded chunk; with `binning` (the exact bounds, known before) its linear histogram
+// too.
+void scan_chunk(const float* x, size_t n, uint64_t pos0, size_t top_k, const Binning* binning, Worker& w,
+                ChunkSummary& c) {
+  c.values = n;
+  const double shift = chunk_shift(x, n);
+  const Sweep sw = sweep(x, n, shift);
+  if (sw.non_finite > 0) {
+    scan_careful(x, n, pos0, top_k, w, c);
+    if (binning != nullptr) histogram_chunk(x, n, true, *binning, w);
+  }
+  if (!c.non_finite) {
+    const double count = static_cast<double>(n);
+    c.finite = n;
+    c.mean = shift + sw.sum / count;
+    c.m2 = std::max(0.0, sw.sum_sq - sw.sum * sw.sum / count);
+    c.abs_sum = sw.abs_sum;
+    c.lo = sw.lo;
+    c.hi = sw.hi;
+    w.zeros += sw.zeros;
+    if (binning != nullptr) bin_pairs(x, n, *binning, w);
+    else add_exponents(x, n, sw.zeros, w);
+    // Within one thread positions only grow, so an |x| equal to the K-th kept never replaces it.
+    if (top_k > 0 && (w.heap.size() < top_k || sw.abs_max > w.heap.front().abs))
+      for (size_t i = 0; i < n; ++i) {
+        const float a = std::fabs(x[i]);
+        if (w.heap.size() < top_k || a > w.heap.front().abs) offer(w.heap, {a, pos0 + i, x[i]}, top_k);
+      }
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
 
 void histogram_chunk(const float* x, size_t n, bool has_non_finite, const Binning& b, Worker& w) {
   uint64_t* h = w.hist.data();
@@ -411,12 +547,8 @@ inline __attribute__((always_inline)) I16 bin_levels(V16 v, const Binning& b) {
   return bin;
 }
 
-// Counts of (linear bin, log2 bin) pairs of one chunk: one increment a level feeds both histograms.
-// Column kZeroColumn holds zeros (in the linear histogram, not the log2 one). Four copies, used by
-// level mod 4, so that neighbouring levels with the same pair do not wait on each other's store
+// A level form's pairs (kPairCols) are counted per chunk; its four copies are used by level mod 4
 // (8-12 % of the scan on one thread, interleaved A/B runs).
-constexpr int kPairCols = 64, kZeroColumn = 63;
-static_assert(kLogBins <= kZeroColumn);
 
 // Pass 1 (kFull) or the linear histogram alone (pass 2) over a chunk of whole blocks of a level
 // form. `binning`, when set, bins the histogram in the same pass.
@@ -552,6 +684,265 @@ void level_bounds(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& 
   hi_out = std::max(hi_out, max16(hi));
 }
 
+// The pair table a fast kernel kept over a worker's chunks, into its log2 histogram and (when the
+// pass was binned) its linear histogram; emptied.
+void fold_pairs(Worker& w, bool binned) {
+  if (w.fast_pairs.empty()) return;
+  const size_t copy = w.fast_pairs.size() / kPairCopies, bins = copy / kPairCols;
+  const uint32_t* pairs = w.fast_pairs.data();
+  for (size_t i = 0; i < bins; ++i) {
+    const uint32_t* row = pairs + i * kPairCols;
+    uint64_t total = 0;
+    for (int j = 0; j < kPairCols; ++j) {
+      uint64_t n = 0;
+      for (size_t k = 0; k < kPairCopies; ++k) n += row[k * copy + static_cast<size_t>(j)];
+      total += n;
+      if (j < kLogBins) w.log[static_cast<size_t>(j)] += n;
+    }
+    if (binned) w.hist[i] += total;
+  }
+  std::fill(w.fast_pairs.begin(), w.fast_pairs.end(), 0);
+  w.fast_pairs_values = 0;
+}
+
+uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned) {
+  const size_t size = kPairCopies * static_cast<size_t>(bins) * kPairCols;
+  if (w.fast_pairs.size() != size) w.fast_pairs.assign(size, 0);
+  if (w.fast_pairs_values + values > UINT32_MAX) fold_pairs(w, binned);   // no count overflows
+  w.fast_pairs_values += values;
+  return w.fast_pairs.data();
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
+    defined(__AVX512VPOPCNTDQ__)
+#define AKVIEW_STATS_Q4K_AVX512 1
+double hsum8(__m512d v) {
+  alignas(64) double x[8];
+  _mm512_store_pd(x, v);
+  return ((x[0] + x[1]) + (x[2] + x[3])) + ((x[4] + x[5]) + (x[6] + x[7]));
+}
+
+// ---- Q4_K on AVX-512: pass 1 of a chunk whose blocks all have finite d and dmin (so every level is
+// finite: |d * sc| <= 65504 * 63). Per 32-value sub-block, in registers: its 16 levels (the
+// decoder's (d * sc) * q - dmin * m), the count of each code from the four bit planes of its nibbles
+// (one vptestmb a plane for the two sub-blocks sharing 32 bytes), the linear bin of each level by a
+// float multiply checked against a margin, its log2 bin from the exponent, and the double sums. The
+// (linear bin, log2 bin) counts go to the worker's pair table, kept over its chunks and folded once
+// (fold_q4k_pairs).
+
+// The linear bins of 16 finite levels. (x - lo) * (bins / width) in float is within 3 * 2^-24 of the
+// real quotient and the per-value formula (Binning::exact, in double) within 2^-50 of it, so where
+// the float quotient times 1 -+ 1e-6 truncates to one bin in range, that is the formula's bin; other
+// lanes (a level within 1e-6 of an edge, the max, a level outside [lo, hi] that no value takes) use
+// the formula, or bin 0 where no value takes the level.
+inline __attribute__((always_inline)) __m512i bin_levels_f32(__m512 v, __mmask16 present, const Binning& b, __m512 lo,
+                                                             __m512 scale) {
+  const __m512 q = _mm512_mul_ps(_mm512_sub_ps(v, lo), scale);
+  const __m512i below = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 - 1e-6f)));
+  __m512i bin = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 + 1e-6f)));
+  const __mmask16 unsure =
+      (_mm512_cmpneq_epi32_mask(below, bin) | _mm512_cmpgt_epu32_mask(bin, _mm512_set1_epi32(b.bins - 1))) & present;
+  if (unsure != 0) {
+    alignas(64) float x[16];
+    alignas(64) int32_t k[16];
+    _mm512_store_ps(x, v);
+    _mm512_store_si512(k, bin);
+    for (int l = 0; l < 16; ++l)
+      if (unsure >> l & 1) k[l] = b.exact(x[l]);
+    bin = _mm512_load_si512(k);
+  }
+  return _mm512_maskz_mov_epi32(present, bin);
+}
+
+float hmax16(__m512 v) {
+  __m256 m = _mm256_max_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_max_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+bool q4k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  uint32_t bad = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint16_t d = fp::load_u16(blocks + blk * kBytes), dmin = fp::load_u16(blocks + blk * kBytes + 2);
+    bad |= static_cast<uint32_t>((d & 0x7c00) == 0x7c00) | static_cast<uint32_t>((dmin & 0x7c00) == 0x7c00);
+  }
+  return bad == 0;
+}
+
+void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t top_k, const Binning* binning,
+                     Worker& w, ChunkSummary& c) {
+  constexpr int kL = levels::kLevels;
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  const int bins = binning != nullptr ? binning->bins : 1;
+  const size_t copy = static_cast<size_t>(bins) * kPairCols;
+  uint32_t* pairs = pair_table(w, bins, n_blocks * 256, binning != nullptr);
+
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i want_clear[4];   // -1 in lane l where bit k of l is 0: that plane enters complemented
+  for (int k = 0; k < 4; ++k)
+    want_clear[k] =
+        _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(lane, k), _mm512_set1_epi32(1)), _mm512_set1_epi32(1));
+  const __m512i copy_offset =
+      _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(3)), _mm512_set1_epi32(static_cast<int32_t>(copy)));
+  const __m512 bin_lo = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->lo) : 0.0f);
+  const __m512 bin_scale = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->scale) : 0.0f);
+  const __m512i abs_bits = _mm512_set1_epi32(kAbsBits);
+  const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
+
+  __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+  __m512i zeros = _mm512_setzero_si512();
+  __m512d s = _mm512_setzero_pd(), sq = _mm512_setzero_pd(), a = _mm512_setzero_pd();
+  double shift = 0;
+  alignas(64) int32_t pair[2][kL], cnt[2][kL];   // two sub-blocks' pairs and counts, used in turn
+  int slot = 0;
+  bool pending = false;
+  alignas(64) float lvs[8 * kL];
+  float dj[8], mj[8];
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    const float d = fp::f16_to_f32(fp::load_u16(b)), dmin = fp::f16_to_f32(fp::load_u16(b + 2));
+    for (int j = 0; j < 8; ++j) {
+      uint8_t sc, mn;
+      decode::kquant_scale_min(j, b + 4, &sc, &mn);
+      dj[j] = d * static_cast<float>(sc);
+      mj[j] = dmin * static_cast<float>(mn);
+    }
+    __m512 block_abs_max = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int ch = 0; ch < 4; ++ch) {
+      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * ch));
+      const uint32_t planes[8] = {
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(1)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(2)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(4)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(8)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(16)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(32)),
+          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(64)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(-128))};
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {   // sub-block 2 ch: low nibbles; 2 ch + 1: high nibbles
+        const int j = 2 * ch + half;
+        __m512i m = _mm512_set1_epi32(-1);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k)
+          m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(planes[4 * half + k])), want_clear[k],
+                                        0x60);
+        const __m512i n = _mm512_popcnt_epi32(m);
+        const __mmask16 present = _mm512_test_epi32_mask(n, n);
+        const __m512 v = _mm512_sub_ps(_mm512_mul_ps(iota, _mm512_set1_ps(dj[j])), _mm512_set1_ps(mj[j]));
+        const __m512i bits = _mm512_castps_si512(v);
+        const __m512i abits = _mm512_and_si512(bits, abs_bits);
+        const __mmask16 is_zero = _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512());
+        __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
+        log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
+        log_bin = _mm512_mask_mov_epi32(log_bin, is_zero, _mm512_set1_epi32(kZeroColumn));
+        const __m512i lin_bin =
+            binning != nullptr ? bin_levels_f32(v, present, *binning, bin_lo, bin_scale) : _mm512_setzero_si512();
+        const __m512i p = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(lin_bin, 6), log_bin), copy_offset);
+        // The increments of the sub-block before this one: its stores have reached the cache by now
+        // (reading lanes of a store just made waits on it). The barrier keeps the reads scalar loads:
+        // without it GCC extracts each lane with two shuffles instead.
+        _mm512_store_si512(pair[slot], p);
+        _mm512_store_si512(cnt[slot], n);
+        asm volatile("" ::: "memory");
+        slot ^= 1;
+        if (pending)
+          for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
+        pending = true;
+
+        lo = _mm512_mask_min_ps(lo, present, lo, v);
+        hi = _mm512_mask_max_ps(hi, present, hi, v);
+        zeros = _mm512_mask_add_epi32(zeros, is_zero, zeros, n);
+        const __m512 av = _mm512_castsi512_ps(abits);
+        block_abs_max = _mm512_mask_max_ps(block_abs_max, present, block_abs_max, av);
+        if (top_k > 0) _mm512_store_ps(lvs + kL * j, v);
+        const __m512d n0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(n));
+        const __m512d n1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(n, 1));
+        const __m512d v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
+                      v1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+        if (blk == 0 && j == 0)   // the shift: the mean of the first sub-block's values
+          shift = hsum8(_mm512_add_pd(_mm512_mul_pd(n0, v0), _mm512_mul_pd(n1, v1))) / 32.0;
+        const __m512d sh = _mm512_set1_pd(shift);
+        const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
+        const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
+        s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
+        sq = _mm512_add_pd(sq, _mm512_add_pd(_mm512_mul_pd(nd0, d0), _mm512_mul_pd(nd1, d1)));
+        const __m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(av)),
+                      a1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(av, 1));
+        a = _mm512_add_pd(a, _mm512_add_pd(_mm512_mul_pd(n0, a0), _mm512_mul_pd(n1, a1)));
+      }
+    }
+    if (top_k == 0) continue;
+    const float block_max = hmax16(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
+      const uint64_t p0 = pos0 + blk * 256;
+      const uint8_t* q = b + 16;
+      for (int k = 0; k < 4; ++k)
+        for (int l = 0; l < 64; ++l) {
+          const int code = l < 32 ? q[32 * k + l] & 0xF : q[32 * k + l - 32] >> 4;
+          const float x = lvs[kL * (2 * k + l / 32) + code], ax = std::fabs(x);
+          if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + 64 * k + l, x}, top_k);
+        }
+    }
+  }
+  slot ^= 1;
+  if (pending)
+    for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
+  alignas(64) float lo_l[16], hi_l[16];
+  alignas(64) int32_t z[16];
+  _mm512_store_ps(lo_l, lo);
+  _mm512_store_ps(hi_l, hi);
+  _mm512_store_si512(z, zeros);
+  c.values = c.finite = n_blocks * 256;
+  for (int l = 0; l < 16; ++l) {
+    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
+    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
+    w.zeros += static_cast<uint32_t>(z[l]);
+  }
+  if (c.finite > 0) {
+    const double count = static_cast<double>(c.finite), sum = hsum8(s);
+    c.mean = shift + sum / count;
+    c.m2 = std::max(0.0, hsum8(sq) - sum * sum / count);
+    c.abs_sum = hsum8(a);
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
+#endif
+
+// Q4_K's level bounds from two levels a sub-block: (d * sc) * q - dmin * m is monotone in q where d and
+// dmin are finite, so the extreme levels are those of codes 0 and 15; a block with a non-finite d or
+// dmin takes every level (level_bounds).
+void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  V8 lo = V8{} + INFINITY, hi = V8{} - INFINITY;   // NOLINT
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    const uint16_t d16 = fp::load_u16(b), dmin16 = fp::load_u16(b + 2);
+    if ((d16 & 0x7c00) == 0x7c00 || (dmin16 & 0x7c00) == 0x7c00) {
+      level_bounds<levels::Q4K>(b, 1, lo_out, hi_out);
+      continue;
+    }
+    V8 sc, mn;
+    for (int j = 0; j < 8; ++j) {
+      uint8_t s8, m8;
+      decode::kquant_scale_min(j, b + 4, &s8, &m8);
+      sc[j] = s8;
+      mn[j] = m8;
+    }
+    const V8 dj = fp::f16_to_f32(d16) * sc, mj = fp::f16_to_f32(dmin16) * mn;
+    const V8 first = dj * 0.0f - mj, last = dj * 15.0f - mj;
+    const V8 l = first < last ? first : last, h = first < last ? last : first;
+    lo = l < lo ? l : lo;
+    hi = h > hi ? h : hi;
+  }
+  for (int k = 0; k < 8; ++k) {
+    lo_out = std::min(lo_out, lo[k]);
+    hi_out = std::max(hi_out, hi[k]);
+  }
+}
+
 struct LevelScan {
   TypeId type;
   void (*full)(const uint8_t*, size_t, uint64_t, size_t, const Binning*, Worker&, ChunkSummary&);
@@ -564,8 +955,12 @@ constexpr LevelScan level_scan() {
   return {Form::kType, scan_levels<Form, true>, scan_levels<Form, false>, level_bounds<Form>};
 }
 
-constexpr LevelScan kLevelScans[] = {level_scan<levels::Q40>(), level_scan<levels::Q41>(), level_scan<levels::Iq4Nl>(),
-                                     level_scan<levels::Iq4Xs>(), level_scan<levels::Q4K>()};
+constexpr LevelScan kLevelScans[] = {
+    level_scan<levels::Q40>(),
+    level_scan<levels::Q41>(),
+    level_scan<levels::Iq4Nl>(),
+    level_scan<levels::Iq4Xs>(),
+    {TypeId::q4_k, scan_levels<levels::Q4K, true>, scan_levels<levels::Q4K, false>, level_bounds_q4k}};
 
 const LevelScan* level_scan_of(TypeId t) {
   for (const LevelScan& s : kLevelScans)
@@ -598,7 +993,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   if (levels_scan != nullptr && (info.block_elems == 0 || n_cols % info.block_elems != 0 ||
                                  v.row_bytes != n_cols / info.block_elems * info.block_bytes))
     levels_scan = nullptr;
-  const double pass_weight = two_pass && levels_scan == nullptr ? 0.5 : 1.0;
+  const double pass_weight = two_pass && levels_scan == nullptr && info.kind != TypeKind::block_quant ? 0.5 : 1.0;
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int w = 0; w < n_threads; ++w) workers.push_back(std::make_unique<Worker>());
@@ -612,10 +1007,29 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     return std::make_pair(r0, std::min(v.n_rows, r0 + rows_per_chunk));
   };
   // Decodes a chunk into its worker's buffer; false (and the error kept) when decoding fails.
+  // A plain (not composite) view is decoded from the kernel's copy of the chunk's rows
+  // (core/decode/kernel_copy.hpp), else, or where the copy fails, from the mapping.
+  // Below kCopyFrom bytes a tensor is read in place: finding the mapped file (a read of
+  // /proc/self/maps) would cost more than the faults of its few pages.
+  constexpr uint64_t kCopyFrom = uint64_t{1} << 20;
+  std::optional<decode::KernelCopy> reader;
+  if (static_cast<uint64_t>(v.n_rows) * v.row_bytes >= kCopyFrom) reader.emplace(v.data.data());
+  const bool copy_rows = reader.has_value() && info.kind != TypeKind::composite;
   auto decode_chunk = [&](size_t chunk, Worker& w) -> const float* {
     const auto [r0, r1] = rows_of(chunk);
     w.buf.resize(static_cast<size_t>(std::min(rows_per_chunk, v.n_rows)) * n_cols);
-    Status st = decode_rows(v, r0, r1, w.buf.data());
+    const size_t offset = static_cast<size_t>(r0) * v.row_bytes, len = static_cast<size_t>(r1 - r0) * v.row_bytes;
+    Status st;
+    if (w.raw.size() < len) w.raw.resize(len);
+    if (copy_rows && reader->read(v.data.data() + offset, len, w.raw.data())) {
+      TensorView c = v;
+      c.n_rows = r1 - r0;
+      c.data = std::span<const uint8_t>(w.raw.data(), len);
+      c.source_id = 0;
+      st = decode_rows(c, 0, r1 - r0, w.buf.data());
+    } else {
+      st = decode_rows(v, r0, r1, w.buf.data());
+    }
     if (st.ok()) return w.buf.data();
     std::lock_guard lock(error_mutex);
     if (!error) error = std::move(st).error();
@@ -627,29 +1041,52 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     return true;
   };
 
-  // The blocks of a chunk of a level form, in place.
-  auto chunk_blocks = [&](size_t chunk) {
+  // The blocks of a chunk of a level form: the kernel's copy, or in place where the copy fails.
+  auto chunk_blocks = [&](size_t chunk, Worker& w) {
     const auto [r0, r1] = rows_of(chunk);
-    return std::make_pair(v.data.data() + static_cast<size_t>(r0) * v.row_bytes,
-                          static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
+    const uint8_t* p = v.data.data() + static_cast<size_t>(r0) * v.row_bytes;
+    const size_t len = static_cast<size_t>(r1 - r0) * v.row_bytes;
+    if (w.raw.size() < len) w.raw.resize(len);
+    if (reader && reader->read(p, len, w.raw.data())) p = w.raw.data();
+    return std::make_pair(p, static_cast<size_t>(r1 - r0) * (n_cols / info.block_elems));
   };
 
   // A level form's histogram range is known before its values are read: the bounds of its levels.
   // Pass 1 then bins every value over [bound_lo, bound_hi]; when those are the min and max the
   // values reach (a quantizer's extreme sub-blocks use their extreme codes), that is the histogram
   // and there is no second pass.
+  // The other block-quantized types find the min and max of their decoded values first (a decode
+  // and a min/max sweep, lighter than pass 1): pass 1 then bins the histogram in the same increment as
+  // the log2 histogram (bin_pairs), and there is no second pass. Plain floats keep the two passes.
+  const bool exact_bounds = levels_scan == nullptr && two_pass && info.kind == TypeKind::block_quant;
   std::optional<Binning> early;
   float bound_lo = INFINITY, bound_hi = -INFINITY;
   if (levels_scan != nullptr && two_pass) {
     std::vector<std::pair<float, float>> bounds(static_cast<size_t>(n_threads), {INFINITY, -INFINITY});
     parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
       if (stop_for_cancel()) return false;
-      const auto [blocks, n_blocks] = chunk_blocks(chunk);
+      const auto [blocks, n_blocks] = chunk_blocks(chunk, *workers[static_cast<size_t>(worker)]);
       auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
       levels_scan->bounds(blocks, n_blocks, lo, hi);
       return true;
     });
     for (const auto& [lo, hi] : bounds) bound_lo = std::min(bound_lo, lo), bound_hi = std::max(bound_hi, hi);
+  } else if (exact_bounds) {
+    std::vector<std::pair<float, float>> bounds(static_cast<size_t>(n_threads), {INFINITY, -INFINITY});
+    parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
+      if (stop_for_cancel()) return false;
+      Worker& w = *workers[static_cast<size_t>(worker)];
+      const float* x = decode_chunk(chunk, w);
+      if (x == nullptr) return false;
+      const auto [r0, r1] = rows_of(chunk);
+      auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
+      finite_bounds(x, static_cast<size_t>(r1 - r0) * n_cols, lo, hi);
+      return true;
+    });
+    if (error) return std::move(*error);
+    for (const auto& [lo, hi] : bounds) bound_lo = std::min(bound_lo, lo), bound_hi = std::max(bound_hi, hi);
+  }
+  if (levels_scan != nullptr || exact_bounds) {
     if (bound_lo <= bound_hi) {
       early.emplace(bound_lo, bound_hi, opt.histogram_bins);
       for (auto& w : workers) w->hist.assign(kCopies * static_cast<size_t>(opt.histogram_bins), 0);
@@ -662,7 +1099,15 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         if (stop_for_cancel()) return false;
         Worker& w = *workers[static_cast<size_t>(worker)];
         if (levels_scan != nullptr) {
-          const auto [blocks, n_blocks] = chunk_blocks(chunk);
+          const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
+#if defined(AKVIEW_STATS_Q4K_AVX512)
+          if (v.type == TypeId::q4_k && q4k_scales_finite(blocks, n_blocks)) {
+            scan_q4k_avx512(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k,
+                            early ? &*early : nullptr, w, chunks[chunk]);
+            chunks[chunk].done = true;
+            return true;
+          }
+#endif
           levels_scan->full(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k,
                             early ? &*early : nullptr, w, chunks[chunk]);
           chunks[chunk].done = true;
@@ -671,8 +1116,8 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         const float* x = decode_chunk(chunk, w);
         if (x == nullptr) return false;
         const auto [r0, r1] = rows_of(chunk);
-        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k, w,
-                   chunks[chunk]);
+        scan_chunk(x, static_cast<size_t>(r1 - r0) * n_cols, static_cast<uint64_t>(r0) * n_cols, top_k,
+                   early ? &*early : nullptr, w, chunks[chunk]);
         chunks[chunk].done = true;
         return true;
       },
@@ -680,6 +1125,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
         if (opt.progress) opt.progress(pass_weight * static_cast<double>(finished) / static_cast<double>(n_chunks));
       });
   if (error) return std::move(*error);
+  for (auto& w : workers) fold_pairs(*w, early.has_value());
 
   // Merge: moments in chunk order, the rest per thread.
   double mean = 0, m2 = 0, abs_sum = 0;
@@ -752,7 +1198,7 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
             return true;
           }
           if (levels_scan != nullptr) {
-            const auto [blocks, n_blocks] = chunk_blocks(chunk);
+            const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
             levels_scan->histogram(blocks, n_blocks, 0, 0, &binning, w, chunks[chunk]);
             return true;
           }

@@ -1,6 +1,8 @@
-// Value statistics of a whole tensor, streamed in chunks of whole rows through decode_rows on every
-// thread (each with a reused buffer: memory bounded by threads x max(block_elems, one row)), with a
-// progress callback and a cancel flag.
+// Value statistics of a whole tensor, streamed in chunks of whole rows on every thread: each chunk's
+// bytes copied by the kernel (pread from the mapped file, core/decode/kernel_copy.hpp, so the mapping
+// is never touched and nothing of the file stays resident) into the thread's reused buffer and
+// decoded there (memory bounded by threads x max(block_elems, one row)), with a progress callback and
+// a cancel flag.
 #pragma once
 
 #include <atomic>
@@ -58,7 +60,10 @@ struct TensorStats {
 // again). The 16-level types (Q4_0, Q4_1, IQ4_NL, IQ4_XS, Q4_K: core/decode/level_forms.hpp) are
 // summed per sub-block level, and their histogram is binned in the one pass over the bounds of
 // their levels (read from the scales first); only where the values do not reach those bounds is
-// there a second pass. On cancellation the result holds the chunks finished so far with `cancelled` set.
+// there a second pass. The other block-quantized types (Q6_K, Q8_0, ...) find the min and max of
+// their decoded values first (a decode and a min/max sweep, progress not shown) and bin both
+// histograms in pass 1; plain floats keep the two passes. On cancellation the result holds the
+// chunks finished so far with `cancelled` set.
 //
 // The result does not depend on the thread count or timing: min, max, every count, both histograms
 // and `top` are exact (the histogram bin of x is int((x - min) / (max - min) * bins), clamped to the

@@ -8,12 +8,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <random>
 #include <set>
 
 #include "core/decode/decode.hpp"
 #include "core/decode/stats.hpp"
 #include "core/formats/format.hpp"
+#include "core/mapped_file.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/decode/oracle_helpers.hpp"
 
 namespace akview::test {
@@ -222,6 +225,71 @@ TEST(StatsFast, LevelTypesWithAndWithoutTheirExtremeCodes) {
       odd.histogram_bins = 5;
       expect_stats_match(v, odd, what + ", 5 bins");
     }
+  }
+}
+
+// The fast paths over scales of every kind: Q4_K's in-register pass (chunks whose every d and dmin is
+// finite; the others take the generic level path, so one tensor mixes both), and the block types
+// whose exact bounds are found first and whose pass 1 bins both histograms in one increment (Q6_K,
+// Q8_0, Q5_K). Normal, subnormal, zero, the largest and negative f16 scales put levels and values
+// in the zero column, log2 bin 0 (subnormal), the last log2 bin and on both signs of zero; one block
+// in 16 has an Inf or NaN scale.
+TEST(StatsFast, FastPathsOverEveryKindOfScale) {
+  struct Layout {
+    TypeId type;
+    std::vector<size_t> f16_at;   // byte offsets of the block's f16 scales
+  };
+  const Layout layouts[] = {{TypeId::q4_k, {0, 2}}, {TypeId::q6_k, {208}}, {TypeId::q8_0, {0}}, {TypeId::q5_k, {0, 2}}};
+  const uint16_t finite[] = {0x3c00, 0x2e66, 0x0001, 0x03ff, 0x0000, 0x8000, 0x7bff, 0xfbff, 0xb800, 0x1400};
+  const uint16_t non_finite[] = {0x7c00, 0xfc00, 0x7e00};
+  std::mt19937 rng(11);
+  for (const Layout& t : layouts) {
+    const TypeInfo& info = type_info(t.type);
+    const int64_t rows = 48, per_row = 4;
+    for (const bool with_non_finite : {false, true}) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      for (size_t at = 0; at < bytes.size(); at += info.block_bytes)
+        for (size_t off : t.f16_at) {
+          const uint16_t h = with_non_finite && rng() % 16 == 0 ? non_finite[rng() % 3] : finite[rng() % 10];
+          std::memcpy(&bytes[at + off], &h, 2);
+        }
+      const TensorView v = bytes_view(info, bytes, rows, per_row);
+      const std::string what = std::string(info.name) + (with_non_finite ? " some Inf/NaN scales" : " finite scales");
+      expect_stats_match(v, small_chunks(2, static_cast<size_t>(2 * v.n_cols)), what + ", 2 threads");
+      expect_stats_match(v, StatsOptions{}, what);
+      StatsOptions odd = small_chunks(3, 1);
+      odd.histogram_bins = 7;
+      odd.top_k = 40;
+      expect_stats_match(v, odd, what + ", 7 bins, top 40");
+    }
+  }
+}
+
+// Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
+// (core/decode/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
+// copy is what the level kernels scan and the decoders decode; the statistics are the same.
+TEST(StatsFast, LargeTensorsReadThroughTheKernelsCopy) {
+  testing::TempDir dir;
+  std::mt19937 rng(21);
+  for (const TypeId type : {TypeId::q4_k, TypeId::q6_k, TypeId::q4_0, TypeId::f32}) {
+    const TypeInfo& info = type_info(type);
+    const int64_t per_row = 4096 / static_cast<int64_t>(info.block_elems);
+    const int64_t rows = static_cast<int64_t>((size_t{1} << 20) / (per_row * info.block_bytes)) + 3;
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    for (size_t at = 0; at + 1 < bytes.size(); at += 2)   // every f16 and f32 exponent below all-ones
+      if (type == TypeId::f32 ? at % 4 == 2 : true) bytes[at + 1] &= 0xbf;
+    const std::string path = dir.file(std::string(info.name) + ".bin");
+    {
+      std::ofstream out(path, std::ios::binary);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    }
+    auto map = MappedFile::open(path);
+    ASSERT_TRUE(map.ok());
+    const std::string what(info.name);
+    expect_stats_match(bytes_view(info, bytes, rows, per_row), small_chunks(2, 1 << 14), what + " on the heap");
+    expect_stats_match(bytes_view(info, map->bytes(), rows, per_row), small_chunks(2, 1 << 14), what + " mapped");
   }
 }
 
