@@ -419,6 +419,25 @@ TEST_F(RemoteOpen, AHeaderThatCannotBeFetchedIsAnErrorNotASignal) {
   EXPECT_NE(list.out.find("llama-demo-bf16"), std::string::npos) << list.out;
 }
 
+TEST_F(RemoteOpen, AKVIEW_REMOTE_FAULTSChoosesHowFaultsAreServed) {
+  // Signals serve the same answers as userfaultfd (the suite runs again with them:
+  // remote.faults_by_signals); the trace says which mechanism serves.
+  const std::string gguf = (kDemo / "llama-demo-q4km.gguf").string();
+  const std::string url = server_.url(Block::plain, "/files/llama-demo-q4km.gguf");
+  std::vector<std::string> e = env("AKVIEW_REMOTE_FAULTS=signals");
+  e.push_back("AKVIEW_HTTP_TRACE=1");
+  auto signals = run_akview({"dump", url, "blk.0.attn_q.weight", "--json"}, e);
+  ASSERT_EQ(signals.exit_code, 0) << signals.err;
+  EXPECT_NE(signals.err.find("remote mappings: signals (AKVIEW_REMOTE_FAULTS=signals)"), std::string::npos)
+      << signals.err;
+  auto local = akview({"dump", gguf, "blk.0.attn_q.weight", "--json"});
+  EXPECT_EQ(parse_scrubbed(local.out), parse_scrubbed(signals.out));
+  auto unknown = akview({"info", url}, "AKVIEW_REMOTE_FAULTS=pigeons");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("AKVIEW_REMOTE_FAULTS must be auto, userfaultfd or signals"), std::string::npos)
+      << unknown.err;
+}
+
 TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {
   server_.set_gated("akview", "demo-bf16", "secret-token");
   auto no_token = akview({"info", hf("demo-bf16")});
