@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -166,6 +167,28 @@ TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
   // Later reads of the scope's thread read zeros without another try; other pages too.
   std::memcpy(&w, m.data() + (9 << 20), 8);
   EXPECT_EQ(w, 0u);
+}
+
+TEST_F(SignalFaults, OtherFaultsEndTheProcessAsBefore) {
+  // The handler hands every fault that is not a remote page's first read on: a null read, and a
+  // write to the read-only mapping (which is not retried for ever). Re-executed children: a fork
+  // would have no server thread.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto file = open_file();
+  MappedFile m = map(file);
+  ASSERT_EQ(read_word(m, 1 << 20), word_at(1 << 20));   // the handler is installed, the page present
+  EXPECT_EXIT(
+      {
+        volatile uint64_t* null = nullptr;
+        std::printf("%lu\n", static_cast<unsigned long>(*null));
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+  EXPECT_EXIT(
+      {
+        (void)read_word(m, 1 << 20);
+        *const_cast<volatile uint8_t*>(m.data() + (1 << 20)) = 1;
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
 }
 
 TEST_F(SignalFaults, TheVariableChoosesSignals) {
