@@ -1,4 +1,4 @@
-// userfaultfd behind remote mappings (see fault_mapping.hpp).
+// userfaultfd behind remote mappings, and the choice between it and signals (see fault_mapping.hpp).
 #include "core/remote/fault_mapping.hpp"
 
 #include <fcntl.h>
@@ -18,6 +18,10 @@
 
 #include <fmt/format.h>
 
+#include "core/remote/fetch_failures.hpp"
+#include "core/remote/http.hpp"
+#include "core/remote/signal_mapping.hpp"
+
 namespace akview::remote {
 namespace {
 
@@ -32,56 +36,6 @@ uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 class Mapping;
 
 }   // namespace
-
-// Which threads are inside a FetchFailureScope: the fault server looks the faulting thread up.
-class FaultScopes {
- public:
-  static FaultScopes& get() {
-    static FaultScopes* s = new FaultScopes();   // never destroyed: the fault server uses it
-    return *s;
-  }
-  void push(FetchFailureScope* scope) {
-    std::lock_guard lock(mutex_);
-    auto& top = by_thread_[scope->tid_];
-    scope->outer_ = top;
-    top = scope;
-  }
-  void pop(FetchFailureScope* scope) {
-    std::lock_guard lock(mutex_);
-    if (scope->outer_) by_thread_[scope->tid_] = scope->outer_;
-    else by_thread_.erase(scope->tid_);
-  }
-  // Records `e` for thread `tid`'s innermost scope; false when it has none.
-  bool record(pid_t tid, const Error& e) {
-    std::lock_guard lock(mutex_);
-    auto it = by_thread_.find(tid);
-    if (tid == 0 || it == by_thread_.end()) return false;
-    std::lock_guard scope_lock(it->second->mutex_);
-    if (!it->second->failure_) it->second->failure_ = e;
-    return true;
-  }
-  // Whether thread `tid`'s innermost scope has seen a failure already (its later faults need no try).
-  bool failed(pid_t tid) {
-    std::lock_guard lock(mutex_);
-    auto it = by_thread_.find(tid);
-    if (tid == 0 || it == by_thread_.end()) return false;
-    std::lock_guard scope_lock(it->second->mutex_);
-    return it->second->failure_.has_value();
-  }
-
- private:
-  std::mutex mutex_;
-  std::map<pid_t, FetchFailureScope*> by_thread_;
-};
-
-FetchFailureScope::FetchFailureScope() : tid_(static_cast<pid_t>(syscall(SYS_gettid))), outer_(nullptr) {
-  FaultScopes::get().push(this);
-}
-FetchFailureScope::~FetchFailureScope() { FaultScopes::get().pop(this); }
-std::optional<Error> FetchFailureScope::failure() const {
-  std::lock_guard lock(mutex_);
-  return failure_;
-}
 
 namespace {
 
@@ -264,13 +218,8 @@ class Mapping final : public MappingHooks {
   }
 
   Error fault_error(uint64_t offset) override {
-    std::string why = file_->last_error();
+    Error e = unfetched_error(*file_, offset);
     restore_poisoned();
-    Error e = make_error(ErrorCode::network, file_->identity().label, offset,
-                         why.empty() ? "the bytes could not be fetched" : why);
-    if (why.find("changed on the server") != std::string::npos) e.code = ErrorCode::changed;
-    if (why.find(": cancelled") != std::string::npos) e.message = "cancelled";
-    else if (!why.empty()) e.message = why;
     return e;
   }
 
@@ -320,24 +269,63 @@ void FaultServer::serve() {
 
 }   // namespace
 
-Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path) {
+namespace {
+
+// userfaultfd's mapping of `file`; nullopt where userfaultfd is not to be had (`why` says why).
+std::optional<Result<MappedFile>> map_by_userfaultfd(const std::shared_ptr<RemoteFile>& file,
+                                                     const std::string& display_path, std::string& why) {
   FaultServer& server = FaultServer::get();
-  if (!server.unavailable().empty())
-    return make_error(ErrorCode::unsupported, display_path, kNoOffset,
-                      server.unavailable() + ": remote models need it to read bytes as they are touched");
-  if (file->size() == 0) return MappedFile::adopt(display_path, nullptr, 0, -1, nullptr);
+  if (!server.unavailable().empty()) {
+    why = server.unavailable();
+    return std::nullopt;
+  }
   const uint64_t length = round_up(file->size(), page_size());
   void* p = mmap(nullptr, length, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     return make_error(ErrorCode::io, display_path, kNoOffset, fmt::format("cannot map: {}", std::strerror(errno)));
   auto* base = static_cast<uint8_t*>(p);
   auto mapping = std::make_shared<Mapping>(file, base, length);
-  if (!server.register_range(base, length))
-    return make_error(ErrorCode::unsupported, display_path, kNoOffset,
-                      fmt::format("userfaultfd cannot watch the mapping ({})", std::strerror(errno)));
+  if (!server.register_range(base, length)) {
+    why = fmt::format("userfaultfd cannot watch the mapping ({})", std::strerror(errno));
+    return std::nullopt;   // the mapping is unmapped with `mapping`
+  }
   server.add(mapping);
   const int stat_fd = fcntl(file->fd(), F_DUPFD_CLOEXEC, 0);
   return MappedFile::adopt(display_path, base, file->size(), stat_fd, mapping);
+}
+
+// AKVIEW_REMOTE_FAULTS: "auto" (or unset), "userfaultfd" or "signals"; "" for any other value.
+std::string fault_mechanism_asked() {
+  const char* v = std::getenv("AKVIEW_REMOTE_FAULTS");
+  const std::string asked = v && *v ? v : "auto";
+  return asked == "auto" || asked == "userfaultfd" || asked == "signals" ? asked : "";
+}
+
+// Says once, in AKVIEW_HTTP_TRACE's lines, which mechanism serves remote mappings.
+void trace_mechanism(const std::string& what) {
+  static std::once_flag once;
+  std::call_once(once, [&] { trace_phase("remote mappings: " + what); });
+}
+
+}   // namespace
+
+Result<MappedFile> map_remote_file(std::shared_ptr<RemoteFile> file, const std::string& display_path) {
+  const std::string asked = fault_mechanism_asked();
+  if (asked.empty())
+    return make_error(ErrorCode::unsupported, display_path, kNoOffset,
+                      "AKVIEW_REMOTE_FAULTS must be auto, userfaultfd or signals");
+  if (file->size() == 0) return MappedFile::adopt(display_path, nullptr, 0, -1, nullptr);
+  std::string why;
+  if (asked != "signals") {
+    if (auto mapped = map_by_userfaultfd(file, display_path, why)) {
+      trace_mechanism("userfaultfd");
+      return std::move(*mapped);
+    }
+    if (asked == "userfaultfd")
+      return make_error(ErrorCode::unsupported, display_path, kNoOffset, why + " (AKVIEW_REMOTE_FAULTS=userfaultfd)");
+  }
+  trace_mechanism(asked == "signals" ? "signals (AKVIEW_REMOTE_FAULTS=signals)" : "signals (" + why + ")");
+  return map_by_signals(std::move(file), display_path);
 }
 
 }   // namespace akview::remote

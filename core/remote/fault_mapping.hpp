@@ -18,6 +18,18 @@
 // scope keeps the fetch's error, and the open returns that error (the model it parsed from zeros,
 // with its mappings, is thrown away). So a header that cannot be fetched is a one-line error, and
 // a model that opened has every header page it read in its mappings.
+//
+// Where userfaultfd is refused (Docker's default seccomp profile blocks the call; some kernels and
+// sysctls refuse it), signals serve the same faults (signal_mapping.hpp): the mapping is reserved
+// without access, a SIGSEGV handler hands a read of a page that holds nothing to a server thread,
+// which fetches by the same policy and maps the fetched bytes of the cache file over the chunks, and
+// the read restarts; failures end as above (SIGBUS outside a scope, zeros and the scope's error in
+// one). AKVIEW_REMOTE_FAULTS picks: "auto" (the default: userfaultfd where it works, else signals),
+// "userfaultfd" (an error where it is refused) or "signals"; AKVIEW_HTTP_TRACE=1 says which serves.
+// Either way the kernel itself (a system call handed a pointer into the mapping: process_vm_readv,
+// write) cannot wait for a fetch: pages nothing has read yet give it EFAULT, as userfaultfd's
+// user-mode-only variant does. Reads that core checks first (check_mapped_range) are made present
+// in the mapping by the check under signals, so a system call after the check sees the bytes.
 #pragma once
 
 #include <sys/types.h>

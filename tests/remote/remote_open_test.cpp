@@ -4,13 +4,21 @@
 // redirect loop, more bytes than asked) end as the README says. Skipped when nginx cannot start.
 #include <gtest/gtest.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <algorithm>
+#include <cstddef>
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -106,7 +114,54 @@ class RemoteOpen : public ::testing::Test {
   }
 
   ProcessResult akview(const std::vector<std::string>& args, const std::string& extra_env = {}) const {
-    return run_akview(args, env(extra_env));
+    return without_userfaultfd_ ? run_akview_without_userfaultfd(args, env(extra_env))
+                                : run_akview(args, env(extra_env));
+  }
+
+  // akview as in a container whose seccomp profile refuses userfaultfd (EPERM, as Docker's default
+  // profile does): its output in files, read when it ends.
+  ProcessResult run_akview_without_userfaultfd(const std::vector<std::string>& args,
+                                               const std::vector<std::string>& env) const {
+    TempDir out;
+    const std::string out_path = out.file("out"), err_path = out.file("err");
+    std::string bin = AKVIEW_BINARY;
+    std::vector<char*> argv{bin.data()};
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, static_cast<uint32_t>(offsetof(seccomp_data, nr))),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_userfaultfd, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog program{static_cast<unsigned short>(std::size(filter)), filter};
+    const pid_t pid = fork();
+    if (pid == 0) {
+      const int o = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int e = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int in = open("/dev/null", O_RDONLY);
+      dup2(o, 1);
+      dup2(e, 2);
+      dup2(in, 0);
+      for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
+      if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0)
+        _exit(126);
+      execv(bin.c_str(), argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ProcessResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    auto slurp = [](const std::string& p) {
+      std::ifstream in(p, std::ios::binary);
+      std::ostringstream s;
+      s << in.rdbuf();
+      return s.str();
+    };
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    return r;
   }
 
   // The same command on disk and remotely: equal JSON but for paths and timings.
@@ -129,6 +184,7 @@ class RemoteOpen : public ::testing::Test {
 
   HubServer server_;
   TempDir cache_, gguf_dir_;
+  bool without_userfaultfd_ = false;   // akview() runs under a seccomp filter that refuses userfaultfd
 };
 
 TEST_F(RemoteOpen, EveryDemoModelAnswersAsOnDisk) {
@@ -417,6 +473,61 @@ TEST_F(RemoteOpen, AHeaderThatCannotBeFetchedIsAnErrorNotASignal) {
   EXPECT_EQ(list.exit_code, 0) << list.err;
   EXPECT_NE(list.out.find("503"), std::string::npos) << list.out;
   EXPECT_NE(list.out.find("llama-demo-bf16"), std::string::npos) << list.out;
+}
+
+TEST_F(RemoteOpen, AKVIEW_REMOTE_FAULTSChoosesHowFaultsAreServed) {
+  // Signals serve the same answers as userfaultfd (the suite runs again with them:
+  // remote.faults_by_signals); the trace says which mechanism serves.
+  const std::string gguf = (kDemo / "llama-demo-q4km.gguf").string();
+  const std::string url = server_.url(Block::plain, "/files/llama-demo-q4km.gguf");
+  std::vector<std::string> e = env("AKVIEW_REMOTE_FAULTS=signals");
+  e.push_back("AKVIEW_HTTP_TRACE=1");
+  auto signals = run_akview({"dump", url, "blk.0.attn_q.weight", "--json"}, e);
+  ASSERT_EQ(signals.exit_code, 0) << signals.err;
+  EXPECT_NE(signals.err.find("remote mappings: signals (AKVIEW_REMOTE_FAULTS=signals)"), std::string::npos)
+      << signals.err;
+  auto local = akview({"dump", gguf, "blk.0.attn_q.weight", "--json"});
+  EXPECT_EQ(parse_scrubbed(local.out), parse_scrubbed(signals.out));
+  auto unknown = akview({"info", url}, "AKVIEW_REMOTE_FAULTS=pigeons");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("AKVIEW_REMOTE_FAULTS must be auto, userfaultfd or signals"), std::string::npos)
+      << unknown.err;
+}
+
+TEST_F(RemoteOpen, WhereUserfaultfdIsRefusedSignalsGiveTheSameAnswers) {
+  // A container's seccomp profile: userfaultfd fails with EPERM, and the default (auto) falls back.
+  without_userfaultfd_ = true;
+  std::vector<std::string> e = env("AKVIEW_REMOTE_FAULTS=auto");
+  e.push_back("AKVIEW_HTTP_TRACE=1");
+  auto traced = run_akview_without_userfaultfd({"info", hf("demo-bf16")}, e);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_NE(traced.err.find("remote mappings: signals (userfaultfd is not available here (Operation not permitted))"),
+            std::string::npos)
+      << traced.err;
+  auto refused = akview({"info", hf("demo-bf16")}, "AKVIEW_REMOTE_FAULTS=userfaultfd");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("userfaultfd is not available here"), std::string::npos) << refused.err;
+
+  const std::string gguf = (kDemo / "llama-demo-q4km.gguf").string();
+  const std::string bf16 = (kDemo / "llama-demo-bf16").string();
+  for (const auto& [local, remote, tensor] :
+       {std::tuple<std::string, std::string, std::string>{gguf, hf("demo-q4km"), "blk.0.attn_q.weight"},
+        {bf16, hf("demo-bf16"), "model.layers.0.self_attn.q_proj.weight"}}) {
+    SCOPED_TRACE(remote);
+    expect_same({"info", "@"}, local, remote);
+    expect_same({"meta", "@"}, local, remote);
+    expect_same({"dump", "@", tensor, "--rows", "0:2"}, local, remote);
+    expect_same({"explain", "@", tensor, "1", "3"}, local, remote);
+    expect_same({"run", "@", tensor, "--backend", "cpu"}, local, remote);
+    // diff copies rows out of the mapping with process_vm_readv, which cannot wait for a fetch: the
+    // rows nothing has read yet are decoded from the mapping instead, with the same sums.
+    auto l = akview({"diff", local, local, "--json"});
+    auto r = akview({"diff", remote, local, "--json", "--fetch-all"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto lj = parse_scrubbed(l.out), rj = parse_scrubbed(r.out);
+    lj["a"] = rj["a"] = "-";   // the model's path, or its address
+    EXPECT_TRUE(lj == rj) << "diff " << remote << ": " << r.out.substr(0, 2000);
+  }
 }
 
 TEST_F(RemoteOpen, UnauthorizedNotFoundAndLoopsSayWhatToDo) {

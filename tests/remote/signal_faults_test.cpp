@@ -1,0 +1,229 @@
+// The signal-served remote mapping (core/remote/signal_mapping.hpp), in this process, against the
+// plain block of the test servers (hub_server.hpp) over HTTP: a file whose every 8-byte word holds
+// its own offset, so a page served from the wrong place, or seen half filled, reads a wrong word.
+// Pages read in any order, after release_pages, by threads faulting the same and different pages
+// at once; a fetch that fails outside a FetchFailureScope (the guarded read's error, then the chunk
+// fetchable again) and inside one (zeros, the scope's error); and AKVIEW_REMOTE_FAULTS=signals
+// choosing this mechanism in map_remote_file. Skipped when nginx cannot start.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/fault_guard.hpp"
+#include "core/remote/fault_mapping.hpp"
+#include "core/remote/remote_file.hpp"
+#include "core/remote/signal_mapping.hpp"
+#include "tests/common/temp_dir.hpp"
+#include "tests/remote/hub_server.hpp"
+
+namespace akview::testing {
+namespace {
+
+using remote::RemoteFile;
+
+constexpr uint64_t kFileBytes = (24ull << 20) + 4000;   // 96 chunks and a partial page at the end
+
+// How a stray SIGSEGV ends this process: the default action, or ASan's report and abort.
+#if defined(__SANITIZE_ADDRESS__)
+#define AKVIEW_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define AKVIEW_TEST_ASAN 1
+#endif
+#endif
+#ifdef AKVIEW_TEST_ASAN
+const auto kSegvEnd = [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); };
+#else
+const auto kSegvEnd = ::testing::KilledBySignal(SIGSEGV);
+#endif
+
+uint64_t word_at(uint64_t offset) { return offset * 0x9E3779B97F4A7C15ull + 1; }
+
+// The word the mapping holds at `offset` (a multiple of 8).
+uint64_t read_word(const MappedFile& m, uint64_t offset) {
+  uint64_t w;
+  std::memcpy(&w, m.data() + offset, 8);
+  return w;
+}
+
+// Whether /proc/self/maps shows `path` mapped over `address` (the signal mapping's fetched bytes are
+// the cache file's pages; userfaultfd's are anonymous).
+bool maps_file_at(const void* address, const std::string& path) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  while (std::getline(maps, line)) {
+    uintptr_t b = 0, e = 0;
+    if (std::sscanf(line.c_str(), "%lx-%lx", &b, &e) != 2 || a < b || a >= e) continue;
+    return line.size() >= path.size() && line.compare(line.size() - path.size(), path.size(), path) == 0;
+  }
+  return false;
+}
+
+class SignalFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::vector<uint64_t> words(kFileBytes / 8 + 1);
+    for (uint64_t i = 0; i < words.size(); ++i) words[i] = word_at(i * 8);
+    {
+      std::ofstream out(data_.file("pattern.bin"), std::ios::binary);
+      out.write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(kFileBytes));
+    }
+    server_.add_file("/files/pattern.bin", data_.file("pattern.bin"));
+    if (!server_.start()) GTEST_SKIP() << "test servers unavailable: " << server_.reason();
+  }
+
+  std::shared_ptr<RemoteFile> open_file() {
+    remote::RemoteIdentity id;
+    id.url = server_.http_url("/files/pattern.bin");
+    id.label = "pattern.bin";
+    id.size = kFileBytes;
+    auto f = RemoteFile::open(id, cache_.file("pattern.bin"));
+    EXPECT_TRUE(f) << f.error().to_string();
+    return f ? *f : nullptr;
+  }
+
+  MappedFile map(const std::shared_ptr<RemoteFile>& f) {
+    auto m = remote::map_by_signals(f, "pattern.bin");
+    EXPECT_TRUE(m) << m.error().to_string();
+    return m ? std::move(*m) : MappedFile();
+  }
+
+  HubServer server_;
+  TempDir data_, cache_;
+};
+
+TEST_F(SignalFaults, EveryPageReadsItsOwnBytesInAnyOrder) {
+  auto file = open_file();
+  MappedFile m = map(file);
+  ASSERT_EQ(m.size(), kFileBytes);
+  std::vector<uint64_t> pages;
+  for (uint64_t p = 0; p < kFileBytes; p += 4096) pages.push_back(p);
+  std::shuffle(pages.begin(), pages.end(), std::mt19937(7));
+  for (uint64_t p : pages) {
+    const uint64_t last = std::min(p + 4096, kFileBytes) / 8 * 8 - 8;
+    ASSERT_EQ(read_word(m, p), word_at(p)) << "page at " << p;
+    ASSERT_EQ(read_word(m, last), word_at(last)) << "page at " << p;
+  }
+  // The fetched bytes are the cache file's pages: dropped from memory, they read back from it.
+  EXPECT_TRUE(maps_file_at(m.data() + (5 << 20), cache_.file("pattern.bin")));
+  m.release_pages();
+  for (uint64_t p : pages) ASSERT_EQ(read_word(m, p), word_at(p)) << "page at " << p << " after release_pages";
+  EXPECT_EQ(file->fetched_bytes(), kFileBytes);
+}
+
+TEST_F(SignalFaults, ThreadsFaultingTheSameAndDifferentPagesReadTheirOwnBytes) {
+  for (int round = 0; round < 3; ++round) {
+    TempDir cache;   // nothing fetched yet: every first read faults
+    remote::RemoteIdentity id;
+    id.url = server_.http_url("/files/pattern.bin");
+    id.label = "pattern.bin";
+    id.size = kFileBytes;
+    auto file = RemoteFile::open(id, cache.file("pattern.bin"));
+    ASSERT_TRUE(file);
+    MappedFile m = map(*file);
+    constexpr int kThreads = 8;
+    std::vector<uint64_t> wrong(kThreads, 0);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        // Half the threads walk the same pages from the start, half start at pages of their own;
+        // every word of each page is checked (a page seen half filled has zeros in it).
+        std::vector<uint64_t> pages;
+        for (uint64_t p = 0; p + 4096 <= kFileBytes; p += 4096) pages.push_back(p);
+        if (t % 2) std::shuffle(pages.begin(), pages.end(), std::mt19937(static_cast<unsigned>(t + 10 * round)));
+        for (uint64_t p : pages)
+          for (uint64_t o = p; o < p + 4096; o += 8) wrong[t] += read_word(m, o) != word_at(o);
+      });
+    }
+    for (auto& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0u) << "thread " << t << ", round " << round;
+  }
+}
+
+TEST_F(SignalFaults, AFailedFetchOutsideAScopeIsTheGuardedReadsErrorAndCanBeRetried) {
+  auto file = open_file();
+  MappedFile m = map(file);
+  server_.status_once(Block::plain, "/files/pattern.bin", 404, 0, 1);
+  const uint64_t at = 3 << 20;
+  uint64_t w = 0;
+  Status s = guard_reads([&] { std::memcpy(&w, m.data() + at, 8); });
+  ASSERT_FALSE(s.ok()) << "read " << w;
+  EXPECT_NE(s.error().to_string().find("404"), std::string::npos) << s.error().to_string();
+  EXPECT_NE(s.error().to_string().find("pattern.bin"), std::string::npos) << s.error().to_string();
+  // The chunk is fetchable again once the reader has its error.
+  s = guard_reads([&] { std::memcpy(&w, m.data() + at, 8); });
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(w, word_at(at));
+}
+
+TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
+  auto file = open_file();
+  MappedFile m = map(file);
+  server_.status_once(Block::plain, "/files/pattern.bin", 404, 0, 1);
+  const uint64_t at = 3 << 20;
+  remote::FetchFailureScope scope;
+  uint64_t w = ~uint64_t{0};
+  std::memcpy(&w, m.data() + at, 8);   // unguarded: a SIGBUS here would end the test binary
+  EXPECT_EQ(w, 0u);
+  ASSERT_TRUE(scope.failure().has_value());
+  EXPECT_NE(scope.failure()->to_string().find("404"), std::string::npos) << scope.failure()->to_string();
+  // Later reads of the scope's thread read zeros without another try; other pages too.
+  std::memcpy(&w, m.data() + (9 << 20), 8);
+  EXPECT_EQ(w, 0u);
+}
+
+TEST_F(SignalFaults, OtherFaultsEndTheProcessAsBefore) {
+  // The handler hands every fault that is not a remote page's first read on: a null read, and a
+  // write to the read-only mapping (which is not retried for ever), end the process as they would
+  // have without it (SIGSEGV; under ASan, its report and abort). Re-executed children: a fork would
+  // have no server thread.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto file = open_file();
+  MappedFile m = map(file);
+  ASSERT_EQ(read_word(m, 1 << 20), word_at(1 << 20));   // the handler is installed, the page present
+  EXPECT_EXIT(
+      {
+        volatile uint64_t* null = nullptr;
+        std::printf("%lu\n", static_cast<unsigned long>(*null));
+      },
+      kSegvEnd, "");
+  EXPECT_EXIT(
+      {
+        (void)read_word(m, 1 << 20);
+        *const_cast<volatile uint8_t*>(m.data() + (1 << 20)) = 1;
+      },
+      kSegvEnd, "");
+}
+
+TEST_F(SignalFaults, TheVariableChoosesSignals) {
+  auto file = open_file();
+  const char* before = std::getenv("AKVIEW_REMOTE_FAULTS");
+  const std::string saved = before ? before : "";
+  setenv("AKVIEW_REMOTE_FAULTS", "signals", 1);
+  auto m = remote::map_remote_file(file, "pattern.bin");
+  ASSERT_TRUE(m) << m.error().to_string();
+  EXPECT_EQ(read_word(*m, 1 << 20), word_at(1 << 20));
+  EXPECT_TRUE(maps_file_at(m->data() + (1 << 20), cache_.file("pattern.bin")));
+  setenv("AKVIEW_REMOTE_FAULTS", "carrier-pigeons", 1);
+  auto refused = remote::map_remote_file(file, "pattern.bin");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().to_string().find("AKVIEW_REMOTE_FAULTS"), std::string::npos);
+  if (before) setenv("AKVIEW_REMOTE_FAULTS", saved.c_str(), 1);
+  else unsetenv("AKVIEW_REMOTE_FAULTS");
+}
+
+}   // namespace
+}   // namespace akview::testing
