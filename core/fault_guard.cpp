@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/mapped_file.hpp"
+#include "core/signal_chain.hpp"
 
 namespace akview {
 namespace {
@@ -30,14 +31,7 @@ void on_sigbus(int sig, siginfo_t* info, void* context) {
   }
   // Not ours: whoever handled SIGBUS before us, else the default action (the process dies with
   // SIGBUS as it would have without the guard).
-  if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction != nullptr) {
-    g_previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (!(g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-    return;
-  }
+  if (call_previous_handler(g_previous, sig, info, context)) return;
   signal(SIGBUS, SIG_DFL);
   raise(SIGBUS);
 }

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "core/remote/fetch_failures.hpp"
+#include "core/signal_chain.hpp"
 
 namespace akview::remote {
 namespace {
@@ -105,14 +106,7 @@ void on_sigsegv(int sig, siginfo_t* info, void* context) {
   }
   // Not ours: whoever handled SIGSEGV before, else the default action.
   errno = saved_errno;
-  if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction != nullptr) {
-    g_previous.sa_sigaction(sig, info, context);
-    return;
-  }
-  if (!(g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) {
-    g_previous.sa_handler(sig);
-    return;
-  }
+  if (call_previous_handler(g_previous, sig, info, context)) return;
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
   sigemptyset(&dfl.sa_mask);
