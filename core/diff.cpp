@@ -17,9 +17,9 @@
 #include <immintrin.h>
 #endif
 
-#include "core/copy_reader.hpp"
 #include "core/decode/decode.hpp"
 #include "core/formats/pytorch.hpp"
+#include "core/kernel_copy.hpp"
 #include "core/names/name_map.hpp"
 #include "core/parallel_chunks.hpp"
 #include "core/tensor_view.hpp"
@@ -144,14 +144,14 @@ ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
 }
 
 // A side read as raw rows: a plain tensor (not composite, not strided) read by the default decoder.
-// Its chunks are copied out of its file by the kernel (core/copy_reader.hpp: pread into the thread's
+// Its chunks are copied out of its file by the kernel (core/kernel_copy.hpp: pread into the thread's
 // buffer, faster than a first touch of the mapping) and decoded there. Where the copy fails (a file
-// cut short, a fetch error) the chunk is decoded from the mapping as before, which says what failed.
+// cut short, a remote page not fetched yet) the chunk is decoded from the mapping as before, which
+// says what failed.
 struct RawSide {
   TensorView view;
-  CopyReader reader;
-  uint64_t file_offset = 0;   // of the view's first byte in its file
-  RawSide(const TensorView& v, const std::string& path, uint64_t at) : view(v), reader({path}), file_offset(at) {}
+  KernelCopy reader;
+  explicit RawSide(const TensorView& v) : view(v), reader(v.data.data()) {}
 };
 std::unique_ptr<RawSide> raw_side(const Model& m, uint32_t index, const DiffOptions& options) {
   const Tensor& t = m.tensors[index];
@@ -160,15 +160,14 @@ std::unique_ptr<RawSide> raw_side(const Model& m, uint32_t index, const DiffOpti
     return nullptr;
   auto v = make_tensor_view(m, t);
   if (!v) return nullptr;
-  const SourceFile& f = m.files[t.file];
-  return std::make_unique<RawSide>(*v, f.path, static_cast<uint64_t>(v->data.data() - f.map.data()));
+  return std::make_unique<RawSide>(*v);
 }
 
 // Rows [r, r + n) of `side` copied into `out` (resized); false when the kernel could not copy them all.
 bool copy_rows(const RawSide& side, int64_t r, int64_t n, std::vector<uint8_t>& out) {
   const uint64_t len = static_cast<uint64_t>(n) * side.view.row_bytes;
   out.resize(len);
-  return side.reader.read(0, side.file_offset + static_cast<uint64_t>(r) * side.view.row_bytes, out);
+  return side.reader.read(side.view.data.data() + static_cast<uint64_t>(r) * side.view.row_bytes, len, out.data());
 }
 
 // Rows [r, r + n) of a raw view decoded from the copy in `bytes`.

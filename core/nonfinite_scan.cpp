@@ -8,15 +8,16 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <optional>
 
 #include <fmt/format.h>
 
-#include "core/copy_reader.hpp"
 #include "core/decode/decode.hpp"
 #include "core/fault_guard.hpp"
 #include "core/formats/pytorch.hpp"
+#include "core/kernel_copy.hpp"
 #include "core/parallel_chunks.hpp"
 #include "core/tensor_view.hpp"
 
@@ -278,12 +279,12 @@ struct UnitResult {
   std::optional<Error> error;
 };
 
-// Counts of `type` over `src` (bytes at `offset` of file `file`), through the kernel's copy into
+// Counts of `type` over `src` (bytes of the mapping `reader` reads), through the kernel's copy into
 // `buf`, else read in place under the fault guard (which reports a file cut short).
-Status count_range(TypeId type, std::span<const uint8_t> src, const CopyReader& reader, size_t file, uint64_t offset,
-                   std::vector<uint8_t>& buf, NonFiniteCount& c) {
+Status count_range(TypeId type, std::span<const uint8_t> src, const KernelCopy& reader, std::vector<uint8_t>& buf,
+                   NonFiniteCount& c) {
   buf.resize(src.size());
-  if (reader.read(file, offset, buf)) {
+  if (reader.read(src.data(), src.size(), buf.data())) {
     c = count_nonfinite(type, buf);
     return {};
   }
@@ -412,9 +413,13 @@ std::vector<ValueProblem> scan_nonfinite(const Model& model, const NonFiniteScan
   }
   uint64_t total = 0;
   for (const Unit& u : units) total += u.len;
-  std::vector<std::string> paths;
-  for (const SourceFile& f : model.files) paths.push_back(f.path);
-  const CopyReader reader(paths);
+  // One kernel copy for each file that has plain ranges to scan (each finds its file in /proc/self/maps).
+  std::vector<std::unique_ptr<const KernelCopy>> readers(model.files.size());
+  for (const Unit& u : units) {
+    const Tensor& t = model.tensors[u.tensor];
+    if (!u.whole && !(t.flags & kTensorNonContiguous) && !readers[t.file])
+      readers[t.file] = std::make_unique<const KernelCopy>(model.files[t.file].map.data());
+  }
   std::vector<UnitResult> results(units.size());
   const int threads = options.threads > 0 ? options.threads : machine_threads();
   std::vector<std::vector<uint8_t>> buffers(static_cast<size_t>(threads));
@@ -436,8 +441,7 @@ std::vector<ValueProblem> scan_nonfinite(const Model& model, const NonFiniteScan
           st = scan_composite(model, t, *views[u.tensor], r);
         } else {
           const auto src = views[u.tensor]->data.subspan(u.begin, u.len);
-          const uint64_t at = static_cast<uint64_t>(src.data() - model.files[t.file].map.data());
-          st = count_range(t.type, src, reader, t.file, at, buffers[static_cast<size_t>(worker)], r.count);
+          st = count_range(t.type, src, *readers[t.file], buffers[static_cast<size_t>(worker)], r.count);
           if (r.count.any()) r.count.first += u.begin;
         }
         if (!st.ok()) r.error = std::move(st).error();

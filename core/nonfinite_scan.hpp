@@ -5,7 +5,7 @@
 // those fields is NaN/Inf or large enough to overflow float32: only such blocks ("suspect") are
 // decoded, and their values counted. Composite (MLX / Ollama) tensors are scanned through their
 // scales, biases and global scale the same way. Runs on every thread, each chunk copied out of the
-// file by the kernel (core/copy_reader.hpp: faster than touching the mapping).
+// file by the kernel (core/kernel_copy.hpp: faster than touching the mapping).
 #pragma once
 
 #include <atomic>

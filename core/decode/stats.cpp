@@ -1,5 +1,5 @@
 // compute_stats: the tensor is cut into chunks of whole rows that every thread copies (pread from the
-// mapped file, core/decode/kernel_copy.hpp) and decodes into its own L2-sized buffer
+// mapped file, core/kernel_copy.hpp) and decodes into its own L2-sized buffer
 // (core/parallel_chunks.hpp). Pass 1 sweeps a chunk once with 8-lane vectors (min,
 // max, max |x|, the sums of x - shift, its square and |x| in doubles, zeros, and a non-finite count),
 // counts exponents for the still-cached chunk's log2 histogram, and looks for outliers
@@ -29,8 +29,8 @@
 #endif
 
 #include "core/decode/decode.hpp"
-#include "core/decode/kernel_copy.hpp"
 #include "core/decode/level_forms.hpp"
+#include "core/kernel_copy.hpp"
 #include "core/parallel_chunks.hpp"
 
 // The 16-lane vectors below are internal to this file: GCC's note that returning them changes the ABI
@@ -1008,11 +1008,11 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   };
   // Decodes a chunk into its worker's buffer; false (and the error kept) when decoding fails.
   // A plain (not composite) view is decoded from the kernel's copy of the chunk's rows
-  // (core/decode/kernel_copy.hpp), else, or where the copy fails, from the mapping.
+  // (core/kernel_copy.hpp), else, or where the copy fails, from the mapping.
   // Below kCopyFrom bytes a tensor is read in place: finding the mapped file (a read of
   // /proc/self/maps) would cost more than the faults of its few pages.
   constexpr uint64_t kCopyFrom = uint64_t{1} << 20;
-  std::optional<decode::KernelCopy> reader;
+  std::optional<KernelCopy> reader;
   if (static_cast<uint64_t>(v.n_rows) * v.row_bytes >= kCopyFrom) reader.emplace(v.data.data());
   const bool copy_rows = reader.has_value() && info.kind != TypeKind::composite;
   auto decode_chunk = [&](size_t chunk, Worker& w) -> const float* {

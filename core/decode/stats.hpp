@@ -1,5 +1,5 @@
 // Value statistics of a whole tensor, streamed in chunks of whole rows on every thread: each chunk's
-// bytes copied by the kernel (pread from the mapped file, core/decode/kernel_copy.hpp, so the mapping
+// bytes copied by the kernel (pread from the mapped file, core/kernel_copy.hpp, so the mapping
 // is never touched and nothing of the file stays resident) into the thread's reused buffer and
 // decoded there (memory bounded by threads x max(block_elems, one row)), with a progress callback and
 // a cancel flag.

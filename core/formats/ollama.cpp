@@ -15,11 +15,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "core/copy_reader.hpp"
 #include "core/fault_guard.hpp"
 #include "core/formats/composite.hpp"
 #include "core/formats/gguf.hpp"
 #include "core/formats/safetensors_file.hpp"
+#include "core/kernel_copy.hpp"
 #include "core/parallel_chunks.hpp"
 #include "core/sha256.hpp"
 
@@ -434,12 +434,11 @@ namespace {
 // One blob's size and sha256 against its layer: Notes for what disagrees. Its bytes are copied by the
 // kernel a chunk at a time into a buffer that stays in the core's cache, and hashed there (on this
 // project's VMs the first touch of each page of a mapping from user code costs more than hashing it:
-// core/copy_reader.hpp). Where the copy fails the chunk is hashed in place under the fault guard,
+// core/kernel_copy.hpp). Where the copy fails the chunk is hashed in place under the fault guard,
 // which reports a file cut short while it is hashed (a pull in progress) as a note, not a SIGBUS.
 // `advance(bytes)` is called after each chunk; false stops.
 std::vector<Note> verify_blob(const OllamaLayer& l, std::vector<uint8_t>& buf,
                               const std::function<bool(uint64_t)>& advance) {
-  const CopyReader reader({l.blob_path});
   std::vector<Note> notes;
   auto map = MappedFile::open(l.blob_path);
   if (!map) {
@@ -454,6 +453,7 @@ std::vector<Note> verify_blob(const OllamaLayer& l, std::vector<uint8_t>& buf,
   }
   Sha256 h;
   auto bytes = map->bytes();
+  const KernelCopy reader(bytes.data());
   // Hashes chunk `at` from its copy, or in place under the fault guard where it was not copied.
   auto hash_chunk = [&](size_t at, std::span<const uint8_t> copy, bool copied) -> bool {
     const auto chunk = bytes.subspan(at, copy.size());
@@ -472,7 +472,7 @@ std::vector<Note> verify_blob(const OllamaLayer& l, std::vector<uint8_t>& buf,
     buf.resize(kChunk);
     for (size_t at = 0; at < bytes.size(); at += kChunk) {
       const std::span<uint8_t> copy(buf.data(), std::min(kChunk, bytes.size() - at));
-      if (!hash_chunk(at, copy, reader.read(0, at, copy))) return notes;
+      if (!hash_chunk(at, copy, reader.read(bytes.data() + at, copy.size(), copy.data()))) return notes;
       if (!advance(copy.size())) return notes;
     }
   } else {
@@ -490,7 +490,7 @@ std::vector<Note> verify_blob(const OllamaLayer& l, std::vector<uint8_t>& buf,
         if (stop.load()) return;
         const size_t at = k * kChunk;
         slots[k % kSlots].resize(std::min(kChunk, bytes.size() - at));
-        copied[k % kSlots] = reader.read(0, at, slots[k % kSlots]);
+        copied[k % kSlots] = reader.read(bytes.data() + at, slots[k % kSlots].size(), slots[k % kSlots].data());
         full_slots.release();
       }
     });

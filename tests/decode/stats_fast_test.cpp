@@ -267,7 +267,7 @@ TEST(StatsFast, FastPathsOverEveryKindOfScale) {
 }
 
 // Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
-// (core/decode/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
+// (core/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
 // copy is what the level kernels scan and the decoders decode; the statistics are the same.
 TEST(StatsFast, LargeTensorsReadThroughTheKernelsCopy) {
   testing::TempDir dir;

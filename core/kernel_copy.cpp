@@ -1,6 +1,7 @@
 // KernelCopy (kernel_copy.hpp): pread from the mapped file when /proc/self/maps names an ordinary file
-// whose device and inode match the one opened again, else process_vm_readv.
-#include "core/decode/kernel_copy.hpp"
+// whose device and inode match the one opened again, in a loop (a read may return fewer bytes), else
+// process_vm_readv.
+#include "core/kernel_copy.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -16,7 +18,7 @@
 
 #include "core/mapped_file.hpp"
 
-namespace akview::decode {
+namespace akview {
 
 KernelCopy::KernelCopy(const uint8_t* inside) {
   const uintptr_t at = reinterpret_cast<uintptr_t>(inside);
@@ -62,6 +64,7 @@ bool KernelCopy::read(const uint8_t* p, size_t len, uint8_t* out) const {
     size_t done = 0;
     while (done < len) {
       const ssize_t n = ::pread(fd_, out + done, len - done, static_cast<off_t>(offset_ + (at - start_) + done));
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;   // an error, or the file is shorter now: copy through the mapping
       done += static_cast<size_t>(n);
     }
@@ -71,4 +74,4 @@ bool KernelCopy::read(const uint8_t* p, size_t len, uint8_t* out) const {
   return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
 }
 
-}   // namespace akview::decode
+}   // namespace akview

@@ -1,4 +1,4 @@
-// KernelCopy (core/decode/kernel_copy.hpp): the bytes of a mapped file read by pread from the file the
+// KernelCopy (core/kernel_copy.hpp): the bytes of a mapped file read by pread from the file the
 // mapping shows, at the right offsets (a range inside the mapping, not at its start), without making
 // the mapping resident; bytes on the heap by process_vm_readv; a range past the end of a file that
 // shrank under its mapping is refused, not faulted.
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/decode/kernel_copy.hpp"
+#include "core/kernel_copy.hpp"
 #include "core/mapped_file.hpp"
 #include "tests/common/temp_dir.hpp"
 
@@ -46,7 +46,7 @@ TEST(KernelCopy, MappedFileReadByPreadAtItsOffsets) {
   ASSERT_TRUE(map.ok());
   const uint8_t* base = map->data();
   const long rss_before = rss_file_kb();
-  const decode::KernelCopy copy(base + 12345);
+  const KernelCopy copy(base + 12345);
   EXPECT_TRUE(copy.reads_file());
   std::vector<uint8_t> out(1 << 20);
   for (size_t offset : {size_t{0}, size_t{4095}, size_t{1} << 20, bytes.size() - out.size()}) {
@@ -60,7 +60,7 @@ TEST(KernelCopy, MappedFileReadByPreadAtItsOffsets) {
 
 TEST(KernelCopy, HeapBytesAndShrunkFiles) {
   const std::vector<uint8_t> heap = pattern(100000);
-  const decode::KernelCopy from_heap(heap.data());
+  const KernelCopy from_heap(heap.data());
   EXPECT_FALSE(from_heap.reads_file());
   std::vector<uint8_t> out(5000);
   ASSERT_TRUE(from_heap.read(heap.data() + 777, out.size(), out.data()));
@@ -72,7 +72,7 @@ TEST(KernelCopy, HeapBytesAndShrunkFiles) {
   write_file(path, bytes);
   auto map = MappedFile::open(path);
   ASSERT_TRUE(map.ok());
-  const decode::KernelCopy copy(map->data());
+  const KernelCopy copy(map->data());
   ASSERT_EQ(truncate(path.c_str(), 1 << 16), 0);
   ASSERT_TRUE(copy.read(map->data() + 100, 1000, out.data()));   // still in the file
   EXPECT_TRUE(std::equal(out.begin(), out.begin() + 1000, bytes.begin() + 100));
