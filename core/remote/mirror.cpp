@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/formats/safetensors_index.hpp"
 #include "core/mapped_file.hpp"
 #include "core/model.hpp"
 #include "core/remote/address.hpp"
@@ -141,22 +142,6 @@ std::string host_dir(const std::string& url) {
   return h;
 }
 
-// Whether `name` is written as one shard of a set: NAME-00001-of-00004.safetensors.
-bool is_shard_name(const std::string& name) {
-  static constexpr std::string_view kSuffix = ".safetensors";
-  if (!ends_with(name, kSuffix)) return false;
-  const std::string stem = name.substr(0, name.size() - kSuffix.size());
-  const auto of = stem.rfind("-of-");
-  if (of == std::string::npos || of + 4 == stem.size()) return false;
-  const auto dash = stem.rfind('-', of - 1);
-  if (dash == std::string::npos || dash + 1 == of) return false;
-  auto digits = [](std::string_view d) {
-    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
-  };
-  return digits(std::string_view(stem).substr(dash + 1, of - dash - 1)) &&
-         digits(std::string_view(stem).substr(of + 4));
-}
-
 // The headers of the weight files of the model at `dir` (`names`: its files, relative to it), with
 // the small text files of `texts` and the model's SafeTensors index, all in the same two rounds of
 // requests. The shards are taken from the listing (NAME-0000i-of-0000n.safetensors beside the
@@ -175,7 +160,7 @@ Status fetch_model_heads(const std::string& dir, const std::vector<std::string>&
       if (index && index->size() <= kMaxIndexBytes && !is_whole_text(n, index->size())) texts.push_back(index);
     } else if (is_weight_file(n)) {
       picked.push_back(n);
-      if (is_shard_name(n)) shards.push_back(n);
+      if (is_safetensors_shard_name(n)) shards.push_back(n);
     }
   }
   if (has_index && !shards.empty()) picked = std::move(shards);
