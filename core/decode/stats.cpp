@@ -112,6 +112,19 @@ struct ChunkSummary {
   bool done = false;
 };
 
+// The level kernels' last step: a chunk's moments from its sums of x - shift (sum, squares, |x|),
+// and the worker's bounds widened by the chunk's.
+void close_level_chunk(ChunkSummary& c, Worker& w, double shift, double sum, double sq, double abs_sum) {
+  if (c.finite > 0) {
+    const double count = static_cast<double>(c.finite);
+    c.mean = shift + sum / count;
+    c.m2 = std::max(0.0, sq - sum * sum / count);
+    c.abs_sum = abs_sum;
+  }
+  w.lo = std::min(w.lo, c.lo);
+  w.hi = std::max(w.hi, c.hi);
+}
+
 void offer(std::vector<TopItem>& heap, const TopItem& item, size_t k) {
   if (heap.size() < k) {
     heap.push_back(item);
@@ -653,14 +666,7 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
   c.lo = min16(lo);
   c.hi = max16(hi);
   w.zeros += static_cast<uint64_t>(sum16(zeros));
-  if (c.finite > 0) {
-    const double count = static_cast<double>(c.finite), sum = sum8(s);
-    c.mean = shift + sum / count;
-    c.m2 = std::max(0.0, sum8(sq) - sum * sum / count);
-    c.abs_sum = sum8(a);
-  }
-  w.lo = std::min(w.lo, c.lo);
-  w.hi = std::max(w.hi, c.hi);
+  close_level_chunk(c, w, shift, sum8(s), sum8(sq), sum8(a));
 }
 
 // The min and max over every finite level of the blocks (a bound on the values before they are read).
@@ -900,14 +906,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
     c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
     w.zeros += static_cast<uint32_t>(z[l]);
   }
-  if (c.finite > 0) {
-    const double count = static_cast<double>(c.finite), sum = hsum8(s);
-    c.mean = shift + sum / count;
-    c.m2 = std::max(0.0, hsum8(sq) - sum * sum / count);
-    c.abs_sum = hsum8(a);
-  }
-  w.lo = std::min(w.lo, c.lo);
-  w.hi = std::max(w.hi, c.hi);
+  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
 }
 #endif
 
