@@ -185,6 +185,7 @@ struct HttpClient::Impl {
   bool trace = false;   // AKVIEW_HTTP_TRACE: every answer on stderr
   long connect_timeout = 15;
   long low_speed_time = 30;
+  long retry_base_ms = 250;   // retry n waits retry_base_ms << n (n = 1..4), unless Retry-After says
 
   static void lock_cb(CURL*, curl_lock_data data, curl_lock_access, void* p) {
     static_cast<Impl*>(p)->share_locks[data].lock();
@@ -413,6 +414,7 @@ HttpClient::HttpClient() : impl_(std::make_unique<Impl>()) {
   impl_->connect_timeout = env_seconds("AKVIEW_HTTP_CONNECT_TIMEOUT", 15);
   impl_->trace = std::getenv("AKVIEW_HTTP_TRACE") != nullptr;
   impl_->low_speed_time = env_seconds("AKVIEW_HTTP_STALL_TIMEOUT", 30);
+  impl_->retry_base_ms = std::min(env_seconds("AKVIEW_HTTP_RETRY_MS", 250), 60'000L);
 }
 
 HttpClient::~HttpClient() { curl_share_cleanup(impl_->share); }
@@ -448,7 +450,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
   };
   auto retry_later = [&](Transfer& t, long after_seconds) {
     ++t.attempt;
-    const long backoff_ms = after_seconds > 0 ? after_seconds * 1000 : 250L << std::min(t.attempt, 6);
+    const long backoff_ms = after_seconds > 0 ? after_seconds * 1000 : im.retry_base_ms << std::min(t.attempt, 6);
     t.not_before = Clock::now() + std::chrono::milliseconds(backoff_ms);
     waiting.push_back(&t);
   };

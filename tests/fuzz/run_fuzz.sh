@@ -4,7 +4,7 @@
 # target: executions, new corpus inputs, findings. Any finding (crash, leak, timeout, OOM) fails the
 # run; its input is kept in build-fuzz/findings/<target>/ — turn it into a unit test and copy it
 # into tests/fuzz/corpus/<target>/ so every ctest run replays it.
-#   tests/fuzz/run_fuzz.sh                         # CI: 10 s per target (15 targets: 2.5 min in all)
+#   tests/fuzz/run_fuzz.sh                         # CI: 10 s per target (15 targets, 2 at once: 1.3 min)
 #   AKVIEW_FUZZ_SECONDS=3600 tests/fuzz/run_fuzz.sh [TARGET...]   # long run
 # Long runs accumulate: the corpus ($build/corpus/<target>) persists between runs, so repeated runs
 # add up executions; at idle priority on a shared machine, e.g.
@@ -51,25 +51,28 @@ ninja -C "$build" -j"$(nproc)" "${targets[@]/#/fuzz_}"
 
 export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:handle_sigbus=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-printf '\n%-18s %12s %8s %8s %8s %9s\n' target executions seconds exec/s corpus findings
-failed=0
-for t in "${targets[@]}"; do
-  corpus="$build/corpus/$t"
-  findings="$build/findings/$t"
+# Targets run side by side, AKVIEW_FUZZ_PARALLEL at once (default: the cores over AKVIEW_FUZZ_JOBS),
+# each for its own budget: with 2 cores the step takes half the wall time. Rows print in order.
+parallel="${AKVIEW_FUZZ_PARALLEL:-$(( $(nproc) / jobs > 0 ? $(nproc) / jobs : 1 ))}"
+
+fuzz_one() {
+  local t="$1"
+  local corpus="$build/corpus/$t"
+  local findings="$build/findings/$t"
   mkdir -p "$corpus" "$findings"
   # Targets that read a file get the oracles as seeds; the three that read raw bytes (every block type,
   # canvas text, key codes) start from small inputs, which is what they need (oracle-sized seeds only
   # slow them).
-  seeds=()
-  max_len=65536
+  local seeds=()
+  local max_len=65536
   case "$t" in
     decode_blocks | canvas_text | tui_input) max_len=4096 ;;
     *) [ -n "$oracles" ] && seeds+=("$oracles") ;;
   esac
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
-  log="$build/fuzz-$t.log"
-  rc=0
-  started=$SECONDS
+  local log="$build/fuzz-$t.log"
+  local rc=0
+  local started=$SECONDS
   if [ "$jobs" -gt 1 ]; then
     # -jobs writes fuzz-N.log per worker in the current folder: run from the findings folder.
     (cd "$findings" && "$root/$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout="$timeout" \
@@ -81,16 +84,39 @@ for t in "${targets[@]}"; do
     "$build/tests/fuzz/fuzz_$t" -max_total_time="$seconds" -seed="$seed" -rss_limit_mb=2048 -timeout="$timeout" -max_len="$max_len" \
       -print_final_stats=1 -artifact_prefix="$findings/" "$corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
   fi
+  local execs found took
   execs="$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{s += $2} END {print s + 0}')"
   found="$(find "$findings" -type f \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' -o -name 'oom-*' -o -name 'slow-unit-*' \) | wc -l)"
   [ "$rc" -ne 0 ] && [ "$found" -eq 0 ] && found=1   # died without writing an input
   took=$((SECONDS - started))
   printf '%-18s %12s %8s %8s %8s %9s\n' "$t" "$execs" "$took" "$((execs / (took > 0 ? took : 1)))" \
-    "$(find "$corpus" -type f | wc -l)" "$found"
-  if [ "$found" -ne 0 ]; then
-    failed=1
-    echo "   fuzz_$t: see $log and $findings/" >&2
+    "$(find "$corpus" -type f | wc -l)" "$found" >"$build/fuzz-$t.row"
+  [ "$found" -eq 0 ] || echo "   fuzz_$t: see $log and $findings/" >>"$build/fuzz-$t.row"
+  [ "$found" -eq 0 ]
+}
+
+running=0
+for t in "${targets[@]}"; do
+  if [ "$running" -ge "$parallel" ]; then
+    wait -n || true
+    running=$((running - 1))
   fi
+  rm -f "$build/fuzz-$t.row"
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+wait || true
+
+printf '\n%-18s %12s %8s %8s %8s %9s\n' target executions seconds exec/s corpus findings
+failed=0
+for t in "${targets[@]}"; do
+  if [ ! -f "$build/fuzz-$t.row" ]; then
+    echo "$t: ended without a result (see $build/fuzz-$t.log)"
+    failed=1
+    continue
+  fi
+  cat "$build/fuzz-$t.row"
+  if grep -q "fuzz_$t: see" "$build/fuzz-$t.row"; then failed=1; fi
 done
 [ "$failed" -eq 0 ] || { echo "run_fuzz: FAILED: findings above" >&2; exit 1; }
-echo "run_fuzz: ${#targets[@]} targets, ${seconds} s each, no findings"
+echo "run_fuzz: ${#targets[@]} targets, ${seconds} s each (${parallel} at once), no findings"

@@ -16,22 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "tests/common/sanitizer.hpp"
+
 namespace akview::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kCapMemory = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool kCapMemory = false;
-#else
-constexpr bool kCapMemory = true;
-#endif
-#else
-constexpr bool kCapMemory = true;
-#endif
+// No address-space cap under AddressSanitizer: its shadow reserves terabytes.
+constexpr bool kCapMemory = !kAddressSanitizer;
 
 constexpr rlim_t kAddressSpace = rlim_t{1} << 30;
 constexpr unsigned kSeconds = 60;

@@ -310,7 +310,7 @@ void HubServer::add_repo(const std::string& org, const std::string& repo, const 
   Repo& r = repos_[org + "/" + repo];
   r.names[revision] = commit_sha;
   r.commits[commit_sha] = std::move(rev);
-  lay_out_hub();
+  hub_stale_ = true;   // laid out by the next write_config: once for a Batch of repositories
   changed();
 }
 
@@ -655,6 +655,8 @@ std::string HubServer::nginx_conf() const {
 }
 
 bool HubServer::write_config() {
+  if (hub_stale_) lay_out_hub();
+  hub_stale_ = false;
   return write_text(dir_ / "fixture.lua", kHubServerLua) && write_text(dir_ / "routes.lua", routes_lua()) &&
          write_text(dir_ / "nginx.conf", nginx_conf());
 }
@@ -824,6 +826,11 @@ bool HubServer::start() {
 
 void HubServer::changed() {
   if (!running_) return;
+  if (batch_depth_ > 0) {
+    batch_pending_ = true;
+    return;
+  }
+  batch_pending_ = false;
   ++generation_;
   // A fresh nginx on the same ports rather than a reload: the Lua data of a reload could stay the
   // old one, and old workers could take one more request; a restart takes ~0.1 s.

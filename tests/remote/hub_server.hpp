@@ -79,6 +79,21 @@ class HubServer {
   // A file at `url_path` (starting with '/') of the plain block.
   void add_file(const std::string& url_path, const std::filesystem::path& local_path);
 
+  // While one lives, changes after start() wait: nginx restarts once, when the last one ends (each
+  // restart takes 0.1-0.3 s; a fixture that adds ten things would otherwise restart ten times).
+  class Batch {
+   public:
+    explicit Batch(HubServer& server) : server_(server) { ++server_.batch_depth_; }
+    ~Batch() {
+      if (--server_.batch_depth_ == 0 && server_.batch_pending_) server_.changed();
+    }
+    Batch(const Batch&) = delete;
+    Batch& operator=(const Batch&) = delete;
+
+   private:
+    HubServer& server_;
+  };
+
   // --- faults (path "" = every path of the block; paths are URL paths without the query) ---
   void set_delay_ms(Block b, int ms);   // nginx sleeps this long before every request
   void set_delay_ms_all(int ms);
@@ -185,6 +200,9 @@ class HubServer {
   std::filesystem::path dir_;
   int ports_[kBlockCount + 1] = {0, 0, 0, 0, 0};   // the blocks', then plain HTTP's
   bool running_ = false;
+  int batch_depth_ = 0;          // Batch guards alive
+  bool batch_pending_ = false;   // a change waits for the last Batch to end
+  bool hub_stale_ = false;       // repositories added since the hub's folder was laid out
   std::string reason_ = "not started";
   pid_t pid_ = -1;
   int generation_ = 0;

@@ -25,6 +25,7 @@
 #include "core/remote/fault_mapping.hpp"
 #include "core/remote/remote_file.hpp"
 #include "core/remote/signal_mapping.hpp"
+#include "tests/common/sanitizer.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/remote/hub_server.hpp"
 
@@ -36,18 +37,10 @@ using remote::RemoteFile;
 constexpr uint64_t kFileBytes = (24ull << 20) + 4000;   // 96 chunks and a partial page at the end
 
 // How a stray SIGSEGV ends this process: the default action, or ASan's report and abort.
-#if defined(__SANITIZE_ADDRESS__)
-#define AKVIEW_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define AKVIEW_TEST_ASAN 1
-#endif
-#endif
-#ifdef AKVIEW_TEST_ASAN
-const auto kSegvEnd = [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); };
-#else
-const auto kSegvEnd = ::testing::KilledBySignal(SIGSEGV);
-#endif
+const auto kSegvEnd = [](int status) {
+  if (kAddressSanitizer) return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+};
 
 uint64_t word_at(uint64_t offset) { return offset * 0x9E3779B97F4A7C15ull + 1; }
 
