@@ -15,14 +15,9 @@
 namespace akview::compute {
 namespace {
 
-const std::vector<testing::OracleCase>& cases() {
-  static const auto all = testing::load_matvec_cases();
-  return all;
-}
-
 TEST(MatvecOracles, ManifestYieldsEveryCase) {
-  ASSERT_GE(cases().size(), 120u);
-  for (const auto& c : cases()) {
+  ASSERT_GE(testing::matvec_oracle_cases().size(), 120u);
+  for (const auto& c : testing::matvec_oracle_cases()) {
     EXPECT_TRUE(c.error.empty()) << c.label << ": " << c.error;
     if (!c.error.empty()) continue;
     EXPECT_EQ(c.x.size(), static_cast<size_t>(c.view.n_cols)) << c.label;
@@ -37,7 +32,7 @@ TEST_P(BackendOnOracles, MatchesFloat64Reference) {
   Backend* b = backend_;
   int ran = 0;
   std::vector<std::string> not_run;
-  for (const auto& c : cases()) {
+  for (const auto& c : testing::matvec_oracle_cases()) {
     if (!c.error.empty()) continue;
     if (!b->can_run(c.view)) {
       not_run.push_back(c.label);
@@ -83,7 +78,7 @@ INSTANTIATE_TEST_SUITE_P(All, BackendOnOracles, testing::every_backend(), testin
 
 // The reference itself against the oracle's f64 y: the f64 accumulation makes it far tighter.
 TEST(MatvecOracles, ReferenceIsTight) {
-  for (const auto& c : cases()) {
+  for (const auto& c : testing::matvec_oracle_cases()) {
     if (!c.error.empty()) continue;
     std::vector<double> y(c.y_ref.size()), abs_wx(c.y_ref.size());
     Status s = reference_matvec(c.view, c.x.data(), y.data(), abs_wx.data());

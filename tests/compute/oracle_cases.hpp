@@ -198,4 +198,10 @@ inline std::vector<OracleCase> load_matvec_cases() {
   return cases;
 }
 
+// load_matvec_cases(), read once per process.
+inline const std::vector<OracleCase>& matvec_oracle_cases() {
+  static const std::vector<OracleCase> all = load_matvec_cases();
+  return all;
+}
+
 }   // namespace akview::testing

@@ -123,14 +123,9 @@ void expect_blocks_equal(const std::vector<float>& x, const std::string& what) {
   }
 }
 
-const std::vector<testing::OracleCase>& cases() {
-  static const auto all = testing::load_matvec_cases();
-  return all;
-}
-
 TEST(XQuantBlocks, EqualGgmlOnEveryOracleInput) {
   std::set<std::vector<float>> seen;
-  for (const auto& c : cases())
+  for (const auto& c : testing::matvec_oracle_cases())
     if (c.error.empty() && !c.x.empty() && c.x.size() % 32 == 0 && seen.insert(c.x).second)
       expect_blocks_equal(c.x, c.label);
   EXPECT_GE(seen.size(), 1u);
@@ -269,7 +264,7 @@ std::string_view check_within_bound(const TensorView& v, std::span<const float> 
 TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
   std::map<TypeId, int> ran;
   int ran_avx2 = 0, ran_vnni = 0;
-  for (const auto& c : cases()) {
+  for (const auto& c : testing::matvec_oracle_cases()) {
     if (!c.error.empty()) continue;
     ASSERT_EQ(rule_for(c.view.type) != nullptr, act_quant_for(c.view.type).has_value())
         << c.label << ": the x-quant table and this test disagree on the type";
@@ -293,7 +288,7 @@ TEST(XQuantMatvec, WithinIntegerArithmeticBoundOnOracles) {
 }
 
 TEST(XQuantMatvec, RefusesTypesWithoutKernel) {
-  for (const auto& c : cases()) {
+  for (const auto& c : testing::matvec_oracle_cases()) {
     if (!c.error.empty() || act_quant_for(c.view.type)) continue;
     std::vector<float> y(static_cast<size_t>(c.view.n_rows));
     EXPECT_FALSE(xquant_matvec(c.view, c.x.data(), y.data()).ok()) << c.label;

@@ -25,6 +25,17 @@ inline const nlohmann::json& manifest() {
   return m;
 }
 
+// A rows x cols f32 view over `values` (which must outlive it).
+inline TensorView f32_view(const std::vector<float>& values, int64_t rows, int64_t cols) {
+  TensorView v;
+  v.type = TypeId::f32;
+  v.n_rows = rows;
+  v.n_cols = cols;
+  v.row_bytes = static_cast<uint64_t>(cols) * 4;
+  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4);
+  return v;
+}
+
 inline std::vector<float> read_f32_file(const std::string& rel) {
   std::ifstream in(oracle_path(rel), std::ios::binary | std::ios::ate);
   const auto size = static_cast<size_t>(in.tellg());

@@ -190,16 +190,6 @@ TEST(DecodeGroups, EveryOracleTypeListsGroups) {
   }
 }
 
-TensorView f32_view(const std::vector<float>& values, int64_t rows, int64_t cols) {
-  TensorView v;
-  v.type = TypeId::f32;
-  v.n_rows = rows;
-  v.n_cols = cols;
-  v.row_bytes = static_cast<uint64_t>(cols) * 4;
-  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values.data()), values.size() * 4);
-  return v;
-}
-
 TEST(DecodeStats, SmallTensorByHand) {
   const std::vector<float> x = {1, 2, 3, 4, 0, -8, NAN, INFINITY, -INFINITY, 0, 0.5f, -0.5f};
   StatsOptions o;

@@ -143,16 +143,6 @@ TensorView bytes_view(const TypeInfo& info, std::span<const uint8_t> bytes, int6
 }
 
 // x as an f32 tensor of rows x cols.
-TensorView f32_view(const std::vector<float>& x, int64_t rows, int64_t cols) {
-  TensorView v;
-  v.type = TypeId::f32;
-  v.n_rows = rows;
-  v.n_cols = cols;
-  v.row_bytes = static_cast<uint64_t>(cols) * 4;
-  v.data = std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(x.data()), x.size() * 4);
-  return v;
-}
-
 // NaN, +Inf and -Inf planted as whole elements of the plain float types.
 void plant_non_finite(const TypeInfo& info, std::vector<uint8_t>& bytes, std::mt19937& rng) {
   const uint32_t f32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u};

@@ -11,8 +11,6 @@
 
 namespace akview::testing {
 
-inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12;
-
 // A valid little model: two keys and three tensors of different types.
 inline GgufWriter small_model() {
   GgufWriter w;

@@ -32,7 +32,6 @@
 namespace akview::testing {
 namespace {
 
-constexpr uint32_t kGgmlF32 = 0, kGgmlQ8_0 = 8;
 constexpr const char* kQuantName = "blk.0.ffn_up.weight";
 constexpr const char* kFloatName = "blk.0.ffn_down.weight";
 

@@ -22,8 +22,6 @@ namespace {
 
 using namespace std::string_literals;
 
-constexpr uint32_t kGgmlF32 = 0;
-
 const std::vector<std::string> kHostileNames = {
     "blk.0.csi\x1b[31mred\x1b[0m.weight"s,
     "blk.0.osc\x1b]0;pwned\x07title.weight"s,

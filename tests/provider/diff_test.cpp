@@ -19,12 +19,7 @@ namespace {
 
 using test::manifest;
 using test::oracle;
-
-const nlohmann::json& st_model(const std::string& name) {
-  for (const auto& m : manifest()["safetensors"]["models"])
-    if (m["name"] == name) return m;
-  throw std::runtime_error("no model " + name);
-}
+using test::st_model;
 
 void expect_rel(double got, double want, const std::string& what) {
   const double tol = 1e-6 * std::max(std::fabs(want), 1e-30);

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ inline std::string oracle(const std::string& rel) { return std::string(AKVIEW_OR
 inline const nlohmann::json& manifest() {
   static const nlohmann::json m = akview::testing::oracle_json("manifest.json");
   return m;
+}
+
+// The manifest's entry of the SafeTensors oracle model `name`.
+inline const nlohmann::json& st_model(const std::string& name) {
+  for (const auto& m : manifest()["safetensors"]["models"])
+    if (m["name"] == name) return m;
+  throw std::runtime_error("no model " + name);
 }
 
 inline std::vector<uint8_t> read_file(const std::string& path) {

@@ -20,12 +20,7 @@ namespace {
 
 using test::manifest;
 using test::oracle;
-
-const nlohmann::json& st_model(const std::string& name) {
-  for (const auto& m : manifest()["safetensors"]["models"])
-    if (m["name"] == name) return m;
-  throw std::runtime_error("no model " + name);
-}
+using test::st_model;
 
 std::vector<int64_t> shape_of(const Model& m, const Tensor& t) {
   auto s = m.shape(t);

@@ -7,8 +7,6 @@
 // AKVIEW_UPDATE_GOLDENS=1 rewrites the goldens; AKVIEW_SCREENS_SVG_DIR=dir writes each screen's SVG.
 #include <gtest/gtest.h>
 
-#include <fmt/format.h>
-
 #include <string>
 
 #include "tests/common/temp_dir.hpp"
@@ -22,13 +20,7 @@ namespace {
 
 using namespace std::string_literals;
 
-struct Size {
-  int cols, rows;
-};
-constexpr Size kSizes[] = {{120, 40}, {80, 24}, {40, 12}};
-std::string size_name(const Size& s) { return fmt::format("{}x{}", s.cols, s.rows); }
-
-class Goldens : public ::testing::TestWithParam<Size> {
+class Goldens : public ::testing::TestWithParam<TermSize> {
  protected:
   void start(Terminal& term, const std::string& path, const std::string& cwd) {
     term.start({AKVIEW_BINARY, path}, {GetParam().cols, GetParam().rows}, {}, cwd);
@@ -228,7 +220,7 @@ TEST_P(Goldens, FileThatFailsToOpen) {
   quit(term);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, Goldens, ::testing::ValuesIn(kSizes),
+INSTANTIATE_TEST_SUITE_P(Sizes, Goldens, ::testing::ValuesIn(kGoldenSizes),
                          [](const auto& info) { return size_name(info.param); });
 
 TEST(GoldenScreens, TerminalTooSmall) {
@@ -256,7 +248,7 @@ TEST(GoldenScreens, ResizeSeriesNeverLosesARedraw) {
   term.resize(120, 40);
   term.settle();
   EXPECT_TRUE(compare_golden(term.screen(), "resize_4_120x40"));
-  const Size burst[] = {{100, 30}, {41, 12}, {150, 50}, {80, 24}, {39, 11}};
+  const TermSize burst[] = {{100, 30}, {41, 12}, {150, 50}, {80, 24}, {39, 11}};
   for (int i = 0; i < 20; ++i) term.resize(burst[i % 5].cols, burst[i % 5].rows);
   term.resize(120, 40);
   const FrameMarker m = term.settle();

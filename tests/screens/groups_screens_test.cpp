@@ -13,20 +13,14 @@
 namespace akview::testing {
 namespace {
 
-struct Size {
-  int w, h;
-  std::string tag() const { return std::to_string(w) + "x" + std::to_string(h); }
-};
-const std::vector<Size> kSizes = {{120, 40}, {80, 24}, {40, 12}};
-
 // Opens `path` (relative to `cwd`), selects the tensor found by `search` (empty: the row after the
 // first), shows the Groups pane and compares (with `heatmap`) the pane, then the step-through of the
 // group under the cursor, at every size.
 void golden_groups(const std::string& cwd, const std::string& path, const std::string& search, const std::string& name,
                    bool heatmap) {
-  for (const Size& s : kSizes) {
+  for (const TermSize& s : kGoldenSizes) {
     Terminal term;
-    term.start({AKVIEW_BINARY, path}, {s.w, s.h}, {}, cwd);
+    term.start({AKVIEW_BINARY, path}, s, {}, cwd);
     term.settle();
     if (search.empty()) {
       term.press("Down");
@@ -37,10 +31,10 @@ void golden_groups(const std::string& cwd, const std::string& path, const std::s
     }
     term.press("4");
     if (heatmap) {
-      EXPECT_TRUE(compare_golden(term.screen(), "groups_" + name + "_" + s.tag()));
+      EXPECT_TRUE(compare_golden(term.screen(), "groups_" + name + "_" + size_name(s)));
     }
     term.press("Enter");
-    EXPECT_TRUE(compare_golden(term.screen(), "steps_" + name + "_" + s.tag()));
+    EXPECT_TRUE(compare_golden(term.screen(), "steps_" + name + "_" + size_name(s)));
     term.press("Esc");
     term.send_key("q");
     EXPECT_EQ(term.wait_exit(), 0);

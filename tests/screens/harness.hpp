@@ -88,6 +88,10 @@ struct TermSize {
   int rows = 24;
 };
 
+// The sizes every golden screen is taken at, and a size's name in golden file names ("120x40").
+inline constexpr TermSize kGoldenSizes[] = {{120, 40}, {80, 24}, {40, 12}};
+inline std::string size_name(TermSize s) { return std::to_string(s.cols) + "x" + std::to_string(s.rows); }
+
 // Environment overrides for the child: a value sets the variable, std::nullopt unsets it.
 using EnvOverrides = std::vector<std::pair<std::string, std::optional<std::string>>>;
 

@@ -14,9 +14,6 @@ namespace akview::testing {
 namespace {
 
 const std::string kOracles = AKVIEW_ORACLES_DIR;
-constexpr TermSize kSizes[] = {{120, 40}, {80, 24}, {40, 12}};
-
-std::string size_name(TermSize s) { return fmt::format("{}x{}", s.cols, s.rows); }
 
 void start_layout(Terminal& term, const std::string& path, TermSize size) {
   term.start({AKVIEW_BINARY, path}, size, {}, kOracles);
@@ -26,7 +23,7 @@ void start_layout(Terminal& term, const std::string& path, TermSize size) {
 }
 
 void check_pane(const std::string& path, const std::string& name) {
-  for (TermSize size : kSizes) {
+  for (TermSize size : kGoldenSizes) {
     Terminal term;
     start_layout(term, path, size);
     EXPECT_TRUE(compare_golden(term.screen(), fmt::format("layout_{}_{}", name, size_name(size))));
@@ -46,7 +43,7 @@ TEST(LayoutScreens, Q4KBlockFields) {
   const Tensor* t = model->find("token_embd.weight");
   ASSERT_NE(t, nullptr);
   ASSERT_EQ(t->type, TypeId::q4_k);
-  for (TermSize size : kSizes) {
+  for (TermSize size : kGoldenSizes) {
     Terminal term;
     start_layout(term, "gguf/lq_q4_k_m.gguf", size);
     term.press("o");

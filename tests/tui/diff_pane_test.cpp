@@ -18,12 +18,6 @@
 namespace akview::testing {
 namespace {
 
-std::shared_ptr<tui::ModelSession> open_session(const std::string& path) {
-  auto model = open_model(path);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
-  return tui::make_session(std::move(*model));
-}
-
 // Applies the worker's results until `done` or 20 s.
 template <class Pred>
 bool pump(FakeHost& host, tui::Pane& pane, Pred done) {

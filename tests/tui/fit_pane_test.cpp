@@ -18,8 +18,8 @@
 namespace akview::testing {
 namespace {
 
-struct Fixture {
-  Fixture() {
+struct FitFixture {
+  FitFixture() {
     auto model = open_model(std::string(AKVIEW_DEMO_DIR) + "/demo/llama-demo-q4km.gguf");
     EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
     session = tui::make_session(std::move(*model));
@@ -66,7 +66,7 @@ struct Fixture {
 };
 
 TEST(FitPane, ShowsTheFitReportAndFollowsItsKeys) {
-  Fixture f;
+  FitFixture f;
   f.settle();
   ASSERT_FALSE(f.pane->lines().empty());
   EXPECT_EQ(f.pane->lines(), f.batch_lines(0, "f16", ""));
@@ -112,7 +112,7 @@ TEST(FitPane, ShowsTheFitReportAndFollowsItsKeys) {
 }
 
 TEST(FitPane, ABadGpuFigureIsSaidNotEstimated) {
-  Fixture f;
+  FitFixture f;
   f.settle();
   ASSERT_TRUE(f.pane->act(tui::Action::gpu_memory, f.host));
   f.host.type("lots");

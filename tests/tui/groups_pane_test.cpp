@@ -18,13 +18,13 @@ namespace {
 using tui::Action;
 using tui::GroupsPane;
 
-struct Fixture {
+struct GroupsFixture {
   std::shared_ptr<tui::ModelSession> session;
   uint32_t tensor = kNone;
   FakeHost host;
   std::unique_ptr<GroupsPane> pane;
 
-  Fixture(const std::string& rel, const std::string& name) {
+  GroupsFixture(const std::string& rel, const std::string& name) {
     auto model = open_model(std::string(AKVIEW_ORACLES_DIR) + "/" + rel);
     EXPECT_TRUE(model.ok()) << rel;
     if (!model.ok()) return;
@@ -48,7 +48,7 @@ struct Fixture {
 };
 
 TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
-  Fixture f("gguf/lq_q4_k_m.gguf", "token_embd.weight");
+  GroupsFixture f("gguf/lq_q4_k_m.gguf", "token_embd.weight");
   ASSERT_TRUE(f.pane);
   auto c = f.settle(120, 40);
   const tui::GroupWindow* w = f.pane->window();
@@ -106,7 +106,7 @@ TEST(GroupsPane, Q4kTableHeatmapsHistogramsAndStepThrough) {
 
 // The header names the tensor in the form the Tensors pane shows: canonical, or native after `c`.
 TEST(GroupsPane, TheHeaderNamesTheTensorAsTensorsDoes) {
-  Fixture f("gguf/lq_q4_k_m.gguf", "token_embd.weight");
+  GroupsFixture f("gguf/lq_q4_k_m.gguf", "token_embd.weight");
   ASSERT_TRUE(f.pane);
   tui::attach_names(*f.session, std::make_shared<NameMap>(build_name_map(f.session->model)));
   auto c = f.settle(120, 40);
@@ -119,20 +119,20 @@ TEST(GroupsPane, TheHeaderNamesTheTensorAsTensorsDoes) {
 }
 
 TEST(GroupsPane, SmallerSizesKeepTheTableAndPlainTensorsSaySo) {
-  Fixture f("gguf/lq_q4_k_m.gguf", "blk.0.attn_k.weight");
+  GroupsFixture f("gguf/lq_q4_k_m.gguf", "blk.0.attn_k.weight");
   ASSERT_TRUE(f.pane);
   auto c = f.settle(80, 24);
   EXPECT_GE(find_row(c, {"row", "col", "scale", "bias"}), 1) << screen_text(c);
   EXPECT_GE(find_row(c, {"|scale|"}), 1) << screen_text(c);
   c = f.settle(40, 12);
   EXPECT_GE(find_row(c, {"row", "col", "scale"}), 1) << screen_text(c);
-  Fixture plain("gguf/lq_q4_k_m.gguf", "output_norm.weight");
+  GroupsFixture plain("gguf/lq_q4_k_m.gguf", "output_norm.weight");
   ASSERT_TRUE(plain.pane);
   c = plain.settle(80, 24);
   EXPECT_GE(find_row(c, {"no quantization groups"}), 1) << screen_text(c);
 }
 
-std::string steps_text(Fixture& f, int w, int h) {
+std::string steps_text(GroupsFixture& f, int w, int h) {
   EXPECT_TRUE(f.pane->act(Action::open, f.host));
   std::string all;
   for (int k = 0; k < 30; ++k) {
@@ -143,7 +143,7 @@ std::string steps_text(Fixture& f, int w, int h) {
 }
 
 TEST(GroupsPane, MlxAffineAndIq2xxsStepThroughs) {
-  Fixture mlx("st/mlx_q4_g64_f16", "model.layers.0.self_attn.q_proj.weight");
+  GroupsFixture mlx("st/mlx_q4_g64_f16", "model.layers.0.self_attn.q_proj.weight");
   ASSERT_TRUE(mlx.pane);
   mlx.settle(120, 40);
   ASSERT_NE(mlx.pane->window(), nullptr);
@@ -152,7 +152,7 @@ TEST(GroupsPane, MlxAffineAndIq2xxsStepThroughs) {
   for (const char* want : {"mlx.affine [0, 0]", "packed weight", "as U32 words", "scales (f16)", "biases (f16)",
                            "y = scale * q + bias", "family: MLX affine quantization"})
     EXPECT_NE(text.find(want), std::string::npos) << want << "\n" << text;
-  Fixture iq("gguf/lq_iq2_xxs.gguf", "token_embd.weight");
+  GroupsFixture iq("gguf/lq_iq2_xxs.gguf", "token_embd.weight");
   ASSERT_TRUE(iq.pane);
   auto c = iq.settle(120, 40);
   EXPECT_GE(find_row(c, {"lattice codebook"}), 1) << screen_text(c);

@@ -17,8 +17,8 @@ namespace {
 
 using tui::LayoutPane;
 
-struct Fixture {
-  explicit Fixture(const std::string& demo_path) {
+struct LayoutFixture {
+  explicit LayoutFixture(const std::string& demo_path) {
     auto model = open_model(std::string(AKVIEW_DEMO_DIR) + "/demo/" + demo_path);
     EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
     session = tui::make_session(std::move(*model));
@@ -47,7 +47,7 @@ struct Fixture {
 };
 
 TEST(LayoutPane, ShowsTheFileFromItsStartUntilATensorIsChosenThenItsData) {
-  Fixture f("llama-demo-q4km.gguf");
+  LayoutFixture f("llama-demo-q4km.gguf");
   f.settle();
   ASSERT_FALSE(f.pane->regions().empty());
   EXPECT_EQ(f.pane->cursor_row(), 0);
@@ -65,7 +65,7 @@ TEST(LayoutPane, ShowsTheFileFromItsStartUntilATensorIsChosenThenItsData) {
 }
 
 TEST(LayoutPane, FollowsATensorIntoTheShardThatHoldsIt) {
-  Fixture f("llama-demo-bf16");
+  LayoutFixture f("llama-demo-bf16");
   f.settle();
   ASSERT_GE(f.session->model.files.size(), 2u);
   // The last tensor of the model lives in a later shard than the first file shown.
@@ -84,7 +84,7 @@ TEST(LayoutPane, FollowsATensorIntoTheShardThatHoldsIt) {
 }
 
 TEST(LayoutPane, SlashSearchesRegionsByNameAndNGoesOn) {
-  Fixture f("llama-demo-q4km.gguf");
+  LayoutFixture f("llama-demo-q4km.gguf");
   f.settle();
   ASSERT_TRUE(f.pane->act(tui::Action::search, f.host));
   f.host.type("FFN_DOWN");

@@ -1,5 +1,5 @@
-// Helpers for the pane tests: a PaneHost whose prompt the test types into, and drawing a pane into
-// an off-screen canvas to read its rows back.
+// Helpers for the pane tests: a PaneHost whose prompt the test types into, drawing a pane into an
+// off-screen canvas to read its rows back, and a model opened into a session.
 #pragma once
 
 #include <functional>
@@ -8,8 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "core/formats/format.hpp"
 #include "ui/tui/canvas.hpp"
 #include "ui/tui/pane.hpp"
+#include "ui/tui/session.hpp"
 
 namespace akview::testing {
 
@@ -84,6 +88,13 @@ inline bool row_has_role(const tui::Canvas& canvas, int y, tui::Role role) {
   for (int x = 0; x < canvas.width(); ++x)
     if (canvas.at(x, y).role == role) return true;
   return false;
+}
+
+// The model at `path` opened into a session as the view opens it (a failure fails the test).
+inline std::shared_ptr<tui::ModelSession> open_session(const std::string& path) {
+  auto model = open_model(path);
+  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
+  return tui::make_session(std::move(*model));
 }
 
 }   // namespace akview::testing

@@ -8,6 +8,7 @@
 #include "core/formats/format.hpp"
 #include "core/names/name_map.hpp"
 #include "tests/common/temp_dir.hpp"
+#include "tests/tui/pane_test_util.hpp"
 #include "tests/writers/gguf_writer.hpp"
 #include "ui/tui/tensor_table.hpp"
 
@@ -19,12 +20,6 @@ using tui::natural_name_orders;
 using tui::TensorTable;
 
 constexpr uint32_t kF32 = 0;
-
-std::shared_ptr<tui::ModelSession> open_session(const std::string& path) {
-  auto model = open_model(path);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
-  return tui::make_session(std::move(*model));
-}
 
 std::string_view native(const tui::ModelSession& s, uint32_t tensor) { return s.model.tensors[tensor].name; }
 

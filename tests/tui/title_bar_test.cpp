@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/formats/format.hpp"
+#include "tests/tui/pane_test_util.hpp"
 #include "ui/tui/canvas.hpp"
 #include "ui/tui/title_bar.hpp"
 
@@ -12,12 +13,6 @@ namespace akview::testing {
 namespace {
 
 const std::string kDemo = std::string(AKVIEW_DEMO_DIR) + "/demo/";
-
-std::shared_ptr<tui::ModelSession> open_session(const std::string& path) {
-  auto model = open_model(path);
-  EXPECT_TRUE(model.ok()) << (model.ok() ? "" : model.error().to_string());
-  return tui::make_session(std::move(*model));
-}
 
 TEST(TitleBar, LeadsWithTheModelThenItsNumbersAndEndsWithThePath) {
   auto s = open_session(kDemo + "llama-demo-q4km.gguf");

@@ -55,6 +55,9 @@ GgufValue gguf_array_raw(uint32_t elem_type, uint64_t count, std::vector<uint8_t
 // A string whose length field says `claimed_len` but which holds `bytes` (broken files).
 GgufValue gguf_string_raw(uint64_t claimed_len, std::string_view bytes);
 
+// ggml type ids of a tensor's `ggml_type` (FORMATS.md), the ones tests name most.
+inline constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12;
+
 struct GgufTensorSpec {
   GgufTensorSpec() = default;
   GgufTensorSpec(std::string name_, uint32_t ggml_type_, std::vector<int64_t> ne_)
