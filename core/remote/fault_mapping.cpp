@@ -113,7 +113,7 @@ class FaultServer {
 class Mapping final : public MappingHooks {
  public:
   Mapping(std::shared_ptr<RemoteFile> file, uint8_t* base, uint64_t length)
-      : file_(std::move(file)), base_(base), length_(length) {}
+      : file_(std::move(file)), base_(base), length_(length), installed_((length + kChunkBytes - 1) / kChunkBytes, 0) {}
   ~Mapping() override {
     FaultServer::get().remove_expired();
     munmap(base_, length_);
@@ -135,6 +135,8 @@ class Mapping final : public MappingHooks {
       else poison(offset);
       return;
     }
+    if (install(span->first, span->second)) return;
+    // Where the stand-in cannot be mapped (the process is out of mappings): copied.
     // From the faulting page on (readers go forward: a header parse, a tensor's rows), at most
     // kMaxCopyBytes. Pages before it were copied by earlier faults, or are read less often than
     // they would cost: each page already present is one more failed UFFDIO_COPY (EEXIST).
@@ -167,6 +169,35 @@ class Mapping final : public MappingHooks {
       return;
     }
     copy(buffer, b, e);
+  }
+
+  // The stand-in's fetched bytes [b, e) (whole chunks; e may be the file's end) mapped over the
+  // reservation, read-only, with one mmap(MAP_FIXED), its pages filled in at once (MAP_POPULATE):
+  // the page cache's pages, so no copy of them and no page of memory of their own, and a thread
+  // sees each page either missing (it faults, and waits) or whole. Then every thread waiting on a
+  // page of the range is woken; the mapped range is no longer watched by userfaultfd, so its
+  // pages fault back from the cache file after release_pages. False where the mapping failed (the
+  // reservation is restored and the caller copies instead).
+  bool install(uint64_t b, uint64_t e) {
+    const uint64_t mapped_end = std::min(length_, round_up(e, page_size()));
+    {
+      std::lock_guard lock(mutex_);
+      bool all = true;
+      for (uint64_t c = b / kChunkBytes; c * kChunkBytes < mapped_end; ++c) all = all && installed_[c];
+      if (!all) {
+        if (mmap(base_ + b, mapped_end - b, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, file_->fd(),
+                 static_cast<off_t>(b)) == MAP_FAILED) {
+          // A failed MAP_FIXED may have unmapped the range: the reservation again, watched again.
+          mmap(base_ + b, mapped_end - b, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+          FaultServer::get().register_range(base_ + b, mapped_end - b);
+          return false;
+        }
+        for (uint64_t c = b / kChunkBytes; c * kChunkBytes < mapped_end; ++c) installed_[c] = 1;
+      }
+    }
+    uffdio_range wake{begin() + b, mapped_end - b};
+    ioctl(FaultServer::get().fd(), UFFDIO_WAKE, &wake);
+    return true;
   }
 
   // Pages of [b, e) that are already present are skipped (EEXIST); the others are filled.
@@ -208,6 +239,7 @@ class Mapping final : public MappingHooks {
     if (empty_fd_ < 0) empty_fd_ = memfd_create("akview-unfetched", MFD_CLOEXEC);
     if (empty_fd_ >= 0) mmap(base_ + b, e - b, PROT_READ, MAP_SHARED | MAP_FIXED, empty_fd_, 0);
     poisoned_.emplace_back(b, e);
+    installed_[b / kChunkBytes] = 0;
     uffdio_range wake{begin() + b, e - b};
     ioctl(FaultServer::get().fd(), UFFDIO_WAKE, &wake);
   }
@@ -227,6 +259,7 @@ class Mapping final : public MappingHooks {
   void restore_poisoned() {
     std::lock_guard lock(mutex_);
     for (auto [b, e] : poisoned_) {
+      for (uint64_t c = b / kChunkBytes; c * kChunkBytes < e; ++c) installed_[c] = 0;
       mmap(base_ + b, e - b, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
       FaultServer::get().register_range(base_ + b, e - b);
     }
@@ -240,6 +273,7 @@ class Mapping final : public MappingHooks {
   std::mutex mutex_;
   int empty_fd_ = -1;
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
+  std::vector<uint8_t> installed_;   // per chunk: the stand-in is mapped there (install)
 };
 
 std::shared_ptr<Mapping> FaultServer::find(uint64_t address) {

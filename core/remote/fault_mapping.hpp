@@ -2,8 +2,10 @@
 //
 // The mapping is anonymous memory registered with userfaultfd (Linux): the first read of a page
 // that holds nothing stops the reading thread and wakes one handler thread, which fetches the
-// chunks the read-ahead policy picks (RemoteFile::fetch_for_read), or reads them from the cache
-// when an earlier run fetched them, and copies them in (UFFDIO_COPY); the reader goes on. So every
+// chunks the read-ahead policy picks (RemoteFile::fetch_for_read), or finds them in the cache
+// when an earlier run fetched them, and maps the cache file's fetched bytes over those chunks
+// (mmap(MAP_FIXED), as signal_mapping.hpp does: the page cache's pages, no copy; UFFDIO_COPY where
+// the mapping fails), then wakes the reader, which goes on. So every
 // format opener, decoder, pane and command reads a remote model through the pointers it reads a
 // local one through, and only the bytes it touches cross the network.
 //

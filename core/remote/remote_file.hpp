@@ -80,7 +80,8 @@ class RemoteFile {
     uint64_t begin, end;
   };
   Status fetch_spans(std::vector<Span> spans);   // caller holds no lock
-  static Status fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans);
+  static Status fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans,
+                           bool save = true);
   void mark(uint64_t begin, uint64_t end);
   bool chunk_has(uint64_t chunk) const;
   std::vector<Span> missing_spans(uint64_t begin, uint64_t end, uint64_t max_span) const;

@@ -4,7 +4,9 @@
 // Pages read in any order, after release_pages, by threads faulting the same and different pages
 // at once; a fetch that fails outside a FetchFailureScope (the guarded read's error, then the chunk
 // fetchable again) and inside one (zeros, the scope's error); and AKVIEW_REMOTE_FAULTS=signals
-// choosing this mechanism in map_remote_file. Skipped when nginx cannot start.
+// choosing this mechanism in map_remote_file. UffdFaults runs the same reads through userfaultfd's
+// mapping (core/remote/fault_mapping.hpp), whose fetched bytes are the cache file's pages too.
+// Skipped when nginx cannot start (and UffdFaults where userfaultfd is refused).
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -51,8 +54,8 @@ uint64_t read_word(const MappedFile& m, uint64_t offset) {
   return w;
 }
 
-// Whether /proc/self/maps shows `path` mapped over `address` (the signal mapping's fetched bytes are
-// the cache file's pages; userfaultfd's are anonymous).
+// Whether /proc/self/maps shows `path` mapped over `address` (both mechanisms map the cache file's
+// pages over the fetched chunks).
 bool maps_file_at(const void* address, const std::string& path) {
   std::ifstream maps("/proc/self/maps");
   std::string line;
@@ -89,16 +92,43 @@ class SignalFaults : public ::testing::Test {
   }
 
   MappedFile map(const std::shared_ptr<RemoteFile>& f) {
-    auto m = remote::map_by_signals(f, "pattern.bin");
+    auto m = uffd_ ? remote::map_remote_file(f, "pattern.bin") : remote::map_by_signals(f, "pattern.bin");
     EXPECT_TRUE(m) << m.error().to_string();
     return m ? std::move(*m) : MappedFile();
   }
 
+  // The checks both mechanisms pass (the tests below name them).
+  void every_page_reads_its_own_bytes_in_any_order();
+  void threads_faulting_the_same_and_different_pages_read_their_own_bytes();
+  void a_failed_fetch_outside_a_scope_is_the_guarded_reads_error_and_can_be_retried();
+  void a_failed_fetch_inside_a_scope_reads_zeros_and_is_the_scopes_error();
+
   HubServer server_;
   TempDir data_, cache_;
+  bool uffd_ = false;   // map through userfaultfd (map_remote_file with AKVIEW_REMOTE_FAULTS=userfaultfd)
 };
 
-TEST_F(SignalFaults, EveryPageReadsItsOwnBytesInAnyOrder) {
+// The same reads through userfaultfd's mapping; skipped where userfaultfd is refused.
+class UffdFaults : public SignalFaults {
+ protected:
+  void SetUp() override {
+    SignalFaults::SetUp();
+    if (IsSkipped()) return;
+    const char* before = std::getenv("AKVIEW_REMOTE_FAULTS");
+    saved_ = before ? std::optional<std::string>(before) : std::nullopt;
+    setenv("AKVIEW_REMOTE_FAULTS", "userfaultfd", 1);
+    uffd_ = true;
+    auto probe = remote::map_remote_file(open_file(), "pattern.bin");
+    if (!probe) GTEST_SKIP() << probe.error().to_string();
+  }
+  void TearDown() override {
+    if (saved_) setenv("AKVIEW_REMOTE_FAULTS", saved_->c_str(), 1);
+    else unsetenv("AKVIEW_REMOTE_FAULTS");
+  }
+  std::optional<std::string> saved_;
+};
+
+void SignalFaults::every_page_reads_its_own_bytes_in_any_order() {
   auto file = open_file();
   MappedFile m = map(file);
   ASSERT_EQ(m.size(), kFileBytes);
@@ -117,7 +147,7 @@ TEST_F(SignalFaults, EveryPageReadsItsOwnBytesInAnyOrder) {
   EXPECT_EQ(file->fetched_bytes(), kFileBytes);
 }
 
-TEST_F(SignalFaults, ThreadsFaultingTheSameAndDifferentPagesReadTheirOwnBytes) {
+void SignalFaults::threads_faulting_the_same_and_different_pages_read_their_own_bytes() {
   for (int round = 0; round < 3; ++round) {
     TempDir cache;   // nothing fetched yet: every first read faults
     remote::RemoteIdentity id;
@@ -146,7 +176,7 @@ TEST_F(SignalFaults, ThreadsFaultingTheSameAndDifferentPagesReadTheirOwnBytes) {
   }
 }
 
-TEST_F(SignalFaults, AFailedFetchOutsideAScopeIsTheGuardedReadsErrorAndCanBeRetried) {
+void SignalFaults::a_failed_fetch_outside_a_scope_is_the_guarded_reads_error_and_can_be_retried() {
   auto file = open_file();
   MappedFile m = map(file);
   server_.status_once(Block::plain, "/files/pattern.bin", 404, 0, 1);
@@ -162,7 +192,7 @@ TEST_F(SignalFaults, AFailedFetchOutsideAScopeIsTheGuardedReadsErrorAndCanBeRetr
   EXPECT_EQ(w, word_at(at));
 }
 
-TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
+void SignalFaults::a_failed_fetch_inside_a_scope_reads_zeros_and_is_the_scopes_error() {
   auto file = open_file();
   MappedFile m = map(file);
   server_.status_once(Block::plain, "/files/pattern.bin", 404, 0, 1);
@@ -176,6 +206,27 @@ TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
   // Later reads of the scope's thread read zeros without another try; other pages too.
   std::memcpy(&w, m.data() + (9 << 20), 8);
   EXPECT_EQ(w, 0u);
+}
+
+TEST_F(SignalFaults, EveryPageReadsItsOwnBytesInAnyOrder) { every_page_reads_its_own_bytes_in_any_order(); }
+TEST_F(UffdFaults, EveryPageReadsItsOwnBytesInAnyOrder) { every_page_reads_its_own_bytes_in_any_order(); }
+TEST_F(SignalFaults, ThreadsFaultingTheSameAndDifferentPagesReadTheirOwnBytes) {
+  threads_faulting_the_same_and_different_pages_read_their_own_bytes();
+}
+TEST_F(UffdFaults, ThreadsFaultingTheSameAndDifferentPagesReadTheirOwnBytes) {
+  threads_faulting_the_same_and_different_pages_read_their_own_bytes();
+}
+TEST_F(SignalFaults, AFailedFetchOutsideAScopeIsTheGuardedReadsErrorAndCanBeRetried) {
+  a_failed_fetch_outside_a_scope_is_the_guarded_reads_error_and_can_be_retried();
+}
+TEST_F(UffdFaults, AFailedFetchOutsideAScopeIsTheGuardedReadsErrorAndCanBeRetried) {
+  a_failed_fetch_outside_a_scope_is_the_guarded_reads_error_and_can_be_retried();
+}
+TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
+  a_failed_fetch_inside_a_scope_reads_zeros_and_is_the_scopes_error();
+}
+TEST_F(UffdFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
+  a_failed_fetch_inside_a_scope_reads_zeros_and_is_the_scopes_error();
 }
 
 TEST_F(SignalFaults, OtherFaultsEndTheProcessAsBefore) {
