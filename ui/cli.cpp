@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -74,40 +73,14 @@ int report_error(const Error& e) {
   return e.code == ErrorCode::usage ? kExitUsage : kExitBadInput;
 }
 
-// Opens the model or prints the one-line error; the caller returns kExitBadInput on nullptr. The
-// model is kept until the process ends, never destroyed: a batch command's process ends right after
-// it (finish_batch), and taking a big model apart (its tensors, names and mappings: 25-40 ms for
-// 163 shards) would only delay that.
-Model* open_or_report(const std::string& path) {
+// Opens the model or prints the one-line error; the caller returns kExitBadInput on nullopt.
+std::optional<Model> open_or_report(const std::string& path) {
   auto model = open_model(path);
   if (!model) {
     report_error(model.error());
-    return nullptr;
+    return std::nullopt;
   }
-  static auto* kept = new std::vector<std::unique_ptr<Model>>();
-  kept->push_back(std::make_unique<Model>(std::move(*model)));
-  return kept->back().get();
-}
-
-// A batch command has printed all it prints: its output is flushed and, in builds without a
-// sanitizer (whose leak check and reports run at exit), the process ends at once, without the
-// destructors of static objects and the libraries' exit handlers (libcurl's connections, OpenSSL,
-// the remote files' registry): 60-90 ms after a 163-shard remote open on a shared host, for
-// nothing the next process sees.
-int finish_batch(int code) {
-  std::fflush(stdout);
-  std::fflush(stderr);
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  return code;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-  return code;
-#else
-  std::_Exit(code);
-#endif
-#else
-  std::_Exit(code);
-#endif
+  return std::move(*model);
 }
 
 // A command that reads every tensor of a remote model says how much that fetches and needs --fetch-all.
@@ -273,7 +246,7 @@ int run_run(CliOptions& o) {
   if (!model) return kExitBadInput;
   if (o.names.empty() && o.run.layer < 0 && o.run.filter.empty())   // every matrix
     if (auto refused = refuse_whole_fetch(*model, o, "run")) return *refused;
-  Model* ref = nullptr;
+  std::optional<Model> ref;
   if (!o.ref.empty()) {
     ref = open_or_report(o.ref);
     if (!ref) return kExitBadInput;
@@ -289,7 +262,7 @@ int run_run(CliOptions& o) {
     printer.row(run);
     if (y_out) y_ok = y_ok && std::fwrite(run.y.data(), sizeof(float), run.y.size(), y_out) == run.y.size();
   };
-  auto r = make_run_report(*model, ref, o.run, callbacks,
+  auto r = make_run_report(*model, ref ? &*ref : nullptr, o.run, callbacks,
                            [&](const std::vector<std::string>& names) { printer.begin(names); });
   if (y_out) y_ok = std::fclose(y_out) == 0 && y_ok;
   if (!r) return report_error(r.error());   // nothing ran (the selection failed): nothing was printed
@@ -596,7 +569,7 @@ int run_cli(int argc, char** argv) {
     return kExitUsage;
   }
   for (auto& [sub, row] : subs)
-    if (sub->parsed()) return finish_batch(row->run(options));
+    if (sub->parsed()) return row->run(options);
   // No command. A path with nothing to open is one line here, before the view could start.
   for (const std::string* path : {&options.path, &options.view_ref}) {
     if (path->empty()) continue;
