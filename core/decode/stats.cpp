@@ -768,6 +768,23 @@ float hmax16(__m512 v) {
   return _mm_cvtss_f32(h);
 }
 
+// A Q4_K block's eight sub-block scales d * sc (lanes 0-7) and mins dmin * m (lanes 8-15), the
+// decoder's float products: the 6-bit fields of its 12 scale bytes unpacked four at a time
+// (kquant_scale_min's rule: j < 4 from the low six bits of bytes j and j + 4, j >= 4 from the
+// nibbles of byte j + 4 and the top two bits of bytes j - 4 and j).
+inline __m512 q4k_scales_mins(const uint8_t* b) {
+  uint32_t u[3];
+  std::memcpy(u, b + 4, sizeof u);
+  const uint32_t sc_low = u[0] & 0x3f3f3f3f, m_low = u[1] & 0x3f3f3f3f;
+  const uint32_t sc_high = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+  const uint32_t m_high = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+  const __m128i fields = _mm_setr_epi32(static_cast<int32_t>(sc_low), static_cast<int32_t>(sc_high),
+                                        static_cast<int32_t>(m_low), static_cast<int32_t>(m_high));
+  const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(fp::f16_to_f32(fp::load_u16(b))),
+                                      _mm256_set1_ps(fp::f16_to_f32(fp::load_u16(b + 2))), 1);
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(fields)));
+}
+
 bool q4k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
   constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
   uint32_t bad = 0;
@@ -807,16 +824,12 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   int slot = 0;
   bool pending = false;
   alignas(64) float lvs[8 * kL];
-  float dj[8], mj[8];
+  alignas(64) float djmj[16];   // the block's d * sc, then its dmin * m
+  const float* dj = djmj;
+  const float* mj = djmj + 8;
   for (size_t blk = 0; blk < n_blocks; ++blk) {
     const uint8_t* b = blocks + blk * kBytes;
-    const float d = fp::f16_to_f32(fp::load_u16(b)), dmin = fp::f16_to_f32(fp::load_u16(b + 2));
-    for (int j = 0; j < 8; ++j) {
-      uint8_t sc, mn;
-      decode::kquant_scale_min(j, b + 4, &sc, &mn);
-      dj[j] = d * static_cast<float>(sc);
-      mj[j] = dmin * static_cast<float>(mn);
-    }
+    _mm512_store_ps(djmj, q4k_scales_mins(b));
     __m512 block_abs_max = _mm512_setzero_ps();
 #pragma GCC unroll 4
     for (int ch = 0; ch < 4; ++ch) {
@@ -874,8 +887,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
         const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
         s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
         sq = _mm512_add_pd(sq, _mm512_add_pd(_mm512_mul_pd(nd0, d0), _mm512_mul_pd(nd1, d1)));
-        const __m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(av)),
-                      a1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(av, 1));
+        const __m512d a0 = _mm512_abs_pd(v0), a1 = _mm512_abs_pd(v1);   // |x| as a double: no conversion
         a = _mm512_add_pd(a, _mm512_add_pd(_mm512_mul_pd(n0, a0), _mm512_mul_pd(n1, a1)));
       }
     }
@@ -1037,8 +1049,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
       const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
       s = _mm512_add_pd(s, _mm512_add_pd(d0, d1));
       sq = _mm512_fmadd_pd(d0, d0, _mm512_fmadd_pd(d1, d1, sq));
-      a = _mm512_add_pd(a, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(av)),
-                                         _mm512_cvtps_pd(_mm512_extractf32x8_ps(av, 1))));
+      a = _mm512_add_pd(a, _mm512_add_pd(_mm512_abs_pd(v0), _mm512_abs_pd(v1)));
     }
     if (top_k == 0) continue;
     const float block_max = hmax16(block_abs_max);
@@ -1080,6 +1091,12 @@ void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, flo
       level_bounds<levels::Q4K>(b, 1, lo_out, hi_out);
       continue;
     }
+#if defined(AKVIEW_STATS_Q4K_AVX512)
+    const __m512 scales_mins = q4k_scales_mins(b);
+    V8 dj, mj;
+    std::memcpy(&dj, &scales_mins, sizeof dj);
+    std::memcpy(&mj, reinterpret_cast<const char*>(&scales_mins) + sizeof dj, sizeof mj);
+#else
     V8 sc, mn;
     for (int j = 0; j < 8; ++j) {
       uint8_t s8, m8;
@@ -1088,6 +1105,7 @@ void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, flo
       mn[j] = m8;
     }
     const V8 dj = fp::f16_to_f32(d16) * sc, mj = fp::f16_to_f32(dmin16) * mn;
+#endif
     const V8 first = dj * 0.0f - mj, last = dj * 15.0f - mj;
     const V8 l = first < last ? first : last, h = first < last ? last : first;
     lo = l < lo ? l : lo;
