@@ -1001,9 +1001,15 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   alignas(64) float dj[16], xs[256];
   alignas(64) int32_t index[2][16];
   alignas(64) float step[2][16];   // the values of the step whose increments are pending
+  __mmask16 sure_of[2] = {0, 0};   // the lanes of each step binned by the multiply
   int slot = 0;
   bool pending = false;
-  auto add = [&](const int32_t* at, const float* x) {
+  auto add = [&](const int32_t* at, const float* x, __mmask16 sure) {
+    if (sure == 0xffff) {   // straight-line increments, no branch a lane
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; ++l) ++pairs[at[l]];
+      return;
+    }
     for (int l = 0; l < 16; ++l) {
       const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(x[l]) * kPairCols + log_column(bits_of(x[l]));
       ++pairs[k];
@@ -1032,9 +1038,10 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
       // The increments of the step before this one, whose stores have reached the cache by now.
       _mm512_store_si512(index[slot], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), sure, at));
       _mm512_store_ps(step[slot], v);
+      sure_of[slot] = sure;
       asm volatile("" ::: "memory");   // the reads below stay scalar loads
       slot ^= 1;
-      if (pending) add(index[slot], step[slot]);
+      if (pending) add(index[slot], step[slot], sure_of[slot]);
       pending = true;
 
       lo = _mm512_min_ps(v, lo);   // an equal value (-0 after +0) keeps the first, as sweep does
@@ -1062,7 +1069,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
     }
   }
   slot ^= 1;
-  if (pending) add(index[slot], step[slot]);
+  if (pending) add(index[slot], step[slot], sure_of[slot]);
   alignas(64) float lo_l[16], hi_l[16];
   alignas(64) int32_t z[16];
   _mm512_store_ps(lo_l, lo);
