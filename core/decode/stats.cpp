@@ -11,9 +11,11 @@
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
 // from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K has its own
-// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers). The other
-// block types find their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds
-// both histograms with one (linear bin, log2 bin) increment a value (bin_pairs).
+// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers) and pass 2
+// (hist_q4k_avx512). The other block types find their exact bounds first (a decode and a min/max
+// sweep) and their pass 1 feeds both histograms with one (linear bin, log2 bin) increment a value
+// (bin_pairs); Q6_K on AVX-512 does both from the blocks, its values made in registers
+// (q6k_bounds_avx512, scan_q6k_avx512).
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
