@@ -787,6 +787,24 @@ inline __m512 q4k_scales_mins(const uint8_t* b) {
   return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(fields)));
 }
 
+// The AVX-512 kernels' last step over an all-finite chunk of `values` values: its bounds and zeros
+// from their lanes, its moments from the lanes' sums of x - shift (close_level_chunk).
+void close_avx512_chunk(ChunkSummary& c, Worker& w, uint64_t values, __m512 lo, __m512 hi, __m512i zeros, double shift,
+                        __m512d s, __m512d sq, __m512d a) {
+  alignas(64) float lo_l[16], hi_l[16];
+  alignas(64) int32_t z[16];
+  _mm512_store_ps(lo_l, lo);
+  _mm512_store_ps(hi_l, hi);
+  _mm512_store_si512(z, zeros);
+  c.values = c.finite = values;
+  for (int l = 0; l < 16; ++l) {
+    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
+    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
+    w.zeros += static_cast<uint32_t>(z[l]);
+  }
+  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
+}
+
 bool q4k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
   constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
   uint32_t bad = 0;
@@ -909,18 +927,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   slot ^= 1;
   if (pending)
     for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
-  alignas(64) float lo_l[16], hi_l[16];
-  alignas(64) int32_t z[16];
-  _mm512_store_ps(lo_l, lo);
-  _mm512_store_ps(hi_l, hi);
-  _mm512_store_si512(z, zeros);
-  c.values = c.finite = n_blocks * 256;
-  for (int l = 0; l < 16; ++l) {
-    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
-    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
-    w.zeros += static_cast<uint32_t>(z[l]);
-  }
-  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
+  close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }
 
 // Q4_K's second pass on AVX-512 (blocks with finite d and dmin): the linear histogram alone over the
@@ -1128,18 +1135,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   }
   slot ^= 1;
   if (pending) add(index[slot], step[slot], sure_of[slot]);
-  alignas(64) float lo_l[16], hi_l[16];
-  alignas(64) int32_t z[16];
-  _mm512_store_ps(lo_l, lo);
-  _mm512_store_ps(hi_l, hi);
-  _mm512_store_si512(z, zeros);
-  c.values = c.finite = n_blocks * 256;
-  for (int l = 0; l < 16; ++l) {
-    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
-    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
-    w.zeros += static_cast<uint32_t>(z[l]);
-  }
-  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
+  close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }
 #endif
 
