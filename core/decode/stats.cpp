@@ -11,9 +11,11 @@
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
 // from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K has its own
-// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers). The other
-// block types find their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds
-// both histograms with one (linear bin, log2 bin) increment a value (bin_pairs).
+// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers) and pass 2
+// (hist_q4k_avx512). The other block types find their exact bounds first (a decode and a min/max
+// sweep) and their pass 1 feeds both histograms with one (linear bin, log2 bin) increment a value
+// (bin_pairs); Q6_K on AVX-512 does both from the blocks, its values made in registers
+// (q6k_bounds_avx512, scan_q6k_avx512).
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
@@ -768,6 +770,41 @@ float hmax16(__m512 v) {
   return _mm_cvtss_f32(h);
 }
 
+// A Q4_K block's eight sub-block scales d * sc (lanes 0-7) and mins dmin * m (lanes 8-15), the
+// decoder's float products: the 6-bit fields of its 12 scale bytes unpacked four at a time
+// (kquant_scale_min's rule: j < 4 from the low six bits of bytes j and j + 4, j >= 4 from the
+// nibbles of byte j + 4 and the top two bits of bytes j - 4 and j).
+inline __m512 q4k_scales_mins(const uint8_t* b) {
+  uint32_t u[3];
+  std::memcpy(u, b + 4, sizeof u);
+  const uint32_t sc_low = u[0] & 0x3f3f3f3f, m_low = u[1] & 0x3f3f3f3f;
+  const uint32_t sc_high = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+  const uint32_t m_high = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+  const __m128i fields = _mm_setr_epi32(static_cast<int32_t>(sc_low), static_cast<int32_t>(sc_high),
+                                        static_cast<int32_t>(m_low), static_cast<int32_t>(m_high));
+  const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(fp::f16_to_f32(fp::load_u16(b))),
+                                      _mm256_set1_ps(fp::f16_to_f32(fp::load_u16(b + 2))), 1);
+  return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(fields)));
+}
+
+// The AVX-512 kernels' last step over an all-finite chunk of `values` values: its bounds and zeros
+// from their lanes, its moments from the lanes' sums of x - shift (close_level_chunk).
+void close_avx512_chunk(ChunkSummary& c, Worker& w, uint64_t values, __m512 lo, __m512 hi, __m512i zeros, double shift,
+                        __m512d s, __m512d sq, __m512d a) {
+  alignas(64) float lo_l[16], hi_l[16];
+  alignas(64) int32_t z[16];
+  _mm512_store_ps(lo_l, lo);
+  _mm512_store_ps(hi_l, hi);
+  _mm512_store_si512(z, zeros);
+  c.values = c.finite = values;
+  for (int l = 0; l < 16; ++l) {
+    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
+    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
+    w.zeros += static_cast<uint32_t>(z[l]);
+  }
+  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
+}
+
 bool q4k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
   constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
   uint32_t bad = 0;
@@ -807,16 +844,12 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   int slot = 0;
   bool pending = false;
   alignas(64) float lvs[8 * kL];
-  float dj[8], mj[8];
+  alignas(64) float djmj[16];   // the block's d * sc, then its dmin * m
+  const float* dj = djmj;
+  const float* mj = djmj + 8;
   for (size_t blk = 0; blk < n_blocks; ++blk) {
     const uint8_t* b = blocks + blk * kBytes;
-    const float d = fp::f16_to_f32(fp::load_u16(b)), dmin = fp::f16_to_f32(fp::load_u16(b + 2));
-    for (int j = 0; j < 8; ++j) {
-      uint8_t sc, mn;
-      decode::kquant_scale_min(j, b + 4, &sc, &mn);
-      dj[j] = d * static_cast<float>(sc);
-      mj[j] = dmin * static_cast<float>(mn);
-    }
+    _mm512_store_ps(djmj, q4k_scales_mins(b));
     __m512 block_abs_max = _mm512_setzero_ps();
 #pragma GCC unroll 4
     for (int ch = 0; ch < 4; ++ch) {
@@ -874,8 +907,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
         const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
         s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
         sq = _mm512_add_pd(sq, _mm512_add_pd(_mm512_mul_pd(nd0, d0), _mm512_mul_pd(nd1, d1)));
-        const __m512d a0 = _mm512_cvtps_pd(_mm512_castps512_ps256(av)),
-                      a1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(av, 1));
+        const __m512d a0 = _mm512_abs_pd(v0), a1 = _mm512_abs_pd(v1);   // |x| as a double: no conversion
         a = _mm512_add_pd(a, _mm512_add_pd(_mm512_mul_pd(n0, a0), _mm512_mul_pd(n1, a1)));
       }
     }
@@ -895,18 +927,215 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   slot ^= 1;
   if (pending)
     for (int l = 0; l < kL; ++l) pairs[pair[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
-  alignas(64) float lo_l[16], hi_l[16];
-  alignas(64) int32_t z[16];
-  _mm512_store_ps(lo_l, lo);
-  _mm512_store_ps(hi_l, hi);
-  _mm512_store_si512(z, zeros);
-  c.values = c.finite = n_blocks * 256;
-  for (int l = 0; l < 16; ++l) {
-    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
-    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
-    w.zeros += static_cast<uint32_t>(z[l]);
+  close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
+}
+
+// Q4_K's second pass on AVX-512 (blocks with finite d and dmin): the linear histogram alone over the
+// values' own range, from the same levels, code counts and bins as scan_q4k_avx512; each level's
+// count goes to the worker's histogram copy of its lane mod kCopies.
+void hist_q4k_avx512(const uint8_t* blocks, size_t n_blocks, const Binning& b, Worker& w) {
+  constexpr int kL = levels::kLevels;
+  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
+  uint64_t* hist = w.hist.data();
+  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  __m512i want_clear[4];
+  for (int k = 0; k < 4; ++k)
+    want_clear[k] =
+        _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(lane, k), _mm512_set1_epi32(1)), _mm512_set1_epi32(1));
+  const __m512i copy_offset =
+      _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(kCopies - 1)), _mm512_set1_epi32(b.bins));
+  const __m512 bin_lo = _mm512_set1_ps(static_cast<float>(b.lo)),
+               bin_scale = _mm512_set1_ps(static_cast<float>(b.scale));
+  alignas(64) int32_t at[2][kL], cnt[2][kL];
+  alignas(64) float djmj[16];
+  int slot = 0;
+  bool pending = false;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* bk = blocks + blk * kBytes;
+    _mm512_store_ps(djmj, q4k_scales_mins(bk));
+#pragma GCC unroll 4
+    for (int ch = 0; ch < 4; ++ch) {
+      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + 16 + 32 * ch));
+#pragma GCC unroll 2
+      for (int half = 0; half < 2; ++half) {
+        const int j = 2 * ch + half;
+        __m512i m = _mm512_set1_epi32(-1);
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) {
+          const uint32_t plane = _mm256_test_epi8_mask(qs, _mm256_set1_epi8(static_cast<char>(1 << (4 * half + k))));
+          m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(plane)), want_clear[k], 0x60);
+        }
+        const __m512i n = _mm512_popcnt_epi32(m);
+        const __mmask16 present = _mm512_test_epi32_mask(n, n);
+        const __m512 v = _mm512_sub_ps(_mm512_mul_ps(iota, _mm512_set1_ps(djmj[j])), _mm512_set1_ps(djmj[8 + j]));
+        const __m512i bin = bin_levels_f32(v, present, b, bin_lo, bin_scale);
+        _mm512_store_si512(at[slot], _mm512_add_epi32(bin, copy_offset));
+        _mm512_store_si512(cnt[slot], n);
+        asm volatile("" ::: "memory");   // the reads below stay scalar loads
+        slot ^= 1;
+        if (pending)
+#pragma GCC unroll 16
+          for (int l = 0; l < kL; ++l) hist[at[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
+        pending = true;
+      }
+    }
   }
-  close_level_chunk(c, w, shift, hsum8(s), hsum8(sq), hsum8(a));
+  slot ^= 1;
+  if (pending)
+    for (int l = 0; l < kL; ++l) hist[at[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
+}
+
+// ---- Q6_K on AVX-512: a block's 256 values (d * sc) * (q - 32) made in registers 16 at a time (one
+// sub-block: one scale) from its codes and never stored as a chunk, for chunks whose every d is
+// finite (so is every value: |d * sc * (q - 32)| <= 65504 * 128 * 32). Pass 1 bins both histograms
+// with one (linear bin, log2 bin) increment a value as bin_pairs does, and the exact bounds come
+// from the same decode with a min and a max (q6k_bounds_avx512).
+#define AKVIEW_STATS_Q6K_AVX512 1
+constexpr size_t kQ6kBytes = kTypeTable[static_cast<size_t>(TypeId::q6_k)].block_bytes;
+
+bool q6k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
+  uint32_t bad = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk)
+    bad |= static_cast<uint32_t>((fp::load_u16(blocks + blk * kQ6kBytes + 208) & 0x7c00) == 0x7c00);
+  return bad == 0;
+}
+
+// A block's 256 codes less 32 into `codes`, in element order, and its 16 sub-block scales d * sc
+// (the decoder's float product) into `dj`. Element l + 32k of half n (l < 32, k < 4) takes the low
+// (k < 2) or high nibble of ql[64n + l + 32 (k & 1)] and bit pair k of qh[32n + l]: in one 64-byte
+// vector, ql's nibbles with qh and qh >> 2 side by side give elements 0-63 (low nibbles) and 64-127.
+inline void q6k_unpack(const uint8_t* b, int8_t* codes, float* dj) {
+  const __m512i low4 = _mm512_set1_epi8(0x0f), pair = _mm512_set1_epi8(0x30), k32 = _mm512_set1_epi8(32);
+  for (int n = 0; n < 2; ++n) {
+    const __m512i ql = _mm512_loadu_si512(b + 64 * n);
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * n));
+    const __m512i qh = _mm512_inserti64x4(_mm512_castsi256_si512(h), _mm256_srli_epi16(h, 2), 1);
+    const __m512i lo = _mm512_or_si512(_mm512_and_si512(ql, low4), _mm512_and_si512(_mm512_slli_epi16(qh, 4), pair));
+    const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4), _mm512_and_si512(qh, pair));
+    _mm512_store_si512(codes + 128 * n, _mm512_sub_epi8(lo, k32));
+    _mm512_store_si512(codes + 128 * n + 64, _mm512_sub_epi8(hi, k32));
+  }
+  const __m512 sc =
+      _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 192))));
+  _mm512_store_ps(dj, _mm512_mul_ps(_mm512_set1_ps(fp::f16_to_f32(fp::load_u16(b + 208))), sc));
+}
+
+inline __m512 q6k_values(const int8_t* codes, const float* dj, int sub) {
+  const __m512i q = _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(codes + 16 * sub)));
+  return _mm512_mul_ps(_mm512_set1_ps(dj[sub]), _mm512_cvtepi32_ps(q));
+}
+
+// The min and max of the finite values of the blocks: a block whose d is Inf or NaN has none (Inf * 0
+// is NaN).
+void q6k_bounds_avx512(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
+  alignas(64) int8_t codes[256];
+  alignas(64) float dj[16];
+  __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kQ6kBytes;
+    if ((fp::load_u16(b + 208) & 0x7c00) == 0x7c00) continue;   // Inf * sc and NaN * sc: no finite value
+    q6k_unpack(b, codes, dj);
+#pragma GCC unroll 16
+    for (int sub = 0; sub < 16; ++sub) {
+      const __m512 v = q6k_values(codes, dj, sub);
+      lo = _mm512_min_ps(v, lo);
+      hi = _mm512_max_ps(v, hi);
+    }
+  }
+  alignas(64) float l[16], h[16];
+  _mm512_store_ps(l, lo);
+  _mm512_store_ps(h, hi);
+  for (int k = 0; k < 16; ++k) {
+    lo_out = l[k] < lo_out ? l[k] : lo_out;
+    hi_out = h[k] > hi_out ? h[k] : hi_out;
+  }
+}
+
+// Pass 1 over a chunk of Q6_K blocks with finite d, binned over `b` (the exact bounds).
+void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t top_k, const Binning& b, Worker& w,
+                     ChunkSummary& c) {
+  uint32_t* pairs = pair_table(w, b.bins, n_blocks * 256, true);
+  const int32_t copy = b.bins * kPairCols;
+  const __m512 bin_lo = _mm512_set1_ps(static_cast<float>(b.lo)), scale = _mm512_set1_ps(static_cast<float>(b.scale));
+  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i lane_copy = _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(3)), _mm512_set1_epi32(copy));
+  const __m512i last = _mm512_set1_epi32(b.bins - 1), abs_bits = _mm512_set1_epi32(kAbsBits);
+  const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
+  alignas(64) int8_t codes[256];
+  alignas(64) float dj[16], xs[256];
+  alignas(64) int32_t index[2][16];
+  alignas(64) float step[2][16];   // the values of the step whose increments are pending
+  __mmask16 sure_of[2] = {0, 0};   // the lanes of each step binned by the multiply
+  int slot = 0;
+  bool pending = false;
+  auto add = [&](const int32_t* at, const float* x, __mmask16 sure) {
+    if (sure == 0xffff) {   // straight-line increments, no branch a lane
+#pragma GCC unroll 16
+      for (int l = 0; l < 16; ++l) ++pairs[at[l]];
+      return;
+    }
+    for (int l = 0; l < 16; ++l) {
+      const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(x[l]) * kPairCols + log_column(bits_of(x[l]));
+      ++pairs[k];
+    }
+  };
+  __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
+  __m512i zeros = _mm512_setzero_si512();
+  __m512d s = _mm512_setzero_pd(), sq = _mm512_setzero_pd(), a = _mm512_setzero_pd();
+  double shift = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    q6k_unpack(blocks + blk * kQ6kBytes, codes, dj);
+    __m512 block_abs_max = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int sub = 0; sub < 16; ++sub) {
+      const __m512 v = q6k_values(codes, dj, sub);
+      const __m512 q = _mm512_mul_ps(_mm512_sub_ps(v, bin_lo), scale);
+      const __m512i below = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 - 1e-6f)));
+      const __m512i above = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 + 1e-6f)));
+      const __mmask16 sure = _mm512_cmpeq_epi32_mask(below, above) & _mm512_cmple_epu32_mask(above, last);
+      const __m512i abits = _mm512_and_si512(_mm512_castps_si512(v), abs_bits);
+      const __mmask16 is_zero = _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512());
+      __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
+      log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
+      log_bin = _mm512_mask_mov_epi32(log_bin, is_zero, _mm512_set1_epi32(kZeroColumn));
+      const __m512i at = _mm512_add_epi32(_mm512_add_epi32(lane_copy, _mm512_slli_epi32(above, 6)), log_bin);
+      // The increments of the step before this one, whose stores have reached the cache by now.
+      _mm512_store_si512(index[slot], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), sure, at));
+      _mm512_store_ps(step[slot], v);
+      sure_of[slot] = sure;
+      asm volatile("" ::: "memory");   // the reads below stay scalar loads
+      slot ^= 1;
+      if (pending) add(index[slot], step[slot], sure_of[slot]);
+      pending = true;
+
+      lo = _mm512_min_ps(v, lo);   // an equal value (-0 after +0) keeps the first, as sweep does
+      hi = _mm512_max_ps(v, hi);
+      zeros = _mm512_mask_sub_epi32(zeros, is_zero, zeros, _mm512_set1_epi32(-1));
+      const __m512 av = _mm512_castsi512_ps(abits);
+      block_abs_max = _mm512_max_ps(block_abs_max, av);
+      if (top_k > 0) _mm512_store_ps(xs + 16 * sub, v);
+      const __m512d v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v)), v1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+      if (blk == 0 && sub == 0) shift = hsum8(_mm512_add_pd(v0, v1)) / 16.0;   // the first sub-block's mean
+      const __m512d sh = _mm512_set1_pd(shift);
+      const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
+      s = _mm512_add_pd(s, _mm512_add_pd(d0, d1));
+      sq = _mm512_fmadd_pd(d0, d0, _mm512_fmadd_pd(d1, d1, sq));
+      a = _mm512_add_pd(a, _mm512_add_pd(_mm512_abs_pd(v0), _mm512_abs_pd(v1)));
+    }
+    if (top_k == 0) continue;
+    const float block_max = hmax16(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
+      const uint64_t p0 = pos0 + blk * 256;
+      for (size_t i = 0; i < 256; ++i) {
+        const float ax = std::fabs(xs[i]);
+        if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + i, xs[i]}, top_k);
+      }
+    }
+  }
+  slot ^= 1;
+  if (pending) add(index[slot], step[slot], sure_of[slot]);
+  close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }
 #endif
 
@@ -923,6 +1152,12 @@ void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, flo
       level_bounds<levels::Q4K>(b, 1, lo_out, hi_out);
       continue;
     }
+#if defined(AKVIEW_STATS_Q4K_AVX512)
+    const __m512 scales_mins = q4k_scales_mins(b);
+    V8 dj, mj;
+    std::memcpy(&dj, &scales_mins, sizeof dj);
+    std::memcpy(&mj, reinterpret_cast<const char*>(&scales_mins) + sizeof dj, sizeof mj);
+#else
     V8 sc, mn;
     for (int j = 0; j < 8; ++j) {
       uint8_t s8, m8;
@@ -931,6 +1166,7 @@ void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, flo
       mn[j] = m8;
     }
     const V8 dj = fp::f16_to_f32(d16) * sc, mj = fp::f16_to_f32(dmin16) * mn;
+#endif
     const V8 first = dj * 0.0f - mj, last = dj * 15.0f - mj;
     const V8 l = first < last ? first : last, h = first < last ? last : first;
     lo = l < lo ? l : lo;
@@ -981,17 +1217,23 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     if (opt.progress) opt.progress(1.0);
     return s;
   }
-  const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>(opt.block_elems / n_cols));
-  const size_t n_chunks = static_cast<size_t>((v.n_rows + rows_per_chunk - 1) / rows_per_chunk);
-  const int n_threads = static_cast<int>(
-      std::min<size_t>(static_cast<size_t>(opt.threads > 0 ? opt.threads : machine_threads()), n_chunks));
-  const size_t top_k = static_cast<size_t>(std::max(0, opt.top_k));
   // A level form reads its blocks in place: rows of whole blocks, nothing between them.
   const TypeInfo& info = type_info(v.type);
   const LevelScan* levels_scan = level_scan_of(v.type);
   if (levels_scan != nullptr && (info.block_elems == 0 || n_cols % info.block_elems != 0 ||
                                  v.row_bytes != n_cols / info.block_elems * info.block_bytes))
     levels_scan = nullptr;
+  // Q6_K rows of whole blocks are read as blocks by the AVX-512 kernels (scan_q6k_avx512).
+  [[maybe_unused]] const bool q6k_blocks = v.type == TypeId::q6_k && n_cols % info.block_elems == 0 &&
+                                           v.row_bytes == n_cols / info.block_elems * info.block_bytes;
+  // A level form decodes nothing into the chunk buffer, so its chunks are larger: a quarter as many
+  // reads (each a system call) over the same bytes, 144 KiB of Q4_K a chunk at the default size.
+  const size_t chunk_elems = levels_scan != nullptr ? 4 * opt.block_elems : opt.block_elems;
+  const int64_t rows_per_chunk = std::max<int64_t>(1, static_cast<int64_t>(chunk_elems / n_cols));
+  const size_t n_chunks = static_cast<size_t>((v.n_rows + rows_per_chunk - 1) / rows_per_chunk);
+  const int n_threads = static_cast<int>(
+      std::min<size_t>(static_cast<size_t>(opt.threads > 0 ? opt.threads : machine_threads()), n_chunks));
+  const size_t top_k = static_cast<size_t>(std::max(0, opt.top_k));
   const double pass_weight = two_pass && levels_scan == nullptr && info.kind != TypeKind::block_quant ? 0.5 : 1.0;
 
   std::vector<std::unique_ptr<Worker>> workers;
@@ -1075,6 +1317,14 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
       if (stop_for_cancel()) return false;
       Worker& w = *workers[static_cast<size_t>(worker)];
+#if defined(AKVIEW_STATS_Q6K_AVX512)
+      if (q6k_blocks) {
+        const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
+        auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
+        q6k_bounds_avx512(blocks, n_blocks, lo, hi);
+        return true;
+      }
+#endif
       const float* x = decode_chunk(chunk, w);
       if (x == nullptr) return false;
       const auto [r0, r1] = rows_of(chunk);
@@ -1112,6 +1362,17 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
           chunks[chunk].done = true;
           return true;
         }
+#if defined(AKVIEW_STATS_Q6K_AVX512)
+        if (q6k_blocks && early) {
+          const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
+          if (q6k_scales_finite(blocks, n_blocks)) {
+            scan_q6k_avx512(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k, *early, w,
+                            chunks[chunk]);
+            chunks[chunk].done = true;
+            return true;
+          }
+        }
+#endif
         const float* x = decode_chunk(chunk, w);
         if (x == nullptr) return false;
         const auto [r0, r1] = rows_of(chunk);
@@ -1198,6 +1459,12 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
           }
           if (levels_scan != nullptr) {
             const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
+#if defined(AKVIEW_STATS_Q4K_AVX512)
+            if (v.type == TypeId::q4_k && q4k_scales_finite(blocks, n_blocks)) {
+              hist_q4k_avx512(blocks, n_blocks, binning, w);
+              return true;
+            }
+#endif
             levels_scan->histogram(blocks, n_blocks, 0, 0, &binning, w, chunks[chunk]);
             return true;
           }

@@ -348,6 +348,38 @@ TEST(StatsFast, ZeroOnTheMiddleEdgeOfSymmetricRanges) {
   }
 }
 
+// Q6_K's in-register pass (finite d) bins by a float multiply checked against a margin: its values
+// d * sc * (q - 32) with scales of both signs put the range symmetric about zero and every value on
+// a multiple of d, so they sit on bin edges (0 on the middle one) for many bin counts, and each d
+// below gives another rounding of bins / width. Every code occurs in every sub-block.
+TEST(StatsFast, Q6kValuesOnBinEdges) {
+  const TypeInfo& info = type_info(TypeId::q6_k);
+  const int64_t rows = 6, per_row = 2;
+  std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+  for (int i = 0; i < 120; ++i) {
+    const uint16_t d = static_cast<uint16_t>(0x2000 + 0x53 * i);   // f16 from 2^-7 up, finite
+    for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
+      uint8_t* b = &bytes[at];
+      for (int e = 0; e < 256; ++e) {   // element e of half n: code (e + i) % 64, low nibble and high pair
+        const int n = e / 128, l = e % 32, k = e % 128 / 32, code = (e + i) % 64;
+        uint8_t& ql = b[64 * n + l + 32 * (k & 1)];
+        ql = static_cast<uint8_t>(k < 2 ? (ql & 0xf0) | (code & 0xf) : (ql & 0x0f) | (code & 0xf) << 4);
+        uint8_t& qh = b[128 + 32 * n + l];
+        qh = static_cast<uint8_t>((qh & ~(3 << 2 * k)) | (code >> 4) << 2 * k);
+      }
+      for (int sub = 0; sub < 16; ++sub) b[192 + sub] = static_cast<uint8_t>(sub % 2 == 0 ? 1 + i % 3 : -(1 + i % 3));
+      std::memcpy(b + 208, &d, 2);
+    }
+    const TensorView v = bytes_view(info, bytes, rows, per_row);
+    for (int bins : {64, 7, 9, 63, 100}) {
+      StatsOptions o = small_chunks(2, 256);
+      o.histogram_bins = bins;
+      expect_stats_match(v, o, "q6_K d " + std::to_string(d) + " bins " + std::to_string(bins));
+    }
+    if (HasFailure()) return;
+  }
+}
+
 TEST(StatsFast, SameResultOnAnyThreadCount) {
   std::mt19937 rng(3);
   std::vector<uint8_t> bytes(64 * 8 * 144);   // q4_K: 64 rows of 8 blocks
