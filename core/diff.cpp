@@ -330,10 +330,18 @@ Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, con
           ? std::max<size_t>(1, std::min<size_t>(static_cast<size_t>((uint64_t{1} << 20) / chunk_raw_bytes),
                                                  n_chunks / (4 * static_cast<size_t>(threads))))
           : 1;   // at least 4 groups a thread where the tensor has them, for balance
-  const size_t n_groups = (n_chunks + group - 1) / group;
-  parallel_chunks(n_groups, threads, [&](size_t g, int worker) {
+  // Groups are taken in order, so the tensor's last groups shrink (a group a thread of 1 chunk, of
+  // 2, of 4 ... below `group`): a thread that finds no group left waits for at most a chunk or two
+  // of the others' work, not a whole 1 MiB group, before the next tensor starts.
+  std::vector<size_t> bounds{n_chunks};   // group starts, from the last
+  size_t left = n_chunks;
+  for (size_t size = 1; size < group && left > 0; size *= 2)
+    for (int t = 0; t < threads && left > 0; ++t) bounds.push_back(left -= std::min(left, size));
+  while (left > 0) bounds.push_back(left -= std::min(left, group));
+  std::reverse(bounds.begin(), bounds.end());
+  parallel_chunks(bounds.size() - 1, threads, [&](size_t g, int worker) {
     Buffers& buf = buffers[static_cast<size_t>(worker)];
-    const size_t c0 = g * group, c1 = std::min(n_chunks, c0 + group);
+    const size_t c0 = bounds[g], c1 = bounds[g + 1];
     const int64_t g_r0 = static_cast<int64_t>(c0) * rows_per_chunk,
                   g_r1 = std::min(rows, static_cast<int64_t>(c1) * rows_per_chunk);
     const bool copied_a = raw_a && copy_rows(*raw_a, a_row0 + g_r0, g_r1 - g_r0, buf.ra);
