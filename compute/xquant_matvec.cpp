@@ -98,12 +98,6 @@ void fill_xq_input(XqInput& in, ActQuant kind, const float* x, int64_t n, int pa
       in.zpair[j / 2] = static_cast<int16_t>(pair_zero * p0),
                    in.zpair[j / 2 + 1] = static_cast<int16_t>(pair_zero * p1);
   }
-  if (in.bsum16.empty()) {
-    in.bsum16.resize(static_cast<size_t>(n / 16));
-    for (size_t k = 0; k < in.bsum16.size(); ++k)
-      in.bsum16[k] =
-          static_cast<int16_t>(in.sum4[4 * k] + in.sum4[4 * k + 1] + in.sum4[4 * k + 2] + in.sum4[4 * k + 3]);
-  }
 }
 
 }   // namespace
