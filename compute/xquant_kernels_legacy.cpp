@@ -3,7 +3,10 @@
 //   q8_0 [d][qs 32]  iq4_nl [d][qs 16]
 // Per block the integer sum of (weight code) * (x code) is exact in int32; the weight code is
 // unsigned c with a zero point z (q4_0: 8, q5_0: 16, q8_0 stored as c = q + 128, iq4_nl as
-// c = value + 128), so sum((c - z) x) = sum(c x) - z sum(x), with sum(x) from XqInput::sum4. Then
+// c = value + 128), so sum((c - z) x) = sum(c x) - z sum(x), with sum(x) from XqInput::sum4 (the
+// AVX-512 VNNI kernels make z sum(x) with one more vpdpbusd of z against the x codes they hold
+// already: reading sum4 as well doubled the x bytes the thread that did not quantize x pulls over
+// from the other core, a microsecond of a 60-row matvec). Then
 // y += (d_w d_x) * isum (+ m_w * s_x for q4_1 / q5_1), in f32.
 #include <array>
 #include <cstdint>
@@ -190,8 +193,6 @@ __m512i codes_pair(const uint8_t* p) {
   }
 }
 
-constexpr int log2_of(int z) { return z == 8 ? 3 : z == 16 ? 4 : 7; }
-
 // R rows per pass: each pair of blocks' x codes, zero-point sums and x scales are loaded once for
 // the R rows, and R accumulators are in flight. Each row is prefetched kAhead bytes ahead; past
 // its end the prefetch goes on into the row the same lane reads next pass (R rows on), so the
@@ -219,7 +220,7 @@ void pass_vnni512(const XqArgs& a, int64_t r, float* y) {
     const __m512i xc = _mm512_loadu_si512(x.codes.data() + 64 * k);
     __m512i init = _mm512_setzero_si512();
     if constexpr (L.zero != 0)
-      init = _mm512_sub_epi32(init, _mm512_slli_epi32(_mm512_loadu_si512(x.sum4.data() + 16 * k), log2_of(L.zero)));
+      init = _mm512_sub_epi32(init, _mm512_dpbusd_epi32(init, _mm512_set1_epi8(static_cast<char>(L.zero)), xc));
     const float d0 = x.d[2 * k], d1 = x.d[2 * k + 1];
     int64_t ahead = 2 * k * L.bytes + kAhead;
     if (ahead >= row_bytes) ahead += (R - 1) * row_bytes;   // a prefetch never faults: past the tensor is fine
