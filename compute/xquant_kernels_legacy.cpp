@@ -193,7 +193,7 @@ __m512i codes_pair(const uint8_t* p) {
   }
 }
 
-// R rows per pass: each pair of blocks' x codes, zero-point sums and x scales are loaded once for
+// R rows per pass: each pair of blocks' x codes, zero-point sums and x scales are made once for
 // the R rows, and R accumulators are in flight. Each row is prefetched kAhead bytes ahead; past
 // its end the prefetch goes on into the row the same lane reads next pass (R rows on), so the
 // streams of the next pass start warm. On AVX-512 (Zen 5, 2 threads, from memory) one row at a
