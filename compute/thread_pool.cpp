@@ -123,21 +123,53 @@ int default_thread_count() {
   return hc == 0 ? 1 : static_cast<int>(hc);
 }
 
-Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Status(int64_t, int64_t)>& task) {
-  ThreadPool& p = shared_pool();
-  const int64_t by_bytes =
-      std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(row_bytes, 1)));
-  const int64_t by_balance = std::max<int64_t>(1, n_rows / (4 * p.threads()));
-  const int64_t rows_per_task = std::min(by_bytes, by_balance);
+namespace {
+// Runs task(r0, r1) over [0, n_rows) in ranges of rows_per_task on the pool; the failing range with
+// the lowest index gives the Status. Only a failure takes the lock: a vector of a Status per task,
+// written by both cores, cost more than a 60-row matvec's kernel (its cache lines moved between the
+// cores on every call).
+Status run_row_ranges(ThreadPool& p, int64_t n_rows, int64_t rows_per_task,
+                      const std::function<Status(int64_t, int64_t)>& task) {
   const int64_t n_tasks = (n_rows + rows_per_task - 1) / rows_per_task;
-  std::vector<Status> status(static_cast<size_t>(n_tasks));
+  std::mutex failed_mutex;
+  int64_t failed_at = n_tasks;
+  Status failed;
   p.parallel_for(n_tasks, [&](int64_t t) {
     const int64_t r0 = t * rows_per_task;
-    status[t] = task(r0, std::min(n_rows, r0 + rows_per_task));
+    Status s = task(r0, std::min(n_rows, r0 + rows_per_task));
+    if (s.ok()) return;
+    std::lock_guard lock(failed_mutex);
+    if (t < failed_at) failed_at = t, failed = std::move(s);
   });
-  for (auto& s : status)
-    if (!s.ok()) return std::move(s).error();
-  return {};
+  return failed;
+}
+
+// Rows a task: ~128 KiB of weights, at least 4 tasks a thread for balance.
+int64_t balanced_rows_per_task(int64_t n_rows, uint64_t row_bytes, int64_t threads) {
+  const int64_t by_bytes =
+      std::max<int64_t>(1, static_cast<int64_t>((uint64_t{128} << 10) / std::max<uint64_t>(row_bytes, 1)));
+  return std::min(by_bytes, std::max<int64_t>(1, n_rows / (4 * threads)));
+}
+
+// A matrix of at most this many bytes a thread is split into one contiguous range a thread (it
+// stays in those cores' L2 from call to call, as ggml's split keeps it).
+constexpr uint64_t kPinnedBytes = uint64_t{256} << 10;
+}   // namespace
+
+Status parallel_rows(int64_t n_rows, uint64_t row_bytes, const std::function<Status(int64_t, int64_t)>& task) {
+  ThreadPool& p = shared_pool();
+  return run_row_ranges(p, n_rows, balanced_rows_per_task(n_rows, row_bytes, p.threads()), task);
+}
+
+Status parallel_row_passes(int64_t n_rows, uint64_t row_bytes, int64_t multiple,
+                           const std::function<Status(int64_t, int64_t)>& task) {
+  ThreadPool& p = shared_pool();
+  const int64_t threads = p.threads();
+  int64_t rows_per_task = static_cast<uint64_t>(n_rows) * row_bytes <= static_cast<uint64_t>(threads) * kPinnedBytes
+                              ? (n_rows + threads - 1) / threads
+                              : balanced_rows_per_task(n_rows, row_bytes, threads);
+  rows_per_task = std::max<int64_t>(1, (rows_per_task + multiple - 1) / multiple) * multiple;
+  return run_row_ranges(p, n_rows, rows_per_task, task);
 }
 
 }   // namespace akview::compute

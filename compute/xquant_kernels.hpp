@@ -27,9 +27,10 @@ namespace akview::compute {
 
 // x after quantization, unpacked: codes[j] is x code j; d[b] the block's scale as float (per 32
 // for q8_0 / q8_1, per 256 for q8_K); sum4[k] = codes[4k] + .. + codes[4k+3]; bsum16[k] the sum
-// over codes[16k .. 16k+15] (q8_K: its bsums); s[b] the q8_1 block's s as float; zpair[k] =
-// z * (codes[2k] + codes[2k+1]) for a weight type whose AVX2 / AVX-512 kernels take its zero point
-// z off each pair of products (XqKernelRow::pair_zero: q4_0, q5_0, q3_K, q6_K; empty otherwise).
+// over codes[16k .. 16k+15], q8_K's bsums (empty for q8_0 / q8_1: only the K-quant kernels read
+// it); s[b] the q8_1 block's s as float; zpair[k] = z * (codes[2k] + codes[2k+1]) for a weight type
+// whose AVX2 / AVX-512 kernels take its zero point z off each pair of products
+// (XqKernelRow::pair_zero: q4_0, q5_0, q3_K, q6_K; empty otherwise).
 struct XqInput {
   ActQuant kind = ActQuant::q8_0;
   std::vector<int8_t> codes;

@@ -3,7 +3,10 @@
 //   q8_0 [d][qs 32]  iq4_nl [d][qs 16]
 // Per block the integer sum of (weight code) * (x code) is exact in int32; the weight code is
 // unsigned c with a zero point z (q4_0: 8, q5_0: 16, q8_0 stored as c = q + 128, iq4_nl as
-// c = value + 128), so sum((c - z) x) = sum(c x) - z sum(x), with sum(x) from XqInput::sum4. Then
+// c = value + 128), so sum((c - z) x) = sum(c x) - z sum(x), with sum(x) from XqInput::sum4 (the
+// AVX-512 VNNI kernels make z sum(x) with one more vpdpbusd of z against the x codes they hold
+// already: reading sum4 as well doubled the x bytes the thread that did not quantize x pulls over
+// from the other core, a microsecond of a 60-row matvec). Then
 // y += (d_w d_x) * isum (+ m_w * s_x for q4_1 / q5_1), in f32.
 #include <array>
 #include <cstdint>
@@ -129,7 +132,9 @@ inline __m256i dot_avx2(__m256i c, const int8_t* xc, const int16_t* zx2) {
 
 // One row at a time, as ggml: with 2 or 4 rows streamed from memory side by side (sharing each
 // block's x loads), q4_0 and q4_1 ran at 0.72-0.86x of ggml's vec_dot on one thread here; one row
-// at a time, 1.06-1.25x (in cache the same either way).
+// at a time, 1.06-1.25x (in cache the same either way). Even and odd blocks go to two accumulators:
+// with one, each block's FMA waited on the last one's, and in cache q8_0 and q4_0 ran at 0.97-1.0x of
+// ggml on one thread (AVX-512 host, the AVX2 kernels against ggml's haswell library), 1.13-1.16x with two.
 template <const Legacy& L, bool kIq4 = false>
 void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   const TensorView& v = *a.view;
@@ -137,17 +142,20 @@ void rows_avx2(const XqArgs& a, int64_t r0, int64_t r1, float* y) {
   const int64_t nb = v.n_cols / 32;
   for (int64_t r = r0; r < r1; ++r) {
     const uint8_t* row = v.data.data() + static_cast<uint64_t>(r) * v.row_bytes;
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
     float mins = 0;
-    for (int64_t b = 0; b < nb; ++b) {
+    auto block = [&](int64_t b, __m256& into) {
       const uint8_t* p = row + b * L.bytes;
       simd::prefetch_span(p + 1024, L.bytes);
       const int16_t* zx2 = kPairZero<L> ? x.zpair.data() + 16 * b : nullptr;
       const __m256i isum = dot_avx2<L>(codes_avx2<L, kIq4>(p), x.codes.data() + 32 * b, zx2);
-      acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), acc);
+      into = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_set1_ps(load_f16(p) * x.d[b]), into);
       if constexpr (L.m >= 0) mins += load_f16(p + L.m) * x.s[b];
-    }
-    y[r] = simd::hsum(acc) + mins;
+    };
+    int64_t b = 0;
+    for (; b + 2 <= nb; b += 2) block(b, acc), block(b + 1, acc1);
+    if (b < nb) block(b, acc);
+    y[r] = simd::hsum(_mm256_add_ps(acc, acc1)) + mins;
   }
 }
 #define XQ_AVX2(L, ...) rows_avx2<L __VA_OPT__(, ) __VA_ARGS__>
@@ -185,9 +193,7 @@ __m512i codes_pair(const uint8_t* p) {
   }
 }
 
-constexpr int log2_of(int z) { return z == 8 ? 3 : z == 16 ? 4 : 7; }
-
-// R rows per pass: each pair of blocks' x codes, zero-point sums and x scales are loaded once for
+// R rows per pass: each pair of blocks' x codes, zero-point sums and x scales are made once for
 // the R rows, and R accumulators are in flight. Each row is prefetched kAhead bytes ahead; past
 // its end the prefetch goes on into the row the same lane reads next pass (R rows on), so the
 // streams of the next pass start warm. On AVX-512 (Zen 5, 2 threads, from memory) one row at a
@@ -214,7 +220,7 @@ void pass_vnni512(const XqArgs& a, int64_t r, float* y) {
     const __m512i xc = _mm512_loadu_si512(x.codes.data() + 64 * k);
     __m512i init = _mm512_setzero_si512();
     if constexpr (L.zero != 0)
-      init = _mm512_sub_epi32(init, _mm512_slli_epi32(_mm512_loadu_si512(x.sum4.data() + 16 * k), log2_of(L.zero)));
+      init = _mm512_sub_epi32(init, _mm512_dpbusd_epi32(init, _mm512_set1_epi8(static_cast<char>(L.zero)), xc));
     const float d0 = x.d[2 * k], d1 = x.d[2 * k + 1];
     int64_t ahead = 2 * k * L.bytes + kAhead;
     if (ahead >= row_bytes) ahead += (R - 1) * row_bytes;   // a prefetch never faults: past the tensor is fine

@@ -18,8 +18,10 @@
 #endif
 
 #include "core/decode/decode.hpp"
+#include "core/decode/decode_table.hpp"   // the row decoders, called on the thread's own copies
 #include "core/formats/pytorch.hpp"
 #include "core/kernel_copy.hpp"
+#include "core/mapped_file.hpp"
 #include "core/names/name_map.hpp"
 #include "core/parallel_chunks.hpp"
 #include "core/tensor_view.hpp"
@@ -104,44 +106,80 @@ inline D8 max8(D8 ad, D8 m) {
 // Two sets of lane accumulators (16 values a step), so the additions of one step do not wait on
 // the previous step's (each sum is a chain of dependent adds); the sets and lanes merge in a fixed
 // order, so the bits do not depend on where the chunk runs. Products of two floats are exact in
-// double: only the additions round.
-ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
-  D8 sq0{}, ref0{}, a0{}, dot0{}, max0{}, sq1{}, ref1{}, a1{}, dot1{}, max1{};
-  size_t k = 0;
-  for (; k + 16 <= n; k += 16) {
-    const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
-    const D8 x1 = widen(x + k + 8), y1 = widen(y + k + 8), d1 = x1 - y1, ad1 = abs8(d1);
-    max0 = max8(ad0, max0);
-    max1 = max8(ad1, max1);
-    sq0 += d0 * d0, sq1 += d1 * d1;
-    ref0 += y0 * y0, ref1 += y1 * y1;
-    a0 += x0 * x0, a1 += x1 * x1;
-    dot0 += x0 * y0, dot1 += x1 * y1;
+// double: only the additions round. A chunk may be fed in pieces (add, then finish): pieces of a
+// multiple of 16 values keep every value in the lane it has in one pass over the chunk, so the
+// sums are those of the whole chunk to the bit.
+class ChunkLanes {
+ public:
+  // Adds n values, n a multiple of 16.
+  void add(const float* x, const float* y, size_t n) {
+    D8 sq0 = sq0_, ref0 = ref0_, a0 = a0_, dot0 = dot0_, max0 = max0_;
+    D8 sq1 = sq1_, ref1 = ref1_, a1 = a1_, dot1 = dot1_, max1 = max1_;
+    for (size_t k = 0; k + 16 <= n; k += 16) {
+      const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
+      const D8 x1 = widen(x + k + 8), y1 = widen(y + k + 8), d1 = x1 - y1, ad1 = abs8(d1);
+      max0 = max8(ad0, max0);
+      max1 = max8(ad1, max1);
+      sq0 += d0 * d0, sq1 += d1 * d1;
+      ref0 += y0 * y0, ref1 += y1 * y1;
+      a0 += x0 * x0, a1 += x1 * x1;
+      dot0 += x0 * y0, dot1 += x1 * y1;
+    }
+    sq0_ = sq0, ref0_ = ref0, a0_ = a0, dot0_ = dot0, max0_ = max0;
+    sq1_ = sq1, ref1_ = ref1, a1_ = a1, dot1_ = dot1, max1_ = max1;
   }
-  if (k + 8 <= n) {
-    const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
-    max0 = max8(ad0, max0);
-    sq0 += d0 * d0, ref0 += y0 * y0, a0 += x0 * x0, dot0 += x0 * y0;
-    k += 8;
+
+  // Adds the chunk's last n values (any count) and returns the sums of all it was given.
+  ChunkSums finish(const float* x, const float* y, size_t n) {
+    size_t k = n / 16 * 16;
+    add(x, y, k);
+    if (k + 8 <= n) {
+      const D8 x0 = widen(x + k), y0 = widen(y + k), d0 = x0 - y0, ad0 = abs8(d0);
+      max0_ = max8(ad0, max0_);
+      sq0_ += d0 * d0, ref0_ += y0 * y0, a0_ += x0 * x0, dot0_ += x0 * y0;
+      k += 8;
+    }
+    ChunkSums c;
+    for (int j = 0; j < 8; ++j) {
+      c.max_abs = std::max({c.max_abs, max0_[j], max1_[j]});
+      c.sum_sq += sq0_[j] + sq1_[j];
+      c.ref_sq += ref0_[j] + ref1_[j];
+      c.a_sq += a0_[j] + a1_[j];
+      c.dot += dot0_[j] + dot1_[j];
+    }
+    for (; k < n; ++k) {
+      const double xd = x[k], yd = y[k], d = xd - yd;
+      c.max_abs = std::max(c.max_abs, std::fabs(d));
+      c.sum_sq += d * d;
+      c.ref_sq += yd * yd;
+      c.a_sq += xd * xd;
+      c.dot += xd * yd;
+    }
+    return c;
   }
-  ChunkSums c;
-  for (int j = 0; j < 8; ++j) {
-    c.max_abs = std::max({c.max_abs, max0[j], max1[j]});
-    c.sum_sq += sq0[j] + sq1[j];
-    c.ref_sq += ref0[j] + ref1[j];
-    c.a_sq += a0[j] + a1[j];
-    c.dot += dot0[j] + dot1[j];
+
+ private:
+  D8 sq0_{}, ref0_{}, a0_{}, dot0_{}, max0_{}, sq1_{}, ref1_{}, a1_{}, dot1_{}, max1_{};
+};
+
+// The kernel-copy readers of one diff, one per mapped file (a KernelCopy finds its file in
+// /proc/self/maps: once per file now, where it was twice per tensor pair). Bytes in no mapping of
+// MappedFile::open share one reader: KernelCopy::read checks that an address lies in the file it
+// opened and copies anything else through process_vm_readv, so any reader is right for them.
+class Readers {
+ public:
+  const KernelCopy& at(const uint8_t* inside) {
+    uintptr_t key = 0;
+    if (auto where = locate_mapping(inside)) key = reinterpret_cast<uintptr_t>(inside) - where->offset;
+    for (const auto& [k, reader] : readers_)
+      if (k == key) return *reader;
+    readers_.emplace_back(key, std::make_unique<KernelCopy>(inside));
+    return *readers_.back().second;
   }
-  for (; k < n; ++k) {
-    const double xd = x[k], yd = y[k], d = xd - yd;
-    c.max_abs = std::max(c.max_abs, std::fabs(d));
-    c.sum_sq += d * d;
-    c.ref_sq += yd * yd;
-    c.a_sq += xd * xd;
-    c.dot += xd * yd;
-  }
-  return c;
-}
+
+ private:
+  std::vector<std::pair<uintptr_t, std::unique_ptr<KernelCopy>>> readers_;
+};
 
 // A side read as raw rows: a plain tensor (not composite, not strided) read by the default decoder.
 // Its chunks are copied out of its file by the kernel (core/kernel_copy.hpp: pread into the thread's
@@ -150,24 +188,23 @@ ChunkSums sum_chunk(const float* x, const float* y, size_t n) {
 // says what failed.
 struct RawSide {
   TensorView view;
-  KernelCopy reader;
-  explicit RawSide(const TensorView& v) : view(v), reader(v.data.data()) {}
+  const KernelCopy* reader;
 };
-std::unique_ptr<RawSide> raw_side(const Model& m, uint32_t index, const DiffOptions& options) {
+std::optional<RawSide> raw_side(const Model& m, uint32_t index, const DiffOptions& options, Readers& readers) {
   const Tensor& t = m.tensors[index];
   if (options.decode || (t.flags & (kTensorNonContiguous | kTensorUnsupported)) ||
       type_info(t.type).kind == TypeKind::composite)
-    return nullptr;
+    return std::nullopt;
   auto v = make_tensor_view(m, t);
-  if (!v) return nullptr;
-  return std::make_unique<RawSide>(*v);
+  if (!v) return std::nullopt;
+  return RawSide{*v, &readers.at(v->data.data())};
 }
 
 // Rows [r, r + n) of `side` copied into `out` (resized); false when the kernel could not copy them all.
 bool copy_rows(const RawSide& side, int64_t r, int64_t n, std::vector<uint8_t>& out) {
   const uint64_t len = static_cast<uint64_t>(n) * side.view.row_bytes;
   out.resize(len);
-  return side.reader.read(side.view.data.data() + static_cast<uint64_t>(r) * side.view.row_bytes, len, out.data());
+  return side.reader->read(side.view.data.data() + static_cast<uint64_t>(r) * side.view.row_bytes, len, out.data());
 }
 
 // Rows [r, r + n) of a raw view decoded from the copy in `bytes`.
@@ -177,6 +214,49 @@ Status decode_copy(const TensorView& v, int64_t n, std::span<const uint8_t> byte
   c.data = bytes;
   c.source_id = 0;
   return decode_rows(c, 0, n, out);
+}
+
+// How both raw sides' copied chunks are decoded a few thousand values at a time and compared at
+// once, while those values are still in L1 (a chunk decoded whole into two 256 KiB buffers was
+// written to and read back from L2, and pushed the copied bytes out of it): a chunk's rows are cut
+// into pieces of `cols` values (a divisor of the row that is whole blocks of both types), and
+// `per_step` pieces (a multiple of 16 values, so the lanes see what one pass sees) are decoded per
+// side per step by the type's row decoder, straight: the bytes are the thread's own copy and the
+// piece view is checked once per chunk (validate_view).
+struct Pieces {
+  int64_t cols = 0, per_step = 0;
+  decode::RowRangeDecoder decode_a = nullptr, decode_b = nullptr;
+};
+std::optional<Pieces> fused_pieces(const RawSide& a, const RawSide& b, int64_t cols) {
+  constexpr int64_t kMaxPiece = 4096, kMaxStep = 4096;   // floats a side: 2 x 16 KiB of L1
+  const TypeInfo &ta = type_info(a.view.type), &tb = type_info(b.view.type);
+  Pieces p;
+  p.decode_a = decode::decoder_row(a.view.type).decode;
+  p.decode_b = decode::decoder_row(b.view.type).decode;
+  if (!p.decode_a || !p.decode_b || ta.block_elems == 0 || tb.block_elems == 0) return std::nullopt;
+  for (int64_t g = std::min(cols, kMaxPiece); g > 0 && p.cols == 0; --g)
+    if (cols % g == 0 && g % ta.block_elems == 0 && g % tb.block_elems == 0) p.cols = g;
+  if (p.cols == 0) return std::nullopt;
+  p.per_step = 1;
+  while ((p.per_step * p.cols) % 16 != 0) ++p.per_step;
+  if (p.per_step * p.cols > kMaxStep) {
+    if (p.per_step > 1) return std::nullopt;   // a piece of 16 values is wider than a step: no fusing
+  } else {
+    p.per_step *= std::max<int64_t>(1, kMaxStep / (p.per_step * p.cols));
+  }
+  return p;
+}
+
+// `bytes` (whole rows of `side`) seen as rows of `cols` values.
+TensorView piece_view(const RawSide& side, std::span<const uint8_t> bytes, int64_t cols) {
+  TensorView v = side.view;
+  const TypeInfo& t = type_info(v.type);
+  v.n_cols = cols;
+  v.row_bytes = static_cast<uint64_t>(cols) / t.block_elems * t.block_bytes;
+  v.n_rows = static_cast<int64_t>(bytes.size() / v.row_bytes);
+  v.data = bytes;
+  v.source_id = 0;
+  return v;
 }
 
 // Each thread's decode and copy buffers (a few hundred KiB), kept between the tensors of a diff:
@@ -216,9 +296,10 @@ class BufferLease {
 // chunks of whole rows decoded once per side into each thread's buffers (core/parallel_chunks.hpp)
 // and compared in the same pass. Where both sides are raw rows of one type and a chunk's bytes are
 // equal, it is decoded once and compared with itself: the same floats on both sides, so the same
-// sums to the bit (sum_chunk(x, x)).
+// sums to the bit (lanes fed x and x).
 Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, const Model& b, uint32_t ib,
-                                int64_t b_row0, int64_t rows, int64_t cols, const DiffOptions& options) {
+                                int64_t b_row0, int64_t rows, int64_t cols, const DiffOptions& options,
+                                Readers& readers) {
   const RowDecoder& decode = options.decode ? options.decode : RowDecoder(decode_tensor_rows);
   ValueError e;
   if (rows == 0 || cols == 0) return e;
@@ -231,9 +312,10 @@ Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, con
       std::min<size_t>(static_cast<size_t>(options.threads > 0 ? options.threads : machine_threads()), n_chunks));
   BufferLease lease(static_cast<size_t>(threads));
   std::vector<Buffers>& buffers = lease.buffers;
-  const std::unique_ptr<RawSide> raw_a = raw_side(a, ia, options), raw_b = raw_side(b, ib, options);
+  const std::optional<RawSide> raw_a = raw_side(a, ia, options, readers), raw_b = raw_side(b, ib, options, readers);
   const bool same_layout =
       raw_a && raw_b && raw_a->view.type == raw_b->view.type && raw_a->view.row_bytes == raw_b->view.row_bytes;
+  const std::optional<Pieces> pieces = raw_a && raw_b ? fused_pieces(*raw_a, *raw_b, cols) : std::nullopt;
   std::vector<ChunkSums> sums(n_chunks);
   std::mutex error_mutex;
   std::optional<Error> error;
@@ -248,10 +330,18 @@ Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, con
           ? std::max<size_t>(1, std::min<size_t>(static_cast<size_t>((uint64_t{1} << 20) / chunk_raw_bytes),
                                                  n_chunks / (4 * static_cast<size_t>(threads))))
           : 1;   // at least 4 groups a thread where the tensor has them, for balance
-  const size_t n_groups = (n_chunks + group - 1) / group;
-  parallel_chunks(n_groups, threads, [&](size_t g, int worker) {
+  // Groups are taken in order, so the tensor's last groups shrink (a group a thread of 1 chunk, of
+  // 2, of 4 ... below `group`): a thread that finds no group left waits for at most a chunk or two
+  // of the others' work, not a whole 1 MiB group, before the next tensor starts.
+  std::vector<size_t> bounds{n_chunks};   // group starts, from the last
+  size_t left = n_chunks;
+  for (size_t size = 1; size < group && left > 0; size *= 2)
+    for (int t = 0; t < threads && left > 0; ++t) bounds.push_back(left -= std::min(left, size));
+  while (left > 0) bounds.push_back(left -= std::min(left, group));
+  std::reverse(bounds.begin(), bounds.end());
+  parallel_chunks(bounds.size() - 1, threads, [&](size_t g, int worker) {
     Buffers& buf = buffers[static_cast<size_t>(worker)];
-    const size_t c0 = g * group, c1 = std::min(n_chunks, c0 + group);
+    const size_t c0 = bounds[g], c1 = bounds[g + 1];
     const int64_t g_r0 = static_cast<int64_t>(c0) * rows_per_chunk,
                   g_r1 = std::min(rows, static_cast<int64_t>(c1) * rows_per_chunk);
     const bool copied_a = raw_a && copy_rows(*raw_a, a_row0 + g_r0, g_r1 - g_r0, buf.ra);
@@ -271,19 +361,42 @@ Result<ValueError> compare_rows(const Model& a, uint32_t ia, int64_t a_row0, con
       const std::span<const uint8_t> sa = copied_a ? slice(*raw_a, buf.ra) : std::span<const uint8_t>();
       const std::span<const uint8_t> sb = copied_b ? slice(*raw_b, buf.rb) : std::span<const uint8_t>();
       const bool equal = same_layout && copied_a && copied_b && std::memcmp(sa.data(), sb.data(), sa.size()) == 0;
-      buf.va.resize(n);
-      if (!equal) buf.vb.resize(n);
-      Status st = copied_a ? decode_copy(raw_a->view, end - r, sa, buf.va.data())
-                           : decode(a, ia, a_row0 + r, a_row0 + end, buf.va.data());
-      if (st.ok() && !equal)
-        st = copied_b ? decode_copy(raw_b->view, end - r, sb, buf.vb.data())
-                      : decode(b, ib, b_row0 + r, b_row0 + end, buf.vb.data());
+      Status st;
+      if (pieces && copied_a && copied_b) {
+        const TensorView pa = piece_view(*raw_a, sa, pieces->cols), pb = piece_view(*raw_b, sb, pieces->cols);
+        st = validate_view(pa);
+        if (st.ok()) st = validate_view(pb);
+        if (st.ok()) {
+          const size_t step = static_cast<size_t>(pieces->per_step * pieces->cols);
+          buf.va.resize(std::max(buf.va.size(), step));
+          buf.vb.resize(std::max(buf.vb.size(), step));
+          float *x = buf.va.data(), *y = equal ? x : buf.vb.data();
+          ChunkLanes lanes;
+          for (int64_t p = 0; p < pa.n_rows; p += pieces->per_step) {
+            const int64_t q = std::min(pa.n_rows, p + pieces->per_step);
+            const size_t m = static_cast<size_t>((q - p) * pieces->cols);
+            pieces->decode_a(pa, p, q, x);
+            if (!equal) pieces->decode_b(pb, p, q, y);
+            if (q == pa.n_rows) sums[chunk] = lanes.finish(x, y, m);
+            else lanes.add(x, y, m);
+          }
+          continue;
+        }
+      } else {
+        buf.va.resize(n);
+        if (!equal) buf.vb.resize(n);
+        st = copied_a ? decode_copy(raw_a->view, end - r, sa, buf.va.data())
+                      : decode(a, ia, a_row0 + r, a_row0 + end, buf.va.data());
+        if (st.ok() && !equal)
+          st = copied_b ? decode_copy(raw_b->view, end - r, sb, buf.vb.data())
+                        : decode(b, ib, b_row0 + r, b_row0 + end, buf.vb.data());
+      }
       if (!st.ok()) {
         std::lock_guard lock(error_mutex);
         if (!error) error = std::move(st).error();
         return false;
       }
-      sums[chunk] = sum_chunk(buf.va.data(), equal ? buf.va.data() : buf.vb.data(), n);
+      sums[chunk] = ChunkLanes().finish(buf.va.data(), equal ? buf.va.data() : buf.vb.data(), n);
     }
     return true;
   });
@@ -315,19 +428,18 @@ std::vector<int64_t> pair_shape(const Model& m, uint32_t index, int64_t expert) 
   return out;
 }
 
-}   // namespace
-
-Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib,
-                                  const DiffOptions& options) {
+Result<ValueError> compare_tensors(const Model& a, uint32_t ia, const Model& b, uint32_t ib, const DiffOptions& options,
+                                   Readers& readers) {
   const RowShape sa = row_shape(a, a.tensors[ia]), sb = row_shape(b, b.tensors[ib]);
   if (sa.rows != sb.rows || sa.cols != sb.cols)
     return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "the two tensors have different shapes");
-  return compare_rows(a, ia, 0, b, ib, 0, sa.rows, sa.cols, options);
+  return compare_rows(a, ia, 0, b, ib, 0, sa.rows, sa.cols, options, readers);
 }
 
-Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDiff& d, const DiffOptions& options) {
+Result<ValueError> compare_pair(const Model& a, const Model& b, const TensorDiff& d, const DiffOptions& options,
+                                Readers& readers) {
   if (d.a == kNone || d.b == kNone) return make_error(ErrorCode::not_found, a.path, kNoOffset, "one side is missing");
-  if (d.a_expert < 0 && d.b_expert < 0) return compare_values(a, d.a, b, d.b, options);
+  if (d.a_expert < 0 && d.b_expert < 0) return compare_tensors(a, d.a, b, d.b, options, readers);
   if (pair_shape(a, d.a, d.a_expert) != pair_shape(b, d.b, d.b_expert))
     return make_error(ErrorCode::bad_shape, a.path, kNoOffset,
                       "the expert's slice and the tensor have different shapes");
@@ -336,7 +448,20 @@ Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDi
   const int64_t a0 = d.a_expert >= 0 ? d.a_expert * rows : 0, b0 = d.b_expert >= 0 ? d.b_expert * rows : 0;
   if (a0 + rows > sa.rows || b0 + rows > sb.rows)
     return make_error(ErrorCode::bad_shape, a.path, kNoOffset, "expert index beyond the stacked tensor");
-  return compare_rows(a, d.a, a0, b, d.b, b0, rows, sa.cols, options);
+  return compare_rows(a, d.a, a0, b, d.b, b0, rows, sa.cols, options, readers);
+}
+
+}   // namespace
+
+Result<ValueError> compare_values(const Model& a, uint32_t ia, const Model& b, uint32_t ib,
+                                  const DiffOptions& options) {
+  Readers readers;
+  return compare_tensors(a, ia, b, ib, options, readers);
+}
+
+Result<ValueError> compare_values(const Model& a, const Model& b, const TensorDiff& d, const DiffOptions& options) {
+  Readers readers;
+  return compare_pair(a, b, d, options, readers);
 }
 
 std::optional<ExpertKey> split_expert_key(std::string_view key) {
@@ -379,6 +504,7 @@ uint64_t key_hash(const DiffKey& k) { return std::hash<std::string_view>{}(k.key
 
 DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& options, const DiffSink& sink) {
   DiffReport report;
+  Readers readers;
   size_t pairs = 0, done = 0;   // for progress: the pairs whose values are compared
   if (options.values && options.progress) {
     DiffOptions structure;
@@ -422,7 +548,7 @@ DiffReport diff_models(const Model& a, const Model& b, const DiffOptions& option
     if (d.shape_differs) {
       d.value_problem = "shapes differ";
     } else {
-      auto err = compare_values(a, b, d, options);
+      auto err = compare_pair(a, b, d, options, readers);
       if (err) {
         d.has_values = true;
         d.error = *err;

@@ -1,6 +1,8 @@
 // ggml K-quants: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K (256-element super-blocks). FORMATS.md §2.7;
 // float operations in the order of dequantize_row_q*_K (ggml-quants.c): sub-block scale = d * sc,
 // then scale * q - min, so results are bit-identical to ggml.
+#include <cstring>
+
 #include "core/decode/decoders.hpp"
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
@@ -152,6 +154,28 @@ void q4_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
   const float dmin = simd::f16(b + 2);
   const uint8_t* scales = b + 4;
   const uint8_t* q = b + 16;
+#if defined(AKVIEW_DECODE_LEVEL_TABLE)
+  // The 8 scales and mins at once (kquant_scale_min's bytes, four to a word), then d * sc and
+  // dmin * m for all 8 sub-blocks in two multiplies; each sub-block's 16 values looked up.
+  uint32_t lo, mid, hi;
+  std::memcpy(&lo, scales, 4), std::memcpy(&mid, scales + 4, 4), std::memcpy(&hi, scales + 8, 4);
+  const uint64_t sc = (lo & 0x3F3F3F3Fu) | uint64_t{(hi & 0x0F0F0F0Fu) | (((lo >> 6) & 0x03030303u) << 4)} << 32;
+  const uint64_t mn = (mid & 0x3F3F3F3Fu) | uint64_t{((hi >> 4) & 0x0F0F0F0Fu) | (((mid >> 6) & 0x03030303u) << 4)}
+                                                << 32;
+  alignas(32) float ds[8], ms[8];
+  _mm256_store_ps(ds, _mm256_mul_ps(_mm256_set1_ps(d), simd::u8_lo(_mm_cvtsi64_si128(static_cast<int64_t>(sc)))));
+  _mm256_store_ps(ms, _mm256_mul_ps(_mm256_set1_ps(dmin), simd::u8_lo(_mm_cvtsi64_si128(static_cast<int64_t>(mn)))));
+  for (int c = 0; c < 4; ++c) {
+    const __m128i q0 = simd::load16(q), q1 = simd::load16(q + 16);
+    const __m512 t1 = simd::mulsub_levels(ds[2 * c], ms[2 * c]), t2 = simd::mulsub_levels(ds[2 * c + 1], ms[2 * c + 1]);
+    simd::lookup_u4x16(simd::low_nibbles(q0), t1, y);
+    simd::lookup_u4x16(simd::low_nibbles(q1), t1, y + 16);
+    simd::lookup_u4x16(simd::high_nibbles(q0), t2, y + 32);
+    simd::lookup_u4x16(simd::high_nibbles(q1), t2, y + 48);
+    y += 64;
+    q += 32;
+  }
+#else
   for (int c = 0; c < 4; ++c) {
     uint8_t sc, mn;
     kquant_scale_min(2 * c, scales, &sc, &mn);
@@ -166,6 +190,7 @@ void q4_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
     y += 64;
     q += 32;
   }
+#endif
 }
 
 void q6_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {

@@ -12,12 +12,14 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "compute/backends.hpp"
 #include "compute/xquant.hpp"
 #include "core/decode/decode.hpp"
 #include "oracle_cases.hpp"
+#include "tests/compute/synthetic.hpp"
 #include "tests/writers/quantize.hpp"
 
 namespace akview::compute {
@@ -496,6 +498,69 @@ TEST(XQuantMatvec, RowPassesAndRemaindersWithinTheBoundOnEveryPath) {
     for (XqPath path : {XqPath::scalar, XqPath::avx2, XqPath::best}) check_within_bound(v, w, x, path, "");
   }
   set_cpu_threads(threads);
+}
+
+}   // namespace
+}   // namespace akview::compute
+
+namespace akview::compute {
+namespace {
+
+// xquant_matvec splits rows into tasks of whole 4-row passes (one contiguous range a thread for a
+// matrix that fits the cores' caches, ~128 KiB tasks otherwise) and keeps x's quantized form in
+// vectors reused from call to call on a thread. Every row's y is computed the same way however the
+// rows are split, so y on 1, 2 and 3 threads, for row counts that are no multiple of 4 or of the
+// threads, small and large, must equal each row's matvec on its own to the bit; and calls that
+// change the type (q8_0, q8_1 and q8_K x) and the length of x on one thread must give what a
+// fresh thread gives.
+TEST(XQuantMatvec, AnySplitAndReusedInputGiveEachRowsOwnResultToTheBit) {
+  struct Case {
+    TypeId type;
+    int64_t rows, blocks;
+  };
+  const Case kCases[] = {{TypeId::q8_0, 61, 128}, {TypeId::q4_0, 7, 8},    {TypeId::q4_1, 130, 448},
+                         {TypeId::q4_k, 5, 2},    {TypeId::q6_k, 301, 16}, {TypeId::q8_0, 1203, 64},
+                         {TypeId::q4_0, 2, 128}};
+  struct Run {
+    testing::SyntheticTensor t;
+    std::vector<float> x, y_rows;
+  };
+  std::vector<Run> runs;
+  for (const Case& c : kCases) {
+    Run r{testing::make_block_tensor(c.type, c.rows, c.blocks, 11 + runs.size()), {}, {}};
+    r.x.resize(static_cast<size_t>(r.t.view.n_cols));
+    for (size_t i = 0; i < r.x.size(); ++i) r.x[i] = std::sin(0.37f * static_cast<float>(i) + 1.0f);
+    runs.push_back(std::move(r));
+  }
+  for (XqPath path : {XqPath::best, XqPath::avx2}) {
+    SCOPED_TRACE(path == XqPath::best ? "best" : "avx2");
+    set_cpu_threads(1);
+    for (Run& r : runs) {   // each row alone, each tensor on a fresh thread
+      r.y_rows.assign(static_cast<size_t>(r.t.view.n_rows), 0.0f);
+      std::thread([&] {
+        for (int64_t i = 0; i < r.t.view.n_rows; ++i) {
+          TensorView one = r.t.view;
+          one.n_rows = 1;
+          one.data = r.t.view.data.subspan(static_cast<size_t>(i) * one.row_bytes, one.row_bytes);
+          ASSERT_TRUE(xquant_matvec(one, r.x.data(), &r.y_rows[static_cast<size_t>(i)], path).ok());
+        }
+      }).join();
+    }
+    for (int threads : {1, 2, 3}) {
+      set_cpu_threads(threads);
+      for (int round = 0; round < 2; ++round)   // the second round reuses what the first left
+        for (size_t k = 0; k < runs.size(); ++k) {
+          const Run& r = runs[round ? runs.size() - 1 - k : k];
+          SCOPED_TRACE(std::string(type_info(r.t.view.type).name) + " " + std::to_string(r.t.view.n_rows) + " rows, " +
+                       std::to_string(threads) + " threads");
+          std::vector<float> y(static_cast<size_t>(r.t.view.n_rows), -1.0f);
+          ASSERT_TRUE(xquant_matvec(r.t.view, r.x.data(), y.data(), path).ok());
+          for (size_t i = 0; i < y.size(); ++i)
+            ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(r.y_rows[i])) << "row " << i;
+        }
+    }
+  }
+  set_cpu_threads(0);
 }
 
 }   // namespace
