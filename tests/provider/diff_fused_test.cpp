@@ -17,6 +17,7 @@
 #include "core/formats/format.hpp"
 #include "tests/common/temp_dir.hpp"
 #include "tests/writers/gguf_writer.hpp"
+#include "tests/writers/quantize.hpp"
 
 namespace akview {
 namespace {
@@ -28,12 +29,7 @@ struct Kind {
 };
 constexpr Kind kQ4K{"q4_k", 12, 256, 144}, kQ6K{"q6_k", 14, 256, 210}, kQ8_0{"q8_0", 8, 32, 34}, kF16{"f16", 1, 1, 2};
 
-uint16_t half_bits(float f) {   // finite, small |f|: enough for scales
-  const _Float16 h = static_cast<_Float16>(f);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
+uint16_t half_bits(float f) { return testing::f32_to_f16(f); }   // finite, small |f|: enough for scales
 constexpr uint16_t kHalfInf = 0x7C00, kHalfNaN = 0x7E00;
 
 // One block of random codes with finite scales; `special` puts an Inf (1) or a NaN (2) in its scale.
