@@ -367,8 +367,8 @@ void finite_bounds(const float* x, size_t n, float& lo_out, float& hi_out) {
   for (; i + 8 <= n; i += 8) {
     const V8 v = load8(x + i);
     const I8 finite = ((I8)v & kExpBits) != kExpBits;   // NOLINT: a vector bit cast
-    lo = finite & (v < lo) ? v : lo;
-    hi = finite & (v > hi) ? v : hi;
+    lo = (finite & (v < lo)) ? v : lo;
+    hi = (finite & (v > hi)) ? v : hi;
   }
   float l = INFINITY, h = -INFINITY;
   for (int k = 0; k < 8; ++k) {
@@ -624,11 +624,11 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
       for (int l = 0; l < kL; ++l) pairs[(l & 3) * copy + pair[l]] += static_cast<uint32_t>(pair_cnt[l]);
       if (!kFull) continue;
       const I16 present = n > 0;
-      lo = present & (v < lo) ? v : lo;
-      hi = present & (v > hi) ? v : hi;
+      lo = (present & (v < lo)) ? v : lo;
+      hi = (present & (v > hi)) ? v : hi;
       zeros += is_zero & n;
       const V16 av = (V16)(bits & abs_bits & ~non_finite);   // NOLINT: |level|
-      block_abs_max = present & (av > block_abs_max) ? av : block_abs_max;
+      block_abs_max = (present & (av > block_abs_max)) ? av : block_abs_max;
       const D8 n0 = low8(n), n1 = high8(n);
       if (blk == 0 && sub == 0) {   // the shift: the mean of the first sub-block's finite values
         const int total = sum16(n);
@@ -684,8 +684,8 @@ void level_bounds(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& 
     for (int sub = 0; sub < Form::kSubs; ++sub) {
       const V16 v = load16(lv + levels::kLevels * sub);
       const I16 finite = ((I16)v & exp_bits) != exp_bits;   // NOLINT: a vector bit cast
-      lo = finite & (v < lo) ? v : lo;
-      hi = finite & (v > hi) ? v : hi;
+      lo = (finite & (v < lo)) ? v : lo;
+      hi = (finite & (v > hi)) ? v : hi;
     }
   }
   lo_out = std::min(lo_out, min16(lo));
