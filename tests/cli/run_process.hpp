@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace akview::testing {
@@ -21,19 +24,39 @@ struct ProcessResult {
 // descriptors (closed here after the fork) and stdin on /dev/null; returns its pid.
 inline pid_t spawn_akview(const std::vector<std::string>& args, int out_fd, int err_fd,
                           const std::vector<std::string>& env = {}) {
+  // Everything the child needs is made before the fork: a test process has other threads, and one of
+  // them may hold the allocator's lock at the fork, so the child only calls what is async-signal-safe.
+  std::string bin = AKVIEW_BINARY;
+  std::vector<char*> argv{bin.data()};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  // The environment with `env`'s entries in place of those of the same name (the last one given wins).
+  auto same_name = [](std::string_view a, std::string_view b) {
+    return a.substr(0, a.find('=') + 1) == b.substr(0, b.find('=') + 1);
+  };
+  std::vector<char*> envp;
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::none_of(env.begin(), env.end(), [&](const std::string& kv) { return same_name(*e, kv); }))
+      envp.push_back(*e);
+  for (auto kv = env.begin(); kv != env.end(); ++kv)
+    if (std::none_of(kv + 1, env.end(), [&](const std::string& later) { return same_name(*kv, later); }))
+      envp.push_back(const_cast<char*>(kv->c_str()));
+  envp.push_back(nullptr);
+  const std::string exec_failed = "spawn_akview: execve " + bin + " failed, errno ";
   const pid_t pid = fork();
   if (pid == 0) {
     dup2(out_fd, 1);
     dup2(err_fd, 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
-    for (const auto& kv : env) putenv(const_cast<char*>(kv.c_str()));
-    std::vector<char*> argv;
-    std::string bin = AKVIEW_BINARY;
-    argv.push_back(bin.data());
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(bin.c_str(), argv.data());
+    execve(bin.c_str(), argv.data(), envp.data());
+    // Said on stderr (the test prints it): an exit code of 127 alone does not say why.
+    char digits[16];
+    int n = 0;
+    for (int e = errno; n == 0 || e > 0; e /= 10) digits[n++] = static_cast<char>('0' + e % 10);
+    [[maybe_unused]] ssize_t w = write(2, exec_failed.data(), exec_failed.size());
+    while (n > 0) w = write(2, &digits[--n], 1);
+    w = write(2, "\n", 1);
     _exit(127);
   }
   close(out_fd);
