@@ -1,14 +1,15 @@
 // A child process timed as a user waits for it: wall time from fork to exit, user + sys CPU time and
 // the peak RSS (wait4's rusage), stdout and stderr on /dev/null; and the median the benchmarks report.
+// The child is started through bench/spawn_rss.cpp, a small process of its own: forked straight from
+// a benchmark, its peak RSS would count the benchmark's resident pages too.
 #pragma once
 
 #include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -21,28 +22,36 @@ struct ProcessRun {
   bool ok = false;   // exited with 0
 };
 
-// Runs `binary args...`.
+// Runs `binary args...`; ok is false where it did not exit with 0 or could not be started.
 inline ProcessRun run_process(const std::string& binary, const std::vector<std::string>& args) {
-  const auto t0 = std::chrono::steady_clock::now();
+  int report[2];
+  if (pipe(report) != 0) return {};
+  const std::string fd = std::to_string(report[1]);
+  std::vector<char*> argv{const_cast<char*>(AKVIEW_SPAWN_RSS), const_cast<char*>(fd.c_str()),
+                          const_cast<char*>(binary.c_str())};
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
+    close(report[0]);
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
     dup2(null, 2);
-    std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
+    execv(AKVIEW_SPAWN_RSS, argv.data());
     _exit(127);
   }
-  int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  close(report[1]);
+  std::string line;
+  char buf[256];
+  for (ssize_t n; (n = read(report[0], buf, sizeof buf)) > 0;) line.append(buf, static_cast<size_t>(n));
+  close(report[0]);
+  int starter = 0;
+  waitpid(pid, &starter, 0);
   ProcessRun r;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  r.max_rss_kb = usage.ru_maxrss;
-  r.cpu_seconds =
-      usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+  int status = -1;
+  if (!WIFEXITED(starter) || WEXITSTATUS(starter) != 0 ||
+      std::sscanf(line.c_str(), "%lf %lf %ld %d", &r.seconds, &r.cpu_seconds, &r.max_rss_kb, &status) != 4)
+    return {};
   r.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   return r;
 }
