@@ -59,14 +59,21 @@ const Row* find_range(std::span<const Row> table, char32_t c) {
   return it != table.begin() && c <= std::prev(it)->hi ? &*std::prev(it) : nullptr;
 }
 
+// Everything below the first zero-width range (ASCII and Latin-1 up to the soft hyphen) is in neither
+// table: the common case answers without a search.
+constexpr char32_t kFirstRanged = kZeroWidth[0].lo;
+static_assert(kFirstRanged < kWide[0].lo);
+
 }   // namespace
 
 bool is_invisible(char32_t cp) {
+  if (cp < kFirstRanged) return false;
   const ZeroWidthRange* r = find_range<ZeroWidthRange>(kZeroWidth, cp);
   return r && r->invisible;
 }
 
 int char_width(char32_t cp) {
+  if (cp < kFirstRanged) return 1;
   if (find_range<ZeroWidthRange>(kZeroWidth, cp)) return 0;
   return find_range<Range>(kWide, cp) ? 2 : 1;
 }
