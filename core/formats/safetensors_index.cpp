@@ -406,10 +406,7 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   if (threads <= 0) threads = std::min(machine_threads(), kMaxParseThreads);
   Model model;
   model.format = "safetensors-sharded";
-  auto map = MappedFile::open(index_path);
-  if (!map) return std::move(map).error();
-  model.files.push_back(SourceFile{index_path, std::move(*map), "index", 0, 0});
-  model.files[0].header_bytes = model.files[0].map.size();
+  model.files.push_back(SourceFile{index_path, MappedFile(), "index", 0, 0});
   const std::string dir = directory_of(index_path);
   auto stopped = [&] { return options.cancel && options.cancel->load(); };
 
@@ -423,8 +420,18 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
       guessed.size() + 1, threads,
       [&](size_t task, int) {
         if (stopped()) return false;
-        if (task == 0) parsed = IndexParser(model, 0).run();
-        else parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+        if (task == 0) {
+          // Mapped here, beside the shards' parses: a remote index (tens of MB) may still be on
+          // its way while the shards' headers, already in, are parsed.
+          auto map = MappedFile::open(index_path);
+          if (!map) {
+            parsed = std::move(map).error();
+            return true;
+          }
+          model.files[0].map = std::move(*map);
+          model.files[0].header_bytes = model.files[0].map.size();
+          parsed = IndexParser(model, 0).run();
+        } else parts[task - 1] = parse_shard(dir + guessed[task - 1]);
         return true;
       },
       [&](size_t done) {
