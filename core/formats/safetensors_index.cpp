@@ -403,7 +403,9 @@ bool is_safetensors_shard_name(std::string_view name) {
 }
 
 Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options, int threads) {
-  if (threads <= 0) threads = std::min(machine_threads(), kMaxParseThreads);
+  // One thread more than the cores: a remote index (tens of MB, the last file in) keeps its task
+  // waiting while the shards' headers, in long before it, are parsed on every core.
+  if (threads <= 0) threads = std::min(machine_threads() + 1, kMaxParseThreads);
   Model model;
   model.format = "safetensors-sharded";
   model.files.push_back(SourceFile{index_path, MappedFile(), "index", 0, 0});
