@@ -117,6 +117,9 @@ class IndexParser {
     if (tok.kind != JsonKind::object_begin)
       return reader_.fail(ErrorCode::schema, tok.offset,
                           fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
+    // Room for the entries at once (an entry takes 60-100 bytes of the index): growing a vector of
+    // ~10^6 entries by doubling copied it ~20 times and touched twice its pages.
+    out_.entries.reserve(model_.files[file_index_].map.size() / 64);
     NameSet shard_names;
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
     uint32_t last_shard = NameSet::kAbsent;   // entries of one shard mostly come together
