@@ -34,9 +34,13 @@ Status refuse_several_models(const std::string& path) {
 Result<Model> open_model(const std::string& path, const OpenOptions& options) {
   // A remote address: its files laid out in the cache (core/remote/mirror.hpp), opened from there.
   if (remote::is_remote_address(path)) {
-    auto local = remote::materialize(path);
+    remote::HeadFetch heads;
+    auto local = remote::materialize(path, false, &heads);
     if (!local) return std::move(local).error();
     auto model = open_model(*local, options);
+    remote::trace_phase("model parsed");
+    // The headers' transfer failed: its error, whatever the parse made of what was there.
+    if (Status fetched = heads.finish(); !fetched.ok()) return fetched.error();
     remote::trace_phase("model opened");
     if (!model) {
       // Named as the user named it, not by the cache's paths.

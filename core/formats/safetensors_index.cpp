@@ -117,6 +117,9 @@ class IndexParser {
     if (tok.kind != JsonKind::object_begin)
       return reader_.fail(ErrorCode::schema, tok.offset,
                           fmt::format("'weight_map' must be an object, found {}", json_kind_name(tok.kind)));
+    // Room for the entries at once (an entry takes 60-100 bytes of the index): growing a vector of
+    // ~10^6 entries by doubling copied it ~20 times and touched twice its pages.
+    out_.entries.reserve(model_.files[file_index_].map.size() / 64);
     NameSet shard_names;
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
     uint32_t last_shard = NameSet::kAbsent;   // entries of one shard mostly come together
@@ -234,76 +237,99 @@ Result<Model> parse_shard(const std::string& path) {
   return part;
 }
 
-// Appends the shards parsed alone in `parts` (each a Model whose files[0] is the shard) to `model`
-// in their order, as add_safetensors_file would have appended them one by one: file and dims indexes
-// shifted, roles set, and the strings that were unescaped into a part stored again in `model` (views
-// into a shard's header stay valid: the mapping moves with its SourceFile, its address unchanged).
-// The tensors are copied on `threads`. Returns each part's file index.
-std::vector<uint32_t> join_shards(Model& model, std::vector<Model*> parts, int threads) {
+// The shards parsed alone in `parts` (each a Model whose files[0] is the shard), their tensors and
+// shapes appended to `model` in their order, as add_safetensors_file would have appended them one by
+// one: file indexes from `first_file` on (where the shards' files will sit), dims indexes shifted.
+// Touches model.tensors and model.dims only (so it may run while the index's parse fills the
+// model's metadata); the tensors are copied on `threads`. finish_join does the rest.
+struct CopiedShards {
+  std::vector<uint32_t> file;                   // each part's file index
+  std::vector<size_t> tensors_at;               // where each part's tensors start in model.tensors
+  std::vector<std::vector<uint32_t>> outside;   // per part: tensors whose names lie outside its header (unescaped)
+};
+
+CopiedShards copy_shards(Model& model, const std::vector<Model*>& parts, uint32_t first_file, int threads) {
   const size_t n = parts.size();
-  std::vector<uint32_t> file(n);
+  CopiedShards out;
+  out.file.resize(n);
+  out.outside.resize(n);
   std::vector<size_t> tensors_at(n + 1, model.tensors.size()), dims_at(n + 1, model.dims.size());
   for (size_t i = 0; i < n; ++i) {
     tensors_at[i + 1] = tensors_at[i] + parts[i]->tensors.size();
     dims_at[i + 1] = dims_at[i] + parts[i]->dims.size();
+    out.file[i] = first_file + static_cast<uint32_t>(i);
   }
   model.tensors.reserve(tensors_at[n]);
   advise_huge_pages(model.tensors.data() + model.tensors.size(),
                     (tensors_at[n] - model.tensors.size()) * sizeof(Tensor));
   model.tensors.resize(tensors_at[n]);
   model.dims.resize(dims_at[n]);
-  for (size_t i = 0; i < n; ++i) {
-    file[i] = static_cast<uint32_t>(model.files.size());
-    parts[i]->files[0].role = fmt::format("shard {}/{}", i + 1, n);
-    model.files.push_back(std::move(parts[i]->files[0]));
-  }
-  // Tensors whose names lie outside their shard's header (unescaped), per part, for the serial pass.
-  std::vector<std::vector<uint32_t>> outside(n);
   parallel_chunks(n, threads, [&](size_t i, int) {
     const Model& part = *parts[i];
-    const auto bytes = model.files[file[i]].map.bytes();
-    Tensor* out = model.tensors.data() + tensors_at[i];
+    const auto bytes = part.files[0].map.bytes();   // the mapping moves with its SourceFile, its address unchanged
+    Tensor* dest = model.tensors.data() + tensors_at[i];
     for (size_t k = 0; k < part.tensors.size(); ++k) {
       Tensor t = part.tensors[k];
       const auto* p = reinterpret_cast<const uint8_t*>(t.name.data());
       if (!t.name.empty() && !(p >= bytes.data() && p < bytes.data() + bytes.size()))
-        outside[i].push_back(static_cast<uint32_t>(k));
-      t.file = file[i];
+        out.outside[i].push_back(static_cast<uint32_t>(k));
+      t.file = out.file[i];
       t.dims_at += static_cast<uint32_t>(dims_at[i]);
-      out[k] = t;
+      dest[k] = t;
     }
     std::copy(part.dims.begin(), part.dims.end(), model.dims.begin() + static_cast<ptrdiff_t>(dims_at[i]));
     return true;
   });
+  out.tensors_at.assign(tensors_at.begin(), tensors_at.end() - 1);
+  return out;
+}
+
+// After copy_shards: the shards' files moved to the model (at the indexes copy_shards gave them,
+// roles set), and the strings that were unescaped into a part stored again in `model`; metadata and
+// notes appended in the parts' order.
+void finish_join(Model& model, const std::vector<Model*>& parts, const CopiedShards& copied) {
+  const size_t n = parts.size();
   for (size_t i = 0; i < n; ++i) {
-    const auto bytes = model.files[file[i]].map.bytes();
+    parts[i]->files[0].role = fmt::format("shard {}/{}", i + 1, n);
+    model.files.push_back(std::move(parts[i]->files[0]));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto bytes = model.files[copied.file[i]].map.bytes();
     auto keep = [&](std::string_view s) {
       const auto* p = reinterpret_cast<const uint8_t*>(s.data());
       if (s.empty() || (p >= bytes.data() && p < bytes.data() + bytes.size())) return s;
       return model.intern(std::string(s));
     };
-    for (uint32_t k : outside[i]) {
-      Tensor& t = model.tensors[tensors_at[i] + k];
+    for (uint32_t k : copied.outside[i]) {
+      Tensor& t = model.tensors[copied.tensors_at[i] + k];
       t.name = keep(t.name);
     }
     for (MetaEntry m : parts[i]->meta) {
       m.key = keep(m.key);
       m.value.str = keep(m.value.str);
-      m.file = file[i];
+      m.file = copied.file[i];
       model.meta.push_back(m);
     }
     for (Note& note : parts[i]->notes) model.notes.push_back(std::move(note));
   }
-  return file;
+}
+
+// Appends the shards parsed alone in `parts` to `model` in their order (copy_shards, then
+// finish_join). Returns each part's file index.
+std::vector<uint32_t> join_shards(Model& model, const std::vector<Model*>& parts, int threads) {
+  const CopiedShards copied = copy_shards(model, parts, static_cast<uint32_t>(model.files.size()), threads);
+  finish_join(model, parts, copied);
+  return copied.file;
 }
 
 // Whether the index and the shards agree, proved the quick way: every entry names a distinct tensor
 // of the shard it names, and there are as many entries as tensors (so no name repeats on either
 // side). Builds the model's name index (open_one_model keeps it). False says nothing about which
 // rule broke: check_agreement, after first_duplicate, finds the first error.
-bool agree_quickly(Model& model, const IndexContents& index, int threads) {
+// `indexed`: the name index was built already (by the early join), without a repeated name.
+bool agree_quickly(Model& model, const IndexContents& index, int threads, bool indexed) {
   if (index.entries.size() != model.tensors.size()) return false;
-  if (model.build_index() != kNone) return false;
+  if (!(indexed && model.has_index()) && model.build_index() != kNone) return false;
   std::vector<uint32_t> tensor_of(index.entries.size());
   std::atomic<bool> ok{true};
   parallel_chunks((index.entries.size() + kAgreementChunk - 1) / kAgreementChunk, threads, [&](size_t chunk, int) {
@@ -403,13 +429,12 @@ bool is_safetensors_shard_name(std::string_view name) {
 }
 
 Result<Model> open_safetensors_index(const std::string& index_path, const OpenOptions& options, int threads) {
-  if (threads <= 0) threads = std::min(machine_threads(), kMaxParseThreads);
+  // One thread more than the cores: a remote index (tens of MB, the last file in) keeps its task
+  // waiting while the shards' headers, in long before it, are parsed on every core.
+  if (threads <= 0) threads = std::min(machine_threads() + 1, kMaxParseThreads);
   Model model;
   model.format = "safetensors-sharded";
-  auto map = MappedFile::open(index_path);
-  if (!map) return std::move(map).error();
-  model.files.push_back(SourceFile{index_path, std::move(*map), "index", 0, 0});
-  model.files[0].header_bytes = model.files[0].map.size();
+  model.files.push_back(SourceFile{index_path, MappedFile(), "index", 0, 0});
   const std::string dir = directory_of(index_path);
   auto stopped = [&] { return options.cancel && options.cancel->load(); };
 
@@ -419,12 +444,40 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   std::vector<ShardParse> parts(guessed.size());
   std::optional<Result<IndexContents>> parsed;
   const double steps = static_cast<double>(guessed.size() + 1);
+  // The guessed shards joined (tensors copied, names indexed) as soon as the last of them is
+  // parsed, while the index may still be parsed or on its way: what the index names almost always
+  // is the guessed set, and then only finish_join is left after the index (else this is undone).
+  std::atomic<size_t> shards_parsed{0};
+  std::optional<CopiedShards> early;
+  bool early_duplicate = false;
+  auto join_early = [&] {
+    std::vector<Model*> ready;
+    for (ShardParse& p : parts) {
+      if (!p || !*p) return;
+      ready.push_back(&**p);
+    }
+    early = copy_shards(model, ready, 1, threads);
+    early_duplicate = model.build_index() != kNone;
+  };
   parallel_chunks(
       guessed.size() + 1, threads,
       [&](size_t task, int) {
         if (stopped()) return false;
-        if (task == 0) parsed = IndexParser(model, 0).run();
-        else parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+        if (task == 0) {
+          // Mapped here, beside the shards' parses: a remote index (tens of MB) may still be on
+          // its way while the shards' headers, already in, are parsed.
+          auto map = MappedFile::open(index_path);
+          if (!map) {
+            parsed = std::move(map).error();
+            return true;
+          }
+          model.files[0].map = std::move(*map);
+          model.files[0].header_bytes = model.files[0].map.size();
+          parsed = IndexParser(model, 0).run();
+        } else {
+          parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+          if (shards_parsed.fetch_add(1, std::memory_order_acq_rel) + 1 == guessed.size() && !stopped()) join_early();
+        }
         return true;
       },
       [&](size_t done) {
@@ -479,14 +532,24 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
     }
     shard_models.push_back(&***p);
   }
-  const std::vector<uint32_t> files = join_shards(model, std::move(shard_models), threads);
+  std::vector<uint32_t> files;
+  const bool joined_early = early && late_at.empty() && order.size() == guessed.size();
+  if (joined_early) {
+    finish_join(model, shard_models, *early);
+    files = early->file;
+  } else {
+    model.tensors.clear();
+    model.dims.clear();
+    model.drop_index();
+    files = join_shards(model, shard_models, threads);
+  }
   uint64_t data_bytes = 0;
   for (size_t i = 0; i < order.size(); ++i) {
     index.shards[order[i]].file = files[i];
     const SourceFile& sf = model.files[files[i]];
     data_bytes += sf.map.size() - sf.data_offset;
   }
-  if (!agree_quickly(model, index, threads)) {
+  if (!agree_quickly(model, index, threads, joined_early && !early_duplicate)) {
     if (auto duplicate = first_duplicate(index, index_path)) return *duplicate;
     AKV_TRY(check_agreement(model, index, index_path, threads));
   }

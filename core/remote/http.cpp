@@ -426,10 +426,11 @@ Result<HttpResponse> HttpClient::run_one(const HttpRequest& request) {
   return std::move(all.front());
 }
 
-std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> requests) {
+std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> requests, const OnDone& on_done) {
   Impl& im = *impl_;
   std::vector<std::optional<Result<HttpResponse>>> results(requests.size());
   std::deque<Transfer> transfers(requests.size());
+  std::deque<HttpRequest> added;   // what on_done added (a deque: transfers point into it)
   Impl::ProgressContext progress{&im, im.cancel_generation.load()};
   std::deque<Transfer*> waiting;
   for (size_t i = 0; i < requests.size(); ++i) {
@@ -447,6 +448,16 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
   auto finish = [&](Transfer& t, Result<HttpResponse> r) {
     results[t.index] = std::move(r);
     ++finished;
+    if (!on_done) return;
+    for (HttpRequest& more : on_done(t.index, *results[t.index])) {
+      added.push_back(std::move(more));
+      Transfer& n = transfers.emplace_back();
+      n.req = &added.back();
+      n.index = results.size();
+      n.url = n.req->url;
+      results.emplace_back();
+      waiting.push_back(&n);
+    }
   };
   auto retry_later = [&](Transfer& t, long after_seconds) {
     ++t.attempt;
@@ -455,7 +466,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
     waiting.push_back(&t);
   };
 
-  while (finished < requests.size()) {
+  while (finished < results.size()) {
     const auto now = Clock::now();
     const bool cancelled = im.cancel_generation.load() != progress.generation;
     // Start what may start.
@@ -478,7 +489,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       t->counted = true;
       ++active;
     }
-    if (finished == requests.size()) break;
+    if (finished == results.size()) break;
     int running = 0;
     curl_multi_perform(multi, &running);
     int left = 0;
@@ -587,7 +598,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
       }
       finish(t, std::move(t.resp));
     }
-    if (finished == requests.size()) break;
+    if (finished == results.size()) break;
     int timeout_ms = 100;
     if (active == 0 && !waiting.empty()) {
       auto soonest = std::min_element(waiting.begin(), waiting.end(),

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -62,8 +63,14 @@ class HttpClient {
   HttpClient(const HttpClient&) = delete;
   HttpClient& operator=(const HttpClient&) = delete;
 
-  // Runs every request to completion (parallel, bounded connections); one result per request.
-  std::vector<Result<HttpResponse>> run(std::span<const HttpRequest> requests);
+  // Called on the running thread as each request ends (in the order they end), with its index and
+  // result; the requests it returns join the same run (their indexes follow all before them), so a
+  // request that depends on another's answer starts as soon as that answer is in, not a round later.
+  using OnDone = std::function<std::vector<HttpRequest>(size_t index, const Result<HttpResponse>& result)>;
+
+  // Runs every request to completion (parallel, bounded connections); one result per request
+  // (followed by those of the requests `on_done` added).
+  std::vector<Result<HttpResponse>> run(std::span<const HttpRequest> requests, const OnDone& on_done = {});
   Result<HttpResponse> run_one(const HttpRequest& request);
 
   // Stops every transfer that is running now: they fail with "cancelled" (later runs go ahead).

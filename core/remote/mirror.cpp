@@ -56,6 +56,9 @@ std::string normal(const std::string& path) { return fs::path(path).lexically_no
 std::optional<Result<MappedFile>> provide_mapping(const std::string& path) {
   auto file = remote_file_at(path);
   if (!file) return std::nullopt;
+  // A header still on its way (materialize's HeadFetch): mapped once it is in, so the parse never
+  // faults on it; where it could not be fetched the open fails with that.
+  if (Status fetched = file->wait_pending(); !fetched.ok()) return fetched.error();
   return map_remote_file(file, path);
 }
 
@@ -148,8 +151,10 @@ std::string host_dir(const std::string& url) {
 // index), not from the index: waiting for the index (tens of MB for a big model) and scanning it
 // would cost its transfer and two more round trips before the first shard's header is asked for.
 // A shard the index names under another name gets its header when the opener maps it.
+// With `background`, the headers and the index come on its thread, and this returns once the other
+// text files (read by plain reads, not through mappings) are in.
 Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names,
-                         std::vector<std::shared_ptr<RemoteFile>> texts) {
+                         std::vector<std::shared_ptr<RemoteFile>> texts, HeadFetch* background) {
   std::vector<std::string> picked, shards;
   bool has_index = false;
   for (const auto& n : names) {
@@ -169,6 +174,15 @@ Status fetch_model_heads(const std::string& dir, const std::vector<std::string>&
   for (const auto& n : picked)
     if (auto f = remote_file_at(dir + "/" + n)) files.push_back(f);
   trace_phase(fmt::format("fetch {} headers and {} whole files", files.size(), texts.size()));
+  if (background) {
+    std::vector<std::shared_ptr<RemoteFile>> plain;
+    for (const auto& t : texts)
+      if (!is_safetensors_index_name(t->standin_path())) plain.push_back(t);
+    background->start(std::move(files), std::move(texts));
+    for (const auto& t : plain) (void)t->wait_pending();   // failures: the fetch's status, at finish()
+    trace_phase("text files fetched");
+    return {};
+  }
   Status heads = RemoteFile::ensure_heads(files, texts);
   trace_phase("headers fetched");
   return heads;
@@ -208,7 +222,7 @@ void write_tree_cache(const std::string& path, const std::vector<TreeEntry>& ent
   std::rename((path + ".tmp").c_str(), path.c_str());
 }
 
-Result<std::string> materialize_hub(const Address& a, bool for_listing) {
+Result<std::string> materialize_hub(const Address& a, bool for_listing, HeadFetch* background) {
   // List the folder that holds the path (the path may be a file or a folder: the listing says which).
   std::string list_dir = a.path;
   if (a.path_is_file) list_dir = fs::path(a.path).parent_path().string();
@@ -282,7 +296,7 @@ Result<std::string> materialize_hub(const Address& a, bool for_listing) {
   const std::string prefix = a.path.empty() ? "" : a.path + "/";
   for (const auto& e : entries)
     if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
-  Status heads = fetch_model_heads(target, names, std::move(texts));
+  Status heads = fetch_model_heads(target, names, std::move(texts), for_listing ? nullptr : background);
   if (!heads.ok() && !for_listing) return heads.error();
   return target;
 }
@@ -459,12 +473,12 @@ std::string cache_root() {
 
 uint64_t cache_limit_bytes() { return parse_size(std::getenv("AKVIEW_CACHE_MAX"), kDefaultCacheLimit); }
 
-Result<std::string> materialize(const std::string& text, bool for_listing) {
+Result<std::string> materialize(const std::string& text, bool for_listing, HeadFetch* background) {
   auto a = parse_address(text);
   if (!a) return std::move(a).error();
   Result<std::string> out = std::string();
   switch (a->kind) {
-    case AddressKind::hub: out = materialize_hub(*a, for_listing); break;
+    case AddressKind::hub: out = materialize_hub(*a, for_listing, background); break;
     case AddressKind::ollama: out = materialize_ollama(*a); break;
     case AddressKind::url: out = materialize_url(*a); break;
   }

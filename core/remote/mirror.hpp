@@ -35,7 +35,11 @@ uint64_t cache_limit_bytes();
 // or an Ollama manifest. Network errors, 401/403/404 and listing errors come back as the Error.
 // The headers (and small text files) of the model about to open are fetched with it; for a listing
 // (`for_listing`) a failure there is left to the rows it concerns (each says why it did not open).
-Result<std::string> materialize(const std::string& address, bool for_listing = false);
+// With `background` (an open, not a listing), the headers of a Hub folder's model are left coming
+// on its thread: the stand-ins' mappings wait for their own header (an open parses each shard as
+// its header lands), and background->finish() after the parse gives the fetch's status, the open's
+// error where it failed (what materialize returns without it).
+Result<std::string> materialize(const std::string& address, bool for_listing = false, HeadFetch* background = nullptr);
 
 // The remote file behind a stand-in this process laid out, by its path or its label (nullptr for
 // any other path).

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -74,7 +76,12 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
   if (!reuse || fstat(f->fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) != f->id_.size) {
     std::fill(f->bits_.begin(), f->bits_.end(), 0);
     f->validator_.clear();
-    if (ftruncate(f->fd_, 0) != 0 || ftruncate(f->fd_, static_cast<off_t>(f->id_.size)) != 0)
+    // Old bytes are cut off first, but a new (empty) file is only sized: on ext4 a truncation to
+    // zero marks the file for writeback when it is closed (auto_da_alloc, for programs that rewrite
+    // a file in place), which made the exit of a 163-shard open write its 108 MB of headers to disk
+    // (0.1-0.2 s of close() calls).
+    const bool empty = fstat(f->fd_, &st) == 0 && st.st_size == 0;
+    if ((!empty && ftruncate(f->fd_, 0) != 0) || ftruncate(f->fd_, static_cast<off_t>(f->id_.size)) != 0)
       return make_error(ErrorCode::io, f->path_, kNoOffset,
                         fmt::format("cannot size the cache file: {}", std::strerror(errno)));
     // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
@@ -155,6 +162,43 @@ void RemoteFile::set_error(const Error& e) {
   last_error_ = e.to_string();
 }
 
+Status RemoteFile::accept(Span s, const Result<HttpResponse>& r) {
+  if (!r) {
+    set_error(r.error());
+    return r.error();
+  }
+  const HttpResponse& resp = *r;
+  if (resp.total_size != 0 && resp.total_size != id_.size) {
+    Error e = make_error(ErrorCode::changed, id_.label, kNoOffset,
+                         fmt::format("changed on the server since it was opened: it is {} bytes, it was {}; R reloads",
+                                     resp.total_size, id_.size));
+    set_error(e);
+    return e;
+  }
+  const std::string linked = resp.first_headers.count("x-linked-etag") ? resp.first_headers.at("x-linked-etag") : "";
+  if (!linked.empty() && !id_.linked_etag.empty()) {
+    auto strip = [](std::string v) {
+      if (v.starts_with("W/")) v.erase(0, 2);
+      std::erase(v, '"');
+      return v;
+    };
+    if (strip(linked) != strip(id_.linked_etag)) {
+      Error e = make_error(ErrorCode::changed, id_.label, kNoOffset,
+                           "changed on the server since it was listed (its content hash differs); R reloads");
+      set_error(e);
+      return e;
+    }
+  }
+  std::lock_guard lock(mutex_);
+  if (validator_.empty()) validator_ = validator_of(resp);
+  if (resp.redirects > 0) {
+    byte_url_ = resp.url;
+    byte_url_at_ = now_seconds();
+  }
+  mark(s.begin, s.end);
+  return {};
+}
+
 // One round of range requests over several files (the shards of a model), all at once. Each file's
 // sidecar is saved after it unless `save` is false (the caller saves them once after its last round).
 Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans, bool save) {
@@ -186,58 +230,15 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
   Status status;
   for (size_t k = 0; k < results.size(); ++k) {
     RemoteFile& f = *files[owners[k].first];
-    const Span s = owners[k].second;
     auto& r = results[k];
-    if (!r) {
-      // A CDN's signed URL that expired (403) or went away: back to the origin once.
-      bool retried = false;
-      if (requests[k].url != f.id_.url && r.error().code == ErrorCode::network) {
-        HttpRequest again = requests[k];
-        again.url = f.id_.url;
-        auto second = http_client().run_one(again);
-        if (second) {
-          r = std::move(second);
-          retried = true;
-        }
-      }
-      if (!retried) {
-        f.set_error(r.error());
-        if (status.ok()) status = r.error();
-        continue;
-      }
+    // A CDN's signed URL that expired (403) or went away: back to the origin once.
+    if (!r && requests[k].url != f.id_.url && r.error().code == ErrorCode::network) {
+      HttpRequest again = requests[k];
+      again.url = f.id_.url;
+      if (auto second = http_client().run_one(again)) r = std::move(second);
     }
-    const HttpResponse& resp = *r;
-    if (resp.total_size != 0 && resp.total_size != f.id_.size) {
-      Error e =
-          make_error(ErrorCode::changed, f.id_.label, kNoOffset,
-                     fmt::format("changed on the server since it was opened: it is {} bytes, it was {}; R reloads",
-                                 resp.total_size, f.id_.size));
-      f.set_error(e);
-      if (status.ok()) status = e;
-      continue;
-    }
-    const std::string linked = resp.first_headers.count("x-linked-etag") ? resp.first_headers.at("x-linked-etag") : "";
-    if (!linked.empty() && !f.id_.linked_etag.empty()) {
-      auto strip = [](std::string v) {
-        if (v.starts_with("W/")) v.erase(0, 2);
-        std::erase(v, '"');
-        return v;
-      };
-      if (strip(linked) != strip(f.id_.linked_etag)) {
-        Error e = make_error(ErrorCode::changed, f.id_.label, kNoOffset,
-                             "changed on the server since it was listed (its content hash differs); R reloads");
-        f.set_error(e);
-        if (status.ok()) status = e;
-        continue;
-      }
-    }
-    std::lock_guard lock(f.mutex_);
-    if (f.validator_.empty()) f.validator_ = validator_of(resp);
-    if (resp.redirects > 0) {
-      f.byte_url_ = resp.url;
-      f.byte_url_at_ = now_seconds();
-    }
-    f.mark(s.begin, s.end);
+    Status one = f.accept(owners[k].second, r);
+    if (!one.ok() && status.ok()) status = one;
   }
   if (save)
     for (RemoteFile* f : files) {
@@ -261,47 +262,167 @@ uint64_t RemoteFile::head_extent_locked() {
 
 Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,
                                 std::span<const std::shared_ptr<RemoteFile>> whole) {
-  std::vector<RemoteFile*> round;
-  std::vector<std::vector<Span>> spans;
-  for (const auto& f : whole) {
-    std::lock_guard lock(f->mutex_);
-    auto missing = f->missing_spans(0, f->id_.size, kMaxWholeRequestBytes);
-    if (missing.empty()) continue;
-    round.push_back(f.get());
-    spans.push_back(std::move(missing));
+  for (const auto& list : {whole, files})
+    for (const auto& f : list) (void)f->wait_pending();   // what a batch fetches is not asked again
+  return fetch_heads(files, whole);
+}
+
+Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> files,
+                               std::span<const std::shared_ptr<RemoteFile>> whole) {
+  // What each request is for: its file, its range, and where its failure ranks in the status
+  // (`rank`: the first requests in the files' order, then the headers' rests in the files' order).
+  struct Job {
+    RemoteFile* file;
+    Span span;
+    size_t rank;
+    bool head_first;   // a header's first chunk: its rest follows once it is in
+    bool retried;      // asked again at the origin after the CDN's URL failed
+  };
+  std::vector<Job> jobs;
+  std::vector<HttpRequest> requests;
+  std::vector<RemoteFile*> touched;
+  std::map<RemoteFile*, size_t> outstanding;   // requests of each file not ended yet
+  auto request_for = [](RemoteFile& f, Span s, bool at_origin) {
+    HttpRequest r;
+    std::lock_guard lock(f.mutex_);
+    r.url = !at_origin && !f.byte_url_.empty() && now_seconds() - f.byte_url_at_ < kByteUrlSeconds ? f.byte_url_
+                                                                                                   : f.id_.url;
+    r.has_range = true;
+    r.range_begin = s.begin;
+    r.range_end = s.end;
+    r.if_range = f.validator_;
+    r.label = f.id_.label;
+    r.dest_fd = f.fd_;   // straight into the stand-in; marked fetched only once whole
+    return r;
+  };
+  // The rest of a header whose first chunk is in: one request from its first missing chunk to its end.
+  auto rest_of_head = [](RemoteFile& f) -> std::optional<Span> {
+    std::lock_guard lock(f.mutex_);
+    if (f.head_extent_ == 0) f.head_extent_ = f.head_extent_locked();
+    f.head_done_ = true;
+    auto missing = f.missing_spans(0, f.head_extent_, ~uint64_t{0});
+    if (missing.empty()) return std::nullopt;
+    return Span{missing.front().begin, missing.back().end};
+  };
+  const size_t n_first = whole.size() + files.size();
+  for (size_t i = 0; i < whole.size(); ++i) {
+    RemoteFile& f = *whole[i];
+    std::vector<Span> missing;
+    {
+      std::lock_guard lock(f.mutex_);
+      missing = f.missing_spans(0, f.id_.size, kMaxWholeRequestBytes);
+    }
+    for (const Span& s : missing) {
+      jobs.push_back({&f, s, i, false, false});
+      requests.push_back(request_for(f, s, false));
+      ++outstanding[&f];
+    }
   }
-  for (const auto& f : files) {
-    std::lock_guard lock(f->mutex_);
-    if (f->id_.size == 0 || f->chunk_has(0)) continue;
-    round.push_back(f.get());
-    spans.push_back({{0, std::min(f->id_.size, kChunkBytes)}});
+  std::vector<std::pair<RemoteFile*, Span>> rests;   // headers whose first chunk is here already
+  for (size_t i = 0; i < files.size(); ++i) {
+    RemoteFile& f = *files[i];
+    bool first_missing;
+    {
+      std::lock_guard lock(f.mutex_);
+      if (f.id_.size == 0) continue;
+      first_missing = !f.chunk_has(0);
+    }
+    if (first_missing) {
+      const Span s{0, std::min(f.id_.size, kChunkBytes)};
+      jobs.push_back({&f, s, whole.size() + i, true, false});
+      requests.push_back(request_for(f, s, false));
+      ++outstanding[&f];
+    } else if (auto rest = rest_of_head(f)) {
+      jobs.push_back({&f, *rest, n_first + i, false, false});
+      requests.push_back(request_for(f, *rest, false));
+      ++outstanding[&f];
+    }
   }
-  // The sidecars are saved once, after the second round: saving each after the first too put 164
-  // file creations and renames (50-130 ms on a shared host) between the two rounds of a 163-shard open.
-  Status first = fetch_many(round, spans, false);
-  std::vector<RemoteFile*> touched = round;
-  round.clear();
-  spans.clear();
-  for (const auto& f : files) {
-    std::lock_guard lock(f->mutex_);
-    if (f->id_.size == 0 || !f->chunk_has(0)) continue;
-    if (f->head_extent_ == 0) f->head_extent_ = f->head_extent_locked();
-    f->head_done_ = true;
-    auto missing = f->missing_spans(0, f->head_extent_, ~uint64_t{0});
-    if (missing.empty()) continue;
-    // One request from the first missing chunk of the header to its end.
-    round.push_back(f.get());
-    spans.push_back({{missing.front().begin, missing.back().end}});
+  // Files with nothing to fetch are not pending (a HeadFetch marked them all before it started).
+  for (const auto& list : {whole, files})
+    for (const auto& f : list)
+      if (!outstanding.count(f.get())) f->set_pending(false);
+  for (auto& [f, n] : outstanding) {
+    f->set_pending(true);
+    touched.push_back(f);
   }
-  Status second = fetch_many(round, spans, false);
-  touched.insert(touched.end(), round.begin(), round.end());
+  std::map<size_t, Error> failures;   // by rank
+  std::map<RemoteFile*, Status> file_status;
+  std::map<RemoteFile*, size_t> position;   // a file's place in `files`, for its rest's rank
+  for (size_t i = 0; i < files.size(); ++i) position.emplace(files[i].get(), i);
+  auto on_done = [&](size_t k, const Result<HttpResponse>& r) -> std::vector<HttpRequest> {
+    const Job job = jobs[k];
+    RemoteFile& f = *job.file;
+    std::vector<HttpRequest> more;
+    // A CDN's signed URL that expired (403) or went away: back to the origin once.
+    if (!r && !job.retried && requests[k].url != f.id_.url && r.error().code == ErrorCode::network) {
+      jobs.push_back({job.file, job.span, job.rank, job.head_first, true});
+      requests.push_back(request_for(f, job.span, true));
+      more.push_back(requests.back());
+      return more;
+    }
+    Status one = f.accept(job.span, r);
+    if (!one.ok()) {
+      failures.emplace(job.rank, one.error());
+      if (file_status[&f].ok()) file_status[&f] = one;
+    } else if (job.head_first) {
+      if (auto rest = rest_of_head(f)) {
+        jobs.push_back({job.file, *rest, n_first + position[&f], false, false});
+        requests.push_back(request_for(f, *rest, false));
+        more.push_back(requests.back());
+        ++outstanding[&f];
+      }
+    }
+    if (--outstanding[&f] == 0) f.set_pending(false, file_status[&f]);
+    return more;
+  };
+  if (!requests.empty()) {
+    // `requests` grows while the run goes on; the run holds its own copy of the first ones.
+    const std::vector<HttpRequest> first = requests;
+    http_client().run(first, on_done);
+  }
+  // The sidecars are saved once, after the last answer: saving each between the first chunk and the
+  // rest put 164 file creations and renames (50-130 ms on a shared host) in the middle of a
+  // 163-shard open.
   std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (RemoteFile* f : touched) {
     std::lock_guard lock(f->mutex_);
     f->save_sidecar();
   }
-  return first.ok() ? second : first;
+  return failures.empty() ? Status{} : Status{failures.begin()->second};
+}
+
+void RemoteFile::set_pending(bool pending, const Status& status) {
+  {
+    std::lock_guard lock(mutex_);
+    pending_ = pending;
+    pending_status_ = status;
+  }
+  if (!pending) pending_cv_.notify_all();
+}
+
+Status RemoteFile::wait_pending() {
+  std::unique_lock lock(mutex_);
+  pending_cv_.wait(lock, [&] { return !pending_; });
+  return pending_status_;
+}
+
+void HeadFetch::start(std::vector<std::shared_ptr<RemoteFile>> files, std::vector<std::shared_ptr<RemoteFile>> whole) {
+  finish();
+  for (const auto& list : {std::cref(whole), std::cref(files)})
+    for (const auto& f : list.get()) f->set_pending(true);
+  files_ = files;
+  files_.insert(files_.end(), whole.begin(), whole.end());
+  thread_ = std::thread(
+      [this, files = std::move(files), whole = std::move(whole)] { status_ = RemoteFile::fetch_heads(files, whole); });
+}
+
+Status HeadFetch::finish() {
+  if (thread_.joinable()) thread_.join();
+  // The batch's failure was for the open that waited on it; later reads try again.
+  for (const auto& f : files_) f->set_pending(false);
+  files_.clear();
+  return status_;
 }
 
 Status RemoteFile::ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files) { return ensure_heads({}, files); }
@@ -328,11 +449,13 @@ Status RemoteFile::seed(std::span<const uint8_t> bytes, const std::string& valid
 }
 
 Status RemoteFile::ensure_head() {
+  (void)wait_pending();   // a batch's bytes are not asked for twice; a failure there is tried again
   std::shared_ptr<RemoteFile> self(std::shared_ptr<RemoteFile>{}, this);   // non-owning
   return ensure_heads(std::span<const std::shared_ptr<RemoteFile>>(&self, 1));
 }
 
 Status RemoteFile::ensure(uint64_t offset, uint64_t length, uint64_t max_request) {
+  (void)wait_pending();   // a batch's bytes are not asked for twice; a failure there is tried again
   std::vector<Span> spans;
   {
     std::lock_guard lock(mutex_);
@@ -346,6 +469,7 @@ Status RemoteFile::ensure(uint64_t offset, uint64_t length, uint64_t max_request
 Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset) {
   if (offset >= id_.size)
     return make_error(ErrorCode::out_of_bounds, id_.label, offset, "read past the end of the file");
+  (void)wait_pending();   // a batch's bytes are not asked for twice; a failure there is tried again
   bool head_done;
   {
     std::lock_guard lock(mutex_);

@@ -12,16 +12,20 @@
 // ErrorCode::changed error, never a mix of two versions.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/result.hpp"
 
 namespace akview::remote {
+
+struct HttpResponse;
 
 inline constexpr uint64_t kChunkBytes = 256 << 10;
 
@@ -63,10 +67,16 @@ class RemoteFile {
   // The last failure, for the message of a read that could not be served.
   std::string last_error() const;
 
-  // Fetches the first chunk of many files at once, then the rest of each header in one more round;
-  // the files of `whole` (configs, an index) come whole in the first round, beside the first chunks.
+  // Fetches the first chunk of many files at once, then the rest of each header in one more
+  // request, asked as soon as that file's first chunk is in (not after every file's); the files of
+  // `whole` (configs, an index) come whole beside the first chunks. The status is the first failure
+  // of the first requests (in the files' order, `whole` first), else of the headers' rests.
   static Status ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,
                              std::span<const std::shared_ptr<RemoteFile>> whole = {});
+  // While a batch of ensure_heads (HeadFetch) is fetching this file: waits until its bytes are in,
+  // and says whether they came (else the batch's failure, until HeadFetch::finish). Every fetch
+  // (ensure, ensure_head, fetch_for_read) waits first, so the batch's requests are never asked twice.
+  Status wait_pending();
   // Every byte of each file, all at once, one request a file up to 256 MiB (small text files:
   // configs, indexes, manifests' layers).
   static Status ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files);
@@ -79,7 +89,14 @@ class RemoteFile {
   struct Span {
     uint64_t begin, end;
   };
+  friend class HeadFetch;
   Status fetch_spans(std::vector<Span> spans);   // caller holds no lock
+  // One answer for [s.begin, s.end): checked against what the file was, and its chunks marked.
+  Status accept(Span s, const Result<HttpResponse>& r);
+  void set_pending(bool pending, const Status& status = {});
+  // ensure_heads without waiting for a batch first (HeadFetch's thread is that batch).
+  static Status fetch_heads(std::span<const std::shared_ptr<RemoteFile>> files,
+                            std::span<const std::shared_ptr<RemoteFile>> whole);
   static Status fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans,
                            bool save = true);
   void mark(uint64_t begin, uint64_t end);
@@ -103,6 +120,27 @@ class RemoteFile {
   uint64_t window_chunks_ = 4;
   std::string last_error_;
   bool head_done_ = false;
+  bool pending_ = false;    // a batch of ensure_heads is fetching this file
+  Status pending_status_;   // how the last batch ended for it
+  std::condition_variable pending_cv_;
+};
+
+// ensure_heads on a thread of its own, so an open parses each header while the others are still on
+// the way: start() marks every file pending (their readers wait for their own bytes, see
+// wait_pending) and returns at once; finish() joins and returns ensure_heads' status.
+class HeadFetch {
+ public:
+  HeadFetch() = default;
+  ~HeadFetch() { finish(); }
+  HeadFetch(const HeadFetch&) = delete;
+  HeadFetch& operator=(const HeadFetch&) = delete;
+  void start(std::vector<std::shared_ptr<RemoteFile>> files, std::vector<std::shared_ptr<RemoteFile>> whole);
+  Status finish();
+
+ private:
+  std::thread thread_;
+  std::vector<std::shared_ptr<RemoteFile>> files_;
+  Status status_;
 };
 
 }   // namespace akview::remote

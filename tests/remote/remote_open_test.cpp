@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -31,6 +32,7 @@
 #include "tests/remote/hub_server.hpp"
 #include "tests/screens/harness.hpp"
 #include "tests/writers/gguf_writer.hpp"
+#include "tests/writers/st_writer.hpp"
 
 namespace fs = std::filesystem;
 
@@ -90,6 +92,15 @@ class RemoteOpen : public ::testing::Test {
     server_.add_repo("akview", "demo-mlx", "main", "", kDemo / "llama-demo-mlx-4bit");
     server_.add_repo("akview", "demo-all", "main", "", kDemo);
     server_.add_ollama_store(kDemo / "ollama");
+    // Three shards whose headers (~0.4 MB each) are longer than the first range: two requests a shard.
+    std::vector<std::vector<StTensor>> shards(3);
+    for (int s = 0; s < 3; ++s)
+      for (int i = 0; i < 3000; ++i)
+        shards[s].emplace_back(
+            "model.layers." + std::to_string(s) + ".block_sparse_moe.experts." + std::to_string(i) + ".w1.weight",
+            "F32", std::vector<int64_t>{1}, le_bytes(std::vector<float>{float(i)}));
+    write_sharded_safetensors(wide_dir_.path(), shards);
+    server_.add_repo("akview", "wide", "main", "", wide_dir_.path());
     server_.add_file("/files/llama-demo-q4km.gguf", kDemo / "llama-demo-q4km.gguf");
     for (const char* f : {"config.json", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
                           "model.safetensors.index.json"})
@@ -188,7 +199,7 @@ class RemoteOpen : public ::testing::Test {
   std::string hf(const std::string& repo_and_path) const { return "hf://akview/" + repo_and_path; }
 
   HubServer server_;
-  TempDir cache_, gguf_dir_;
+  TempDir cache_, gguf_dir_, wide_dir_;
   bool without_userfaultfd_ = false;   // akview() runs under a seccomp filter that refuses userfaultfd
 };
 
@@ -347,6 +358,63 @@ TEST_F(RemoteOpen, AShardedModelOpensInTwoRoundsOfRequests) {
   ASSERT_EQ(rounds.size(), 2u) << r.err;
   EXPECT_EQ(rounds[0], 2) << r.err;
   EXPECT_GE(rounds[1], 4) << r.err;   // config.json, the index, two shards (and any other small text)
+}
+
+// The lines of AKVIEW_HTTP_TRACE's output, and where the first one holding `what` is (npos: none).
+size_t trace_line_of(const std::string& trace, const std::string& what) {
+  std::istringstream in(trace);
+  std::string line;
+  for (size_t n = 0; std::getline(in, line); ++n)
+    if (line.find(what) != std::string::npos) return n;
+  return std::string::npos;
+}
+
+TEST_F(RemoteOpen, AHeadersRestIsAskedAsSoonAsItsFirstRangeIsIn) {
+  // Each shard's header is longer than its first range: the rest is asked in the same run of the
+  // client as the first ranges (as each first range lands), not in a round after the slowest one.
+  expect_same({"tensors", "@"}, wide_dir_.path(), hf("wide"));
+  fs::remove_all(cache_.path());   // cold: every header asked again
+  server_.clear_access_logs();
+  auto r = akview({"info", hf("wide"), "--json"}, "AKVIEW_HTTP_TRACE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rounds = request_rounds(r.err);
+  ASSERT_EQ(rounds.size(), 2u) << r.err;
+  std::map<std::string, int> per_shard;
+  for (const AccessEntry& e : server_.access_log(Block::cdn))
+    if (e.uri.ends_with(".safetensors")) per_shard[e.uri]++;
+  ASSERT_EQ(per_shard.size(), 3u);
+  for (const auto& [uri, n] : per_shard) EXPECT_EQ(n, 2) << uri;
+}
+
+TEST_F(RemoteOpen, ShardsAreParsedWhileTheIndexIsOnItsWay) {
+  // The index comes slowly (~0.7 s): the shards' headers, in long before it, are mapped (and
+  // parsed) meanwhile, not after it. The model is the same.
+  const std::string index = server_.cdn_path("akview", "wide", "main", "model.safetensors.index.json");
+  ASSERT_GT(fs::file_size(wide_dir_.path() + "/model.safetensors.index.json"), 500000u);
+  server_.slow(Block::cdn, index, 700 << 10);
+  expect_same({"info", "@"}, wide_dir_.path(), hf("wide"));
+  fs::remove_all(cache_.path());
+  auto r = akview({"info", hf("wide"), "--json"}, "AKVIEW_HTTP_TRACE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t mapped = trace_line_of(r.err, "-- remote mappings:");
+  const size_t index_in = trace_line_of(r.err, "model.safetensors.index.json range");
+  ASSERT_NE(mapped, std::string::npos) << r.err;
+  ASSERT_NE(index_in, std::string::npos) << r.err;
+  EXPECT_LT(mapped, index_in) << r.err;
+}
+
+TEST_F(RemoteOpen, AShardsHeaderThatCannotBeFetchedIsTheOpensErrorNotASignal) {
+  // The shards' headers come on a thread of their own while the open parses: the rest of shard 2's
+  // header never comes (503 from 256 KiB on, all tries). The open ends with that one-line error,
+  // as when it waited for every header before parsing; nothing reads a page that never came.
+  const std::string shard = server_.cdn_path("akview", "wide", "main", "model-00002-of-00003.safetensors");
+  server_.fail_ranges_from(Block::cdn, shard, 256 << 10);
+  auto info = akview({"info", hf("wide")});
+  EXPECT_EQ(info.exit_code, 1) << info.err;
+  EXPECT_NE(info.err.find("503"), std::string::npos) << info.err;
+  EXPECT_NE(info.err.find("model-00002-of-00003.safetensors"), std::string::npos) << info.err;
+  const std::string own = info.err.substr(0, info.err.find("\n-----"));
+  EXPECT_EQ(std::count(own.begin(), own.end(), '\n') + (own.size() < info.err.size() ? 1 : 0), 1) << info.err;
 }
 
 TEST_F(RemoteOpen, PathsShownAreAddressesNotTheCache) {

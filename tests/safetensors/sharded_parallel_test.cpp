@@ -156,6 +156,19 @@ TEST(ShardedParallelOpen, ShardsNamedOtherwiseAndStrayFilesBeside) {
   expect_opens_as_one_by_one(index, names);
 }
 
+// The guessed shards are joined as soon as they are parsed, before the index says which it names: a
+// well-formed shard beside them that the index does not name undoes that join (it is no part of the
+// model, its tensors neither).
+TEST(ShardedParallelOpen, AWellFormedShardTheIndexDoesNotNameIsLeftOut) {
+  TempDir dir;
+  const auto shards = many_shards(4);
+  std::vector<std::string> names;
+  for (size_t s = 0; s < 4; ++s) names.push_back(shard_name(s, 4));
+  const std::string index = write_set(dir, shards, names);
+  ASSERT_TRUE(testing::write_safetensors(dir.file(shard_name(6, 9)), many_shards(7)[6]));
+  expect_opens_as_one_by_one(index, names);
+}
+
 // Errors in two shards: the first in file order is the open's, whatever thread finished first.
 TEST(ShardedParallelOpen, FirstBrokenShardInFileOrderIsTheError) {
   TempDir dir;
