@@ -256,6 +256,32 @@ TEST(StatsFast, FastPathsOverEveryKindOfScale) {
   }
 }
 
+// The kernels that decode nothing read wider chunks than the decoding ones (a level form up to 16x
+// block_elems, Q6_K on AVX-512 up to 4x) where the tensor still makes 64 chunks: 301 rows of 512
+// values at block_elems 256 are chunks of 4 rows (Q4_K, Q4_0, IQ4_XS) or 2 rows (Q6_K), the last one
+// short; finite scales, then one block in 16 with an Inf scale (the generic paths in the same tensor).
+TEST(StatsFast, WideChunksOfTheBlockKernelsWithAShortLastChunk) {
+  std::mt19937 rng(29);
+  for (const TypeId type : {TypeId::q4_k, TypeId::q4_0, TypeId::iq4_xs, TypeId::q6_k}) {
+    const TypeInfo& info = type_info(type);
+    const int64_t rows = 301, per_row = static_cast<int64_t>(512 / info.block_elems);
+    const size_t scale_at = type == TypeId::q6_k ? 208 : 0;
+    for (const bool some_inf : {false, true}) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
+        bytes[at + scale_at + 1] &= 0xbf;   // every f16 exponent below all-ones: finite
+        if (type == TypeId::q4_k) bytes[at + 3] &= 0xbf;
+        if (some_inf && rng() % 16 == 0) bytes[at + scale_at + 1] |= 0x7c;
+      }
+      const TensorView v = bytes_view(info, bytes, rows, per_row);
+      const std::string what = std::string(info.name) + (some_inf ? " some Inf scales" : " finite scales");
+      expect_stats_match(v, small_chunks(2, 256), what + ", wide chunks");
+      expect_stats_match(v, small_chunks(3, 256), what + ", wide chunks, 3 threads");
+    }
+  }
+}
+
 // Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
 // (core/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
 // copy is what the level kernels scan and the decoders decode; the statistics are the same.
