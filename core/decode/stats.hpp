@@ -20,7 +20,8 @@ struct StatsOptions {
   int top_k = 16;                         // outliers by |x| kept
   size_t block_elems = size_t{1} << 16;   // values a chunk decodes at once (rounded to whole rows, at least
                                           // one): 256 KiB of floats, which stay in a core's L2 while scanned;
-                                          // the 16-level types, which decode nothing, read 4x as many
+                                          // the 16-level types, which decode nothing, read 4x to 16x as
+                                          // many (Q6_K on AVX-512 up to 4x), never fewer than 64 chunks
   int threads = 0;                        // threads that decode and scan (0: all the machine has)
   std::function<void(double)> progress;   // fraction in [0, 1], called on the calling thread; may be empty
   const std::atomic<bool>* cancel = nullptr;

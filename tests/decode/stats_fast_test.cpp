@@ -256,6 +256,89 @@ TEST(StatsFast, FastPathsOverEveryKindOfScale) {
   }
 }
 
+// The kernels that decode nothing read wider chunks than the decoding ones (a level form up to 16x
+// block_elems, Q6_K on AVX-512 up to 4x) where the tensor still makes 64 chunks: 301 rows of 512
+// values at block_elems 256 are chunks of 4 rows (Q4_K, Q4_0, IQ4_XS) or 2 rows (Q6_K), the last one
+// short; finite scales, then one block in 16 with an Inf scale (the generic paths in the same tensor).
+TEST(StatsFast, WideChunksOfTheBlockKernelsWithAShortLastChunk) {
+  std::mt19937 rng(29);
+  for (const TypeId type : {TypeId::q4_k, TypeId::q4_0, TypeId::iq4_xs, TypeId::q6_k}) {
+    const TypeInfo& info = type_info(type);
+    const int64_t rows = 301, per_row = static_cast<int64_t>(512 / info.block_elems);
+    const size_t scale_at = type == TypeId::q6_k ? 208 : 0;
+    for (const bool some_inf : {false, true}) {
+      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
+        bytes[at + scale_at + 1] &= 0xbf;   // every f16 exponent below all-ones: finite
+        if (type == TypeId::q4_k) bytes[at + 3] &= 0xbf;
+        if (some_inf && rng() % 16 == 0) bytes[at + scale_at + 1] |= 0x7c;
+      }
+      const TensorView v = bytes_view(info, bytes, rows, per_row);
+      const std::string what = std::string(info.name) + (some_inf ? " some Inf scales" : " finite scales");
+      expect_stats_match(v, small_chunks(2, 256), what + ", wide chunks");
+      expect_stats_match(v, small_chunks(3, 256), what + ", wide chunks, 3 threads");
+    }
+  }
+}
+
+// Q6_K's exact bounds come first (its pass 1 bins the histogram over them, so there is no second
+// pass); on AVX-512 a block is decoded for them only where its levels could widen the bounds so far.
+// Scales of every size in random order, the largest in a late block, negative ones, repeated blocks
+// (levels equal to the bounds so far) and blocks with an Inf or NaN d: the statistics equal the
+// per-value loop's, and the progress never falls back (a second pass, 0.5 onwards, would follow 1.0,
+// as it does whenever the bounds are not the values' min and max).
+TEST(StatsFast, Q6kBoundsBeforeThePassAreTheValuesMinAndMax) {
+  const TypeInfo& info = type_info(TypeId::q6_k);
+  const uint16_t scales[] = {0x3c00, 0x2e66, 0x0001, 0x03ff, 0xb800, 0x1400, 0x4500, 0xc600, 0x3555};
+  std::mt19937 rng(31);
+  for (int round = 0; round < 6; ++round) {
+    const int64_t rows = 40, per_row = 4;
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    const size_t n_blocks = bytes.size() / info.block_bytes;
+    for (size_t k = 0; k < n_blocks; ++k) {
+      uint8_t* b = &bytes[k * info.block_bytes];
+      uint16_t d = scales[rng() % 9];
+      if (round % 2 == 1 && rng() % 8 == 0) d = rng() % 2 ? 0x7c00 : 0x7e01;   // Inf or NaN
+      if (k == n_blocks - 1 - static_cast<size_t>(round) * 7) d = 0x5400;      // the largest, late
+      std::memcpy(b + 208, &d, 2);
+      if (round >= 4 && k % 3 == 1) std::memcpy(b, b - info.block_bytes, info.block_bytes);   // repeated
+    }
+    const TensorView v = bytes_view(info, bytes, rows, per_row);
+    for (const size_t block_elems : {size_t{1}, size_t{4 * 256}, size_t{1} << 16}) {
+      StatsOptions o = small_chunks(2, block_elems);
+      double last = 0;
+      bool fell = false;
+      o.progress = [&](double p) {
+        fell = fell || p < last;
+        last = p;
+      };
+      const std::string what = "q6_k round " + std::to_string(round) + ", chunks of " + std::to_string(block_elems);
+      expect_stats_match(v, o, what);
+      EXPECT_FALSE(fell) << what << ": a second pass";
+    }
+  }
+  // By hand: row 0's values are 31 and -31 (codes 63, scales 1 and -1), row 1's all -32 (code 0,
+  // scale 1): only its level -32 is below the bounds so far, so a level bound of -31 would skip it.
+  std::vector<uint8_t> two(2 * info.block_bytes, 0);
+  std::memset(two.data(), 0xff, 192);                              // ql and qh all ones: code 63
+  for (int j = 0; j < 16; ++j) two[192 + j] = j == 5 ? 0xff : 1;   // sc: 1, and -1 in sub-block 5
+  for (int j = 0; j < 16; ++j) two[info.block_bytes + 192 + j] = 1;
+  const uint16_t one = 0x3c00;
+  std::memcpy(&two[208], &one, 2);
+  std::memcpy(&two[info.block_bytes + 208], &one, 2);
+  StatsOptions o = small_chunks(1, 256);   // two chunks: a second pass would report 0.75 after 1.0
+  double last = 0;
+  bool fell = false;
+  o.progress = [&](double p) {
+    fell = fell || p < last;
+    last = p;
+  };
+  expect_stats_match(bytes_view(info, two, 2, 1), o, "q6_k by hand");
+  EXPECT_FALSE(fell) << "q6_k by hand: a second pass";
+}
+
 // Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
 // (core/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
 // copy is what the level kernels scan and the decoders decode; the statistics are the same.
