@@ -41,7 +41,9 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 // GCC 12's AVX-512 intrinsics (shifts, min/max, conversions) start from _mm512_undefined_*, which its
 // -O3 flow analysis reports as maybe uninitialised.
+#if !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace akview {
 namespace {

@@ -408,7 +408,7 @@ Status RemoteFile::wait_pending() {
 }
 
 void HeadFetch::start(std::vector<std::shared_ptr<RemoteFile>> files, std::vector<std::shared_ptr<RemoteFile>> whole) {
-  finish();
+  (void)finish();   // the previous batch's status was for the open that waited on it
   for (const auto& list : {std::cref(whole), std::cref(files)})
     for (const auto& f : list.get()) f->set_pending(true);
   files_ = files;

@@ -131,7 +131,7 @@ class RemoteFile {
 class HeadFetch {
  public:
   HeadFetch() = default;
-  ~HeadFetch() { finish(); }
+  ~HeadFetch() { (void)finish(); }
   HeadFetch(const HeadFetch&) = delete;
   HeadFetch& operator=(const HeadFetch&) = delete;
   void start(std::vector<std::shared_ptr<RemoteFile>> files, std::vector<std::shared_ptr<RemoteFile>> whole);

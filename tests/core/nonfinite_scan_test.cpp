@@ -128,7 +128,9 @@ TEST(NonFiniteScan, PlantedScalesAreFoundInEveryTypeThatCanHoldThem) {
     const NonFiniteCount want = decoded_count(info.id, bytes);
     expect_same(count_nonfinite(info.id, bytes), want, std::string(info.name));
     EXPECT_EQ(type_can_be_nonfinite(info.id), want.any()) << info.name;
-    if (want.any()) EXPECT_EQ(want.first, 3 * info.block_bytes) << info.name;
+    if (want.any()) {
+      EXPECT_EQ(want.first, 3 * info.block_bytes) << info.name;
+    }
   }
 }
 

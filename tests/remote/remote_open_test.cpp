@@ -17,7 +17,6 @@
 #include <functional>
 #include <iterator>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -247,35 +246,37 @@ TEST_F(RemoteOpen, EveryOracleModelAnswersAsOnDisk) {
   };
   std::vector<Case> cases, malformed;
   int repos = 0;
-  std::optional<HubServer::Batch> batch(server_);   // one restart for every oracle
-  for (const char* dir : {"st", "gguf", "pytorch", "malformed"}) {
-    for (const auto& e : fs::directory_iterator(oracles / dir)) {
-      const std::string name = e.path().filename().string();
-      if (name == "ref" || name.ends_with(".json")) continue;
-      if (e.is_directory()) {
-        const std::string repo = "oracle-" + std::to_string(repos++);
-        server_.add_repo("akview", repo, "main", "", e.path());
-        cases.push_back({e.path().string(), hf(repo)});
-      } else {
-        const std::string url_path = std::string("/oracles/") + dir + "/" + name;
-        server_.add_file(url_path, e.path());
-        (std::string(dir) == "malformed" ? malformed : cases)
-            .push_back({e.path().string(), server_.url(Block::plain, url_path)});
+  {
+    const HubServer::Batch batch(server_);   // one restart for every oracle, when the block ends
+    for (const char* dir : {"st", "gguf", "pytorch", "malformed"}) {
+      for (const auto& e : fs::directory_iterator(oracles / dir)) {
+        const std::string name = e.path().filename().string();
+        if (name == "ref" || name.ends_with(".json")) continue;
+        if (e.is_directory()) {
+          const std::string repo = "oracle-" + std::to_string(repos++);
+          server_.add_repo("akview", repo, "main", "", e.path());
+          cases.push_back({e.path().string(), hf(repo)});
+        } else {
+          const std::string url_path = std::string("/oracles/") + dir + "/" + name;
+          server_.add_file(url_path, e.path());
+          (std::string(dir) == "malformed" ? malformed : cases)
+              .push_back({e.path().string(), server_.url(Block::plain, url_path)});
+        }
       }
     }
+    for (const char* store : {"ollama", "ollama_st"})
+      for (const auto& m : fs::recursive_directory_iterator(oracles / store / "manifests")) {
+        if (!m.is_regular_file()) continue;
+        // manifests/HOST/NS/MODEL/TAG
+        const fs::path rel = fs::relative(m.path(), oracles / store / "manifests");
+        auto it = rel.begin();
+        const std::string host = (it++)->string(), ns = (it++)->string(), model = (it++)->string(),
+                          tag = (it++)->string();
+        server_.add_ollama_store(oracles / store, host);
+        cases.push_back(
+            {m.path().string(), "ollama://" + server_.registry_host() + "/" + ns + "/" + model + ":" + tag});
+      }
   }
-  for (const char* store : {"ollama", "ollama_st"})
-    for (const auto& m : fs::recursive_directory_iterator(oracles / store / "manifests")) {
-      if (!m.is_regular_file()) continue;
-      // manifests/HOST/NS/MODEL/TAG
-      const fs::path rel = fs::relative(m.path(), oracles / store / "manifests");
-      auto it = rel.begin();
-      const std::string host = (it++)->string(), ns = (it++)->string(), model = (it++)->string(),
-                        tag = (it++)->string();
-      server_.add_ollama_store(oracles / store, host);
-      cases.push_back({m.path().string(), "ollama://" + server_.registry_host() + "/" + ns + "/" + model + ":" + tag});
-    }
-  batch.reset();
   ASSERT_GT(cases.size(), 30u);
   // Under AddressSanitizer every process costs ~0.2 s: there one model in three, and the first of
   // each kind of address (repository, URL, registry), runs through every command (the remote code
@@ -439,8 +440,9 @@ TEST_F(RemoteOpen, PathsShownAreAddressesNotTheCache) {
   EXPECT_NE(text.find(hf("demo-all/llama-demo-q4km.gguf")), std::string::npos) << text;
   std::function<void(const nlohmann::json&)> no_cache_files = [&](const nlohmann::json& v) {
     if (v.is_object()) {
-      if (v.contains("files") && v["files"].is_array())
+      if (v.contains("files") && v["files"].is_array()) {
         for (const auto& f : v["files"]) EXPECT_EQ(f.dump().find(cache_.path()), std::string::npos) << f.dump();
+      }
       for (const auto& [k, e] : v.items()) no_cache_files(e);
     } else if (v.is_array()) {
       for (const auto& e : v) no_cache_files(e);

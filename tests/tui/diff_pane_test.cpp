@@ -42,10 +42,12 @@ TEST(DiffPane, WorstFirstCancelGoesOnDetailAndRun) {
   FakeHost host;
   // A job ahead of the diff holds the worker, so Esc lands before any pair is compared.
   std::atomic<bool> release{false};
-  host.worker().submit(tui::Job{"hold", [&](tui::JobContext& ctx) {
+  host.worker().submit(tui::Job{"hold",
+                                [&](tui::JobContext& ctx) {
                                   while (!release && !ctx.cancelled())
                                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                                }});
+                                },
+                                {}});
   draw_pane(pane, host, 120, 30);   // before_frame starts the diff
   EXPECT_TRUE(pane.computing());
   host.worker().cancel_all();

@@ -83,7 +83,9 @@ TEST_F(MlxTableTest, SortByBytesPutsTheLargestFirstAndKeepsCompanions) {
     uint64_t prev_bytes = UINT64_MAX;
     for (uint32_t r : rows) {
       if (is_companion_name(native(*session_, r))) continue;
-      if (session_->model.tensors[r].nbytes == prev_bytes) EXPECT_LT(prev, r) << native(*session_, r);
+      if (session_->model.tensors[r].nbytes == prev_bytes) {
+        EXPECT_LT(prev, r) << native(*session_, r);
+      }
       prev = r;
       prev_bytes = session_->model.tensors[r].nbytes;
     }

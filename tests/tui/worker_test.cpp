@@ -34,7 +34,8 @@ TEST(Worker, UrgentJobGoesFirstAndTheLongJobGoesOnAfterIt) {
   std::atomic<bool> long_started{false};
   std::atomic<bool> release{false};
   // A long job of 100 steps that yields between steps; its step counter lives in its closure.
-  Job long_job{"long", [&, step = 0](JobContext& ctx) mutable {
+  Job long_job{"long",
+               [&, step = 0](JobContext& ctx) mutable {
                  long_started = true;
                  while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
                  for (; step < 100; ++step) {
@@ -45,9 +46,10 @@ TEST(Worker, UrgentJobGoesFirstAndTheLongJobGoesOnAfterIt) {
                    }
                  }
                  ctx.post([&log, step] { log.push_back("long done " + std::to_string(step)); });
-               }};
+               },
+               {}};
   w.submit(std::move(long_job));
-  w.submit(Job{"plain", [&](JobContext& ctx) { ctx.post([&log] { log.push_back("plain"); }); }});
+  w.submit(Job{"plain", [&](JobContext& ctx) { ctx.post([&log] { log.push_back("plain"); }); }, {}});
   ASSERT_TRUE(pump(w, [&] { return long_started.load(); }));
   w.submit(Job{"sort", [&](JobContext& ctx) { ctx.post([&log] { log.push_back("urgent"); }); }, {}, /*urgent=*/true});
   release = true;

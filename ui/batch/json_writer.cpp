@@ -50,7 +50,7 @@ void JsonWriter::flush() {
   len_ = 0;
 }
 
-void JsonWriter::continue_array(uint64_t elements_before) { levels_.push_back({']', elements_before}); }
+void JsonWriter::continue_array(uint64_t elements_before) { levels_.emplace_back(']', elements_before); }
 
 void JsonWriter::raw(std::string_view piece, uint64_t elements) {
   assert(!levels_.empty() && levels_.back().close == ']' && !after_key_);
@@ -63,7 +63,7 @@ void JsonWriter::raw(std::string_view piece, uint64_t elements) {
 void JsonWriter::begin(char open, char close) {
   before_value();
   put(open);
-  levels_.push_back({close});
+  levels_.emplace_back(close);
 }
 
 void JsonWriter::end() {

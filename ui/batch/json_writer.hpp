@@ -92,6 +92,7 @@ class JsonWriter {
 
  private:
   struct Level {
+    explicit Level(char closing, uint64_t elements = 0) : close(closing), count(elements) {}
     char close;
     uint64_t count = 0;
 #ifndef NDEBUG
