@@ -457,12 +457,8 @@ template <bool kQ5>
 void q45_k_block(const uint8_t* p, const XqInput& x, int64_t b, const Idx& idx, Acc& acc) {
   constexpr int kQs = kQ5 ? 48 : 16;
   const int8_t* xb = x.codes.data() + 256 * b;
-  // scales 0-3 / mins 0-3: low 6 bits of bytes 0-3 / 4-7; scales 4-7 / mins 4-7: nibbles of
-  // bytes 8-11 plus the top 2 bits of bytes 0-3 / 4-7.
-  const uint32_t a0 = load_u32(p + 4), a1 = load_u32(p + 8), a2 = load_u32(p + 12), m6 = 0x3f3f3f3f, m4 = 0x0f0f0f0f,
-                 m2 = 0x03030303;
-  const uint64_t scales = (a0 & m6) | (uint64_t{(a2 & m4) | (((a0 >> 6) & m2) << 4)} << 32);
-  const uint64_t mins = (a1 & m6) | (uint64_t{((a2 >> 4) & m4) | (((a1 >> 6) & m2) << 4)} << 32);
+  uint64_t scales, mins;
+  decode::kquant_scales_mins8(p + 4, &scales, &mins);
   const __m512i sc = _mm512_castsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128(static_cast<long long>(scales))));
   const __m128i mn = _mm_cvtsi64_si128(static_cast<long long>(mins));
   const __m256i M =

@@ -1,8 +1,6 @@
 // ggml K-quants: Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, Q8_K (256-element super-blocks). FORMATS.md §2.7;
 // float operations in the order of dequantize_row_q*_K (ggml-quants.c): sub-block scale = d * sc,
 // then scale * q - min, so results are bit-identical to ggml.
-#include <cstring>
-
 #include "core/decode/decoders.hpp"
 #include "core/decode/float_formats.hpp"
 #include "core/decode/kquant_scales.hpp"
@@ -155,13 +153,10 @@ void q4_k_block_avx2(const uint8_t* __restrict b, float* __restrict y) {
   const uint8_t* scales = b + 4;
   const uint8_t* q = b + 16;
 #if defined(AKVIEW_DECODE_LEVEL_TABLE)
-  // The 8 scales and mins at once (kquant_scale_min's bytes, four to a word), then d * sc and
-  // dmin * m for all 8 sub-blocks in two multiplies; each sub-block's 16 values looked up.
-  uint32_t lo, mid, hi;
-  std::memcpy(&lo, scales, 4), std::memcpy(&mid, scales + 4, 4), std::memcpy(&hi, scales + 8, 4);
-  const uint64_t sc = (lo & 0x3F3F3F3Fu) | uint64_t{(hi & 0x0F0F0F0Fu) | (((lo >> 6) & 0x03030303u) << 4)} << 32;
-  const uint64_t mn = (mid & 0x3F3F3F3Fu) | uint64_t{((hi >> 4) & 0x0F0F0F0Fu) | (((mid >> 6) & 0x03030303u) << 4)}
-                                                << 32;
+  // The 8 scales and mins at once, then d * sc and dmin * m for all 8 sub-blocks in two
+  // multiplies; each sub-block's 16 values looked up.
+  uint64_t sc, mn;
+  kquant_scales_mins8(scales, &sc, &mn);
   alignas(32) float ds[8], ms[8];
   _mm256_store_ps(ds, _mm256_mul_ps(_mm256_set1_ps(d), simd::u8_lo(_mm_cvtsi64_si128(static_cast<int64_t>(sc)))));
   _mm256_store_ps(ms, _mm256_mul_ps(_mm256_set1_ps(dmin), simd::u8_lo(_mm_cvtsi64_si128(static_cast<int64_t>(mn)))));

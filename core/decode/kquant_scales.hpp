@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace akview::decode {
 
@@ -18,6 +19,17 @@ inline void kquant_scale_min(int j, const uint8_t* q, uint8_t* sc, uint8_t* mn) 
     *sc = static_cast<uint8_t>((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
     *mn = static_cast<uint8_t>((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
   }
+}
+
+// Q4_K / Q5_K: all 8 pairs at once, kquant_scale_min's rule done on four fields a word: byte j of
+// `scales` is scale j, byte j of `mins` is min j (j = 0..7).
+inline void kquant_scales_mins8(const uint8_t* q, uint64_t* scales, uint64_t* mins) {
+  uint32_t u[3];
+  std::memcpy(u, q, sizeof u);
+  const uint32_t sc_high = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
+  const uint32_t m_high = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
+  *scales = (u[0] & 0x3f3f3f3f) | uint64_t{sc_high} << 32;
+  *mins = (u[1] & 0x3f3f3f3f) | uint64_t{m_high} << 32;
 }
 
 // Q3_K: 12 bytes -> 16 6-bit scales (0..63, stored offset by 32):

@@ -32,6 +32,7 @@
 #endif
 
 #include "core/decode/decode.hpp"
+#include "core/decode/kquant_scales.hpp"
 #include "core/decode/level_forms.hpp"
 #include "core/kernel_copy.hpp"
 #include "core/parallel_chunks.hpp"
@@ -774,17 +775,11 @@ float hmax16(__m512 v) {
 }
 
 // A Q4_K block's eight sub-block scales d * sc (lanes 0-7) and mins dmin * m (lanes 8-15), the
-// decoder's float products: the 6-bit fields of its 12 scale bytes unpacked four at a time
-// (kquant_scale_min's rule: j < 4 from the low six bits of bytes j and j + 4, j >= 4 from the
-// nibbles of byte j + 4 and the top two bits of bytes j - 4 and j).
+// decoder's float products (its 6-bit fields unpacked by kquant_scales_mins8).
 inline __m512 q4k_scales_mins(const uint8_t* b) {
-  uint32_t u[3];
-  std::memcpy(u, b + 4, sizeof u);
-  const uint32_t sc_low = u[0] & 0x3f3f3f3f, m_low = u[1] & 0x3f3f3f3f;
-  const uint32_t sc_high = (u[2] & 0x0f0f0f0f) | ((u[0] >> 2) & 0x30303030);
-  const uint32_t m_high = ((u[2] >> 4) & 0x0f0f0f0f) | ((u[1] >> 2) & 0x30303030);
-  const __m128i fields = _mm_setr_epi32(static_cast<int32_t>(sc_low), static_cast<int32_t>(sc_high),
-                                        static_cast<int32_t>(m_low), static_cast<int32_t>(m_high));
+  uint64_t sc, mn;
+  decode::kquant_scales_mins8(b + 4, &sc, &mn);
+  const __m128i fields = _mm_set_epi64x(static_cast<int64_t>(mn), static_cast<int64_t>(sc));
   const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(fp::f16_to_f32(fp::load_u16(b))),
                                       _mm256_set1_ps(fp::f16_to_f32(fp::load_u16(b + 2))), 1);
   return _mm512_mul_ps(d, _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(fields)));
