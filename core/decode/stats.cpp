@@ -10,11 +10,13 @@
 // types skip the decode: per 32-value sub-block, the count of each code (SIMD compares) weighs its
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
-// from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K has its own
+// from the scales alone, so that pass 2 only runs where the values do not reach them (Q4_K's are the
+// values' exact min and max: level_bounds_q4k also reads the codes of the sub-blocks that could
+// widen them, so the values always reach them). Q4_K has its own
 // AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers) and pass 2
-// (hist_q4k_avx512). The other block types find their exact bounds first (a decode and a min/max
-// sweep) and their pass 1 feeds both histograms with one (linear bin, log2 bin) increment a value
-// (bin_pairs); Q6_K on AVX-512 does both from the blocks, its values made in registers
+// (hist_q4k_avx512, for bounds the values do not reach, which its exact bounds rule out). The other block types find
+// their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds both histograms with one (linear bin,
+// log2 bin) increment a value (bin_pairs); Q6_K on AVX-512 does both from the blocks, its values made in registers
 // (q6k_bounds_avx512, which decodes only the blocks whose levels could widen the bounds so far, and
 // scan_q6k_avx512).
 #include "core/decode/stats.hpp"
@@ -1148,17 +1150,48 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
 }
 #endif
 
-// Q4_K's level bounds from two levels a sub-block: (d * sc) * q - dmin * m is monotone in q where d and
-// dmin are finite, so the extreme levels are those of codes 0 and 15; a block with a non-finite d or
-// dmin takes every level (level_bounds).
+// Q4_K's bounds are the min and max of its finite values, so that pass 1 bins the histogram over its
+// final range and there is never a second pass. (d * sc) * q - dmin * m is monotone in q where d and
+// dmin are finite (rounding keeps the order), so a sub-block's values lie between its levels of codes
+// 0 and 15, and its own extremes are the levels of the smallest and the largest code it holds. The
+// codes are read only for the sub-blocks whose levels 0 and 15 reach beyond the bounds so far; after
+// the first blocks of a tensor that leaves the few with the largest scales. A block with a non-finite
+// d or dmin is decoded (value_bounds_q4k).
+void value_bounds_q4k(const uint8_t* b, float& lo_out, float& hi_out) {
+  alignas(64) float lv[8 * levels::kLevels];
+  alignas(64) uint8_t codes[256];
+  levels::Q4K::levels(b, lv);
+  levels::Q4K::codes(b, codes);
+  for (int i = 0; i < 256; ++i) {
+    const float x = lv[levels::kLevels * (i / levels::kSubElems) + codes[i]];
+    if (!std::isfinite(x)) continue;
+    lo_out = x < lo_out ? x : lo_out;
+    hi_out = x > hi_out ? x : hi_out;
+  }
+}
+
+// The smallest and largest code of sub-block j of a Q4_K block (its 32 nibbles).
+void q4k_code_range(const uint8_t* b, int j, int& first, int& last) {
+  const uint8_t* q = b + 16 + 32 * (j / 2);
+  const int shift = 4 * (j % 2);
+  int lo = 15, hi = 0;
+  for (int l = 0; l < 32; ++l) {
+    const int c = (q[l] >> shift) & 0xF;
+    lo = c < lo ? c : lo;
+    hi = c > hi ? c : hi;
+  }
+  first = lo;
+  last = hi;
+}
+
 void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
   constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
-  V8 lo = V8{} + INFINITY, hi = V8{} - INFINITY;   // NOLINT
+  float lo = lo_out, hi = hi_out;
   for (size_t blk = 0; blk < n_blocks; ++blk) {
     const uint8_t* b = blocks + blk * kBytes;
     const uint16_t d16 = fp::load_u16(b), dmin16 = fp::load_u16(b + 2);
     if ((d16 & 0x7c00) == 0x7c00 || (dmin16 & 0x7c00) == 0x7c00) {
-      level_bounds<levels::Q4K>(b, 1, lo_out, hi_out);
+      value_bounds_q4k(b, lo, hi);
       continue;
     }
 #if defined(AKVIEW_STATS_Q4K_AVX512)
@@ -1178,13 +1211,22 @@ void level_bounds_q4k(const uint8_t* blocks, size_t n_blocks, float& lo_out, flo
 #endif
     const V8 first = dj * 0.0f - mj, last = dj * 15.0f - mj;
     const V8 l = first < last ? first : last, h = first < last ? last : first;
-    lo = l < lo ? l : lo;
-    hi = h > hi ? h : hi;
+    const I8 wider = (l < lo) | (h > hi);
+    int any = 0;
+    for (int j = 0; j < 8; ++j) any |= wider[j];
+    if (any == 0) continue;
+    for (int j = 0; j < 8; ++j) {
+      if (wider[j] == 0) continue;
+      int c0 = 0, c1 = 0;
+      q4k_code_range(b, j, c0, c1);
+      // the decoder's float operations (level_forms.hpp: Q4K::levels) on the two codes
+      const float x0 = dj[j] * static_cast<float>(c0) - mj[j], x1 = dj[j] * static_cast<float>(c1) - mj[j];
+      lo = std::min(lo, std::min(x0, x1));
+      hi = std::max(hi, std::max(x0, x1));
+    }
   }
-  for (int k = 0; k < 8; ++k) {
-    lo_out = std::min(lo_out, lo[k]);
-    hi_out = std::max(hi_out, hi[k]);
-  }
+  lo_out = lo;
+  hi_out = hi;
 }
 
 struct LevelScan {

@@ -339,6 +339,51 @@ TEST(StatsFast, Q6kBoundsBeforeThePassAreTheValuesMinAndMax) {
   EXPECT_FALSE(fell) << "q6_k by hand: a second pass";
 }
 
+// Q4_K's bounds before pass 1 are the min and max of its values, not of its levels, so that pass 1's
+// histogram stands and there is no second pass even where no sub-block holds codes 0 or 15. Codes
+// 1..14 in every sub-block, f16 scales of every kind (negative, zero, -0, subnormal, the largest
+// in a late block, some Inf or NaN), repeated blocks (levels equal to the bounds so far): the
+// statistics equal the per-value loop's, and a cancel raised once pass 1 has reported 1.0 finds no
+// second pass to stop.
+TEST(StatsFast, Q4kBoundsBeforeThePassAreTheValuesMinAndMax) {
+  const TypeInfo& info = type_info(TypeId::q4_k);
+  const uint16_t scales[] = {0x3c00, 0x2e66, 0x0001, 0x03ff, 0x0000, 0x8000, 0xb800, 0x1400, 0x4500, 0xc600};
+  std::mt19937 rng(37);
+  for (int round = 0; round < 6; ++round) {
+    const int64_t rows = 40, per_row = 4;
+    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
+    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    const size_t n_blocks = bytes.size() / info.block_bytes;
+    for (size_t k = 0; k < n_blocks; ++k) {
+      uint8_t* b = &bytes[k * info.block_bytes];
+      for (int f = 0; f < 2; ++f) {
+        uint16_t h = scales[rng() % 10];
+        if (round % 2 == 1 && rng() % 8 == 0) h = rng() % 2 ? 0x7c00 : 0xfe01;   // Inf or NaN
+        std::memcpy(b + 2 * f, &h, 2);
+      }
+      if (k == n_blocks - 1 - static_cast<size_t>(round) * 7) {   // the largest scales, late
+        const uint16_t big = 0x5400;
+        std::memcpy(b, &big, 2);
+        std::memcpy(b + 2, &big, 2);
+      }
+      for (int j = 16; j < 144; ++j)
+        b[j] = static_cast<uint8_t>((1 + rng() % 14) | (1 + rng() % 14) << 4);                // codes 1..14
+      if (round >= 4 && k % 3 == 1) std::memcpy(b, b - info.block_bytes, info.block_bytes);   // repeated
+    }
+    const TensorView v = bytes_view(info, bytes, rows, per_row);
+    for (const size_t block_elems : {size_t{1}, size_t{4 * 256}, size_t{1} << 16}) {
+      StatsOptions o = small_chunks(2, block_elems);
+      std::atomic<bool> cancel{false};
+      o.cancel = &cancel;
+      o.progress = [&](double p) {
+        if (p >= 1.0) cancel = true;
+      };
+      const std::string what = "q4_k round " + std::to_string(round) + ", chunks of " + std::to_string(block_elems);
+      expect_stats_match(v, o, what);   // not cancelled: nothing ran after pass 1
+    }
+  }
+}
+
 // Tensors of 1 MiB and more are read by the kernel's copy into each thread's buffer
 // (core/kernel_copy.hpp): from a mapped file by pread, from the heap by process_vm_readv. The
 // copy is what the level kernels scan and the decoders decode; the statistics are the same.
