@@ -10,15 +10,14 @@
 // types skip the decode: per 32-value sub-block, the count of each code (SIMD compares) weighs its
 // 16 levels in every statistic, one increment a level feeds both histograms (a table of (linear bin,
 // log2 bin) pairs folded per chunk), and the linear bins are over the levels' bounds, found first
-// from the scales alone, so that pass 2 only runs where the values do not reach them (Q4_K's are the
-// values' exact min and max: level_bounds_q4k also reads the codes of the sub-blocks that could
-// widen them, so the values always reach them). Q4_K has its own
-// AVX-512 pass 1 (scan_q4k_avx512: code counts from bit planes, everything in registers) and pass 2
-// (hist_q4k_avx512, for bounds the values do not reach, which its exact bounds rule out). The other block types find
-// their exact bounds first (a decode and a min/max sweep) and their pass 1 feeds both histograms with one (linear bin,
-// log2 bin) increment a value (bin_pairs); Q6_K on AVX-512 does both from the blocks, its values made in registers
-// (q6k_bounds_avx512, which decodes only the blocks whose levels could widen the bounds so far, and
-// scan_q6k_avx512).
+// from the scales alone, so that pass 2 only runs where the values do not reach them. Q4_K's bounds
+// are its values' exact min and max (level_bounds_q4k also reads the codes of the sub-blocks that
+// could widen them), so it never has a pass 2, and it has its own AVX-512 pass 1 (scan_q4k_avx512:
+// code counts from bit planes, everything in registers). The other block types find their exact
+// bounds first (a decode and a min/max sweep) and their pass 1 feeds both histograms with one
+// (linear bin, log2 bin) increment a value (bin_pairs); Q6_K on AVX-512 does both from the blocks,
+// its values made in registers (q6k_bounds_avx512, which decodes only the blocks whose levels could
+// widen the bounds so far, and scan_q6k_avx512).
 #include "core/decode/stats.hpp"
 
 #include <algorithm>
@@ -930,62 +929,6 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }
 
-// Q4_K's second pass on AVX-512 (blocks with finite d and dmin): the linear histogram alone over the
-// values' own range, from the same levels, code counts and bins as scan_q4k_avx512; each level's
-// count goes to the worker's histogram copy of its lane mod kCopies.
-void hist_q4k_avx512(const uint8_t* blocks, size_t n_blocks, const Binning& b, Worker& w) {
-  constexpr int kL = levels::kLevels;
-  constexpr size_t kBytes = kTypeTable[static_cast<size_t>(TypeId::q4_k)].block_bytes;
-  uint64_t* hist = w.hist.data();
-  const __m512 iota = _mm512_setr_ps(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  __m512i want_clear[4];
-  for (int k = 0; k < 4; ++k)
-    want_clear[k] =
-        _mm512_sub_epi32(_mm512_and_si512(_mm512_srli_epi32(lane, k), _mm512_set1_epi32(1)), _mm512_set1_epi32(1));
-  const __m512i copy_offset =
-      _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(kCopies - 1)), _mm512_set1_epi32(b.bins));
-  const __m512 bin_lo = _mm512_set1_ps(static_cast<float>(b.lo)),
-               bin_scale = _mm512_set1_ps(static_cast<float>(b.scale));
-  alignas(64) int32_t at[2][kL], cnt[2][kL];
-  alignas(64) float djmj[16];
-  int slot = 0;
-  bool pending = false;
-  for (size_t blk = 0; blk < n_blocks; ++blk) {
-    const uint8_t* bk = blocks + blk * kBytes;
-    _mm512_store_ps(djmj, q4k_scales_mins(bk));
-#pragma GCC unroll 4
-    for (int ch = 0; ch < 4; ++ch) {
-      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bk + 16 + 32 * ch));
-#pragma GCC unroll 2
-      for (int half = 0; half < 2; ++half) {
-        const int j = 2 * ch + half;
-        __m512i m = _mm512_set1_epi32(-1);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k) {
-          const uint32_t plane = _mm256_test_epi8_mask(qs, _mm256_set1_epi8(static_cast<char>(1 << (4 * half + k))));
-          m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(plane)), want_clear[k], 0x60);
-        }
-        const __m512i n = _mm512_popcnt_epi32(m);
-        const __mmask16 present = _mm512_test_epi32_mask(n, n);
-        const __m512 v = _mm512_sub_ps(_mm512_mul_ps(iota, _mm512_set1_ps(djmj[j])), _mm512_set1_ps(djmj[8 + j]));
-        const __m512i bin = bin_levels_f32(v, present, b, bin_lo, bin_scale);
-        _mm512_store_si512(at[slot], _mm512_add_epi32(bin, copy_offset));
-        _mm512_store_si512(cnt[slot], n);
-        asm volatile("" ::: "memory");   // the reads below stay scalar loads
-        slot ^= 1;
-        if (pending)
-#pragma GCC unroll 16
-          for (int l = 0; l < kL; ++l) hist[at[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
-        pending = true;
-      }
-    }
-  }
-  slot ^= 1;
-  if (pending)
-    for (int l = 0; l < kL; ++l) hist[at[slot][l]] += static_cast<uint32_t>(cnt[slot][l]);
-}
-
 // ---- Q6_K on AVX-512: a block's 256 values (d * sc) * (q - 32) made in registers 16 at a time (one
 // sub-block: one scale) from its codes and never stored as a chunk, for chunks whose every d is
 // finite (so is every value: |d * sc * (q - 32)| <= 65504 * 128 * 32). Pass 1 bins both histograms
@@ -1521,12 +1464,6 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
           }
           if (levels_scan != nullptr) {
             const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
-#if defined(AKVIEW_STATS_Q4K_AVX512)
-            if (v.type == TypeId::q4_k && q4k_scales_finite(blocks, n_blocks)) {
-              hist_q4k_avx512(blocks, n_blocks, binning, w);
-              return true;
-            }
-#endif
             levels_scan->histogram(blocks, n_blocks, 0, 0, &binning, w, chunks[chunk]);
             return true;
           }
