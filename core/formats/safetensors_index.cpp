@@ -240,11 +240,24 @@ std::vector<std::string> guess_shards(const std::string& dir) {
 // One shard parsed alone: a Model whose files[0] is the shard, or the shard's error.
 using ShardParse = std::optional<Result<Model>>;
 
-Result<Model> parse_shard(const std::string& path) {
+Result<Model> parse_shard(const std::string& path, NameCheck names) {
   Model part;
-  auto file = add_safetensors_file(part, path, "");
+  auto file = add_safetensors_file(part, path, "", names);
   if (!file) return std::move(file).error();
   return part;
+}
+
+// A shard parsed with NameCheck::by_caller whose names were not proved distinct by the model's name
+// index: checked alone now, and where its header repeats a name, parsed again for that error (the
+// one NameCheck::now gives, offset and all). Returns whether it was parsed again.
+bool check_shard_names(ShardParse& p, const std::string& path) {
+  if (!p || !*p) return false;
+  Model& part = **p;
+  const bool repeated = part.build_index() != kNone;
+  part.drop_index();
+  if (!repeated) return false;
+  p = parse_shard(path, NameCheck::now);
+  return true;
 }
 
 // The shards parsed alone in `parts` (each a Model whose files[0] is the shard), their tensors and
@@ -485,7 +498,8 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
           model.files[0].header_bytes = model.files[0].map.size();
           parsed = IndexParser(model, 0).run();
         } else {
-          parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+          // Each shard's repeated names are found by the model's name index, built once for all.
+          parts[task - 1] = parse_shard(dir + guessed[task - 1], NameCheck::by_caller);
           if (shards_parsed.fetch_add(1, std::memory_order_acq_rel) + 1 == guessed.size() && !stopped()) join_early();
         }
         return true;
@@ -526,11 +540,28 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   for (size_t k = 0; k < late_at.size(); ++k) part_of[late_at[k]] = &late[k];
   parallel_chunks(late_at.size(), threads, [&](size_t k, int) {
     if (stopped()) return false;
-    late[k] = parse_shard(dir + std::string(index.shards[order[late_at[k]]].name));
+    late[k] = parse_shard(dir + std::string(index.shards[order[late_at[k]]].name), NameCheck::now);
     return true;
   });
   if (stopped() || std::any_of(part_of.begin(), part_of.end(), [](ShardParse* p) { return !*p; }))
     return cancelled(index_path);
+
+  // The guessed shards' names were checked only where the early join's name index covers exactly
+  // the shards the index names and found no name twice; else each is checked alone.
+  bool joined_early = early && late_at.empty() && order.size() == guessed.size();
+  if (!joined_early || early_duplicate) {
+    std::vector<size_t> used;   // guessed shards the index names
+    for (size_t i = 0; i < order.size(); ++i)
+      if (part_of[i] >= parts.data() && part_of[i] < parts.data() + parts.size())
+        used.push_back(static_cast<size_t>(part_of[i] - parts.data()));
+    std::atomic<bool> reparsed{false};
+    parallel_chunks(used.size(), threads, [&](size_t k, int) {
+      if (check_shard_names(parts[used[k]], dir + guessed[used[k]])) reparsed = true;
+      return true;
+    });
+    // A shard parsed again has a new mapping: the early join's names pointed into the old one.
+    if (reparsed) joined_early = false;
+  }
 
   // The first error in the order of reading one by one: the index's repeated name, then the first
   // shard that failed, then the first disagreement.
@@ -543,7 +574,6 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
     shard_models.push_back(&***p);
   }
   std::vector<uint32_t> files;
-  const bool joined_early = early && late_at.empty() && order.size() == guessed.size();
   if (joined_early) {
     finish_join(model, shard_models, *early);
     files = early->file;
