@@ -353,28 +353,36 @@ std::vector<uint32_t> join_shards(Model& model, const std::vector<Model*>& parts
 bool agree_quickly(Model& model, const IndexContents& index, int threads, bool indexed) {
   if (index.entries.size() != model.tensors.size()) return false;
   if (!(indexed && model.has_index()) && model.build_index() != kNone) return false;
-  std::vector<uint32_t> tensor_of(index.entries.size());
+  // One bit a tensor, set by the entry that names it (a second entry finding it set: a repeat).
+  std::vector<std::atomic<uint64_t>> claimed((model.tensors.size() + 63) / 64);
   std::atomic<bool> ok{true};
   parallel_chunks((index.entries.size() + kAgreementChunk - 1) / kAgreementChunk, threads, [&](size_t chunk, int) {
-    const size_t end = std::min(index.entries.size(), (chunk + 1) * kAgreementChunk);
-    for (size_t e = chunk * kAgreementChunk; e < end; ++e) {
+    const size_t begin = chunk * kAgreementChunk, end = std::min(index.entries.size(), begin + kAgreementChunk);
+    constexpr size_t kAhead = 16;   // names whose slots are being loaded (each hashed once)
+    uint64_t ahead[kAhead];
+    for (size_t e = begin; e < end && e < begin + kAhead; ++e) ahead[e % kAhead] = hash_name(index.entries[e].name);
+    for (size_t e = begin; e < end; ++e) {
+      const uint64_t h = ahead[e % kAhead];
+      if (e + kAhead < end) {
+        ahead[e % kAhead] = hash_name(index.entries[e + kAhead].name);
+        model.prefetch_slot(ahead[e % kAhead]);
+      }
       const WeightEntry& entry = index.entries[e];
-      const Tensor* t = model.find(entry.name);
+      const Tensor* t = model.find_hashed(entry.name, h);
       if (!t || t->file != index.shards[entry.shard].file) {
         ok = false;
         return false;
       }
-      tensor_of[e] = static_cast<uint32_t>(t - model.tensors.data());
+      const auto k = static_cast<size_t>(t - model.tensors.data());
+      const uint64_t bit = uint64_t{1} << (k % 64);
+      if (claimed[k / 64].fetch_or(bit, std::memory_order_relaxed) & bit) {
+        ok = false;
+        return false;
+      }
     }
     return true;
   });
-  if (!ok) return false;
-  std::vector<uint8_t> claimed(model.tensors.size(), 0);
-  for (uint32_t k : tensor_of) {
-    if (claimed[k]) return false;
-    claimed[k] = 1;
-  }
-  return true;
+  return ok;
 }
 
 // File offset of a tensor's name in its header (the byte after the opening quote is name[0]).
