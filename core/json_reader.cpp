@@ -272,6 +272,62 @@ bool JsonReader::read_string(JsonToken& tok) {
   }
 }
 
+inline bool JsonReader::plain_string_end(size_t from, size_t& end) const {
+  size_t at = from;
+  for (;;) {
+    if (at + 8 <= size_) {
+      const uint64_t hits = special_string_bytes(load8(data_ + at));
+      if (!hits) {
+        at += 8;
+        continue;
+      }
+      at += static_cast<size_t>(__builtin_ctzll(hits)) >> 3;
+    } else {
+      while (at < size_ && data_[at] >= 0x20 && data_[at] < 0x80 && data_[at] != '"' && data_[at] != '\\') ++at;
+      if (at >= size_) return false;
+    }
+    end = at;
+    return data_[at] == '"';
+  }
+}
+
+bool JsonReader::next_plain_member(JsonToken& key, JsonToken& value) {
+  if (failed_ || depth_ == 0 || !((object_bits_ >> (depth_ - 1)) & 1)) return false;
+  size_t at = pos_;
+  auto skip = [&] {
+    while (at < size_ && data_[at] <= ' ' && is_ws(data_[at])) ++at;
+  };
+  skip();
+  if (state_ == State::after_value) {
+    if (at >= size_ || data_[at] != ',') return false;
+    ++at;
+    skip();
+  } else if (state_ != State::first_member) {
+    return false;
+  }
+  const size_t key_at = at;
+  size_t key_end, value_end;
+  if (at >= size_ || data_[at] != '"' || !plain_string_end(at + 1, key_end)) return false;
+  at = key_end + 1;
+  skip();
+  if (at >= size_ || data_[at] != ':') return false;
+  ++at;
+  skip();
+  const size_t value_at = at;
+  if (at >= size_ || data_[at] != '"' || !plain_string_end(at + 1, value_end)) return false;
+  key.kind = JsonKind::key;
+  key.escaped = false;
+  key.offset = base_ + key_at;
+  key.text = {reinterpret_cast<const char*>(data_ + key_at + 1), key_end - key_at - 1};
+  value.kind = JsonKind::string;
+  value.escaped = false;
+  value.offset = base_ + value_at;
+  value.text = {reinterpret_cast<const char*>(data_ + value_at + 1), value_end - value_at - 1};
+  pos_ = value_end + 1;
+  state_ = State::after_value;
+  return true;
+}
+
 bool JsonReader::read_utf8_sequence() {
   const size_t len = utf8_sequence_length(data_ + pos_, size_ - pos_);
   if (len == 0) {

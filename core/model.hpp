@@ -170,6 +170,12 @@ class Model {
   bool has_index() const;
   void drop_index();
   const Tensor* find(std::string_view name) const;
+  // find() of a name whose hash_name() (name_set.hpp) is known, and the load of its slot started
+  // early: a loop over many names that prefetches a few ahead waits for one miss at a time.
+  const Tensor* find_hashed(std::string_view name, uint64_t hash) const;
+  void prefetch_slot(uint64_t hash) const {
+    if (!slots_.empty()) __builtin_prefetch(&slots_[hash & (slots_.size() - 1)]);
+  }
   const MetaEntry* find_meta(std::string_view key) const;
 
   uint64_t total_bytes() const;        // sum of nbytes over non-companion tensors

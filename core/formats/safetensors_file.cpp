@@ -66,7 +66,7 @@ void reserve_more(V& v, size_t extra) {
 class HeaderParser {
  public:
   HeaderParser(Model& model, uint32_t file_index, std::span<const uint8_t> header, uint64_t header_len,
-               uint64_t file_size)
+               uint64_t file_size, NameCheck names)
       : model_(model),
         file_index_(file_index),
         path_(model.files[file_index].path),
@@ -74,6 +74,7 @@ class HeaderParser {
         reader_(header, path_, kLengthPrefixBytes),
         header_len_(header_len),
         file_size_(file_size),
+        names_(names),
         first_tensor_(static_cast<uint32_t>(model.tensors.size())) {}
 
   Status run() {
@@ -85,8 +86,11 @@ class HeaderParser {
     advise_huge_pages(model_.dims.data() + model_.dims.size(),
                       (model_.dims.capacity() - model_.dims.size()) * sizeof(int64_t));
     if (!parse_object()) return reader_.error();
-    AKV_TRY(check_unique_names());
-    AKV_TRY(validate_layout());
+    if (names_ == NameCheck::now) AKV_TRY(check_unique_names());
+    if (Status layout = validate_layout(); !layout.ok()) {
+      if (names_ == NameCheck::by_caller) AKV_TRY(check_unique_names());   // a repeated name comes first
+      return layout;
+    }
     if (unknown_fields_ > kMaxFieldNotes)
       model_.notes.push_back(
           {ErrorCode::schema, path_, kNoOffset,
@@ -415,6 +419,7 @@ class HeaderParser {
   JsonReader reader_;
   uint64_t header_len_;
   uint64_t file_size_;
+  NameCheck names_;
   uint32_t first_tensor_;
   bool seen_metadata_ = false;
   size_t unknown_fields_ = 0;
@@ -427,7 +432,7 @@ class HeaderParser {
 };
 
 // Rules 1-5 and the leading-'{' rule, on the mapped bytes; then the JSON and the layout.
-Status parse_file(Model& model, uint32_t file_index) {
+Status parse_file(Model& model, uint32_t file_index, NameCheck names) {
   SourceFile& file = model.files[file_index];
   const std::string& path = file.path;
   const uint64_t size = file.map.size();
@@ -455,20 +460,20 @@ Status parse_file(Model& model, uint32_t file_index) {
                            "the header starts with whitespace, not '{' (the format README requires '{'; the "
                            "reference reader tolerates it)",
                            true});
-  HeaderParser parser(model, file_index, header, header_len, size);
+  HeaderParser parser(model, file_index, header, header_len, size, names);
   return parser.run();
 }
 
 }   // namespace
 
-Result<uint32_t> add_safetensors_file(Model& model, const std::string& path, const std::string& role) {
+Result<uint32_t> add_safetensors_file(Model& model, const std::string& path, const std::string& role, NameCheck names) {
   auto map = MappedFile::open(path);
   if (!map) return std::move(map).error();
   const size_t tensors = model.tensors.size(), dims = model.dims.size(), meta = model.meta.size(),
                notes = model.notes.size();
   const auto file_index = static_cast<uint32_t>(model.files.size());
   model.files.push_back(SourceFile{path, std::move(*map), role, 0, 0});
-  Status status = parse_file(model, file_index);
+  Status status = parse_file(model, file_index, names);
   if (!status.ok()) {
     // Leave the model as it was, so a caller that carries on sees no half-read file.
     model.tensors.resize(tensors);

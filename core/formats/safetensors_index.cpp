@@ -120,18 +120,28 @@ class IndexParser {
     // Room for the entries at once (an entry takes 60-100 bytes of the index): growing a vector of
     // ~10^6 entries by doubling copied it ~20 times and touched twice its pages.
     out_.entries.reserve(model_.files[file_index_].map.size() / 64);
+    advise_huge_pages(out_.entries.data(), out_.entries.capacity() * sizeof(WeightEntry));
     NameSet shard_names;
     auto shard_of = [&](uint32_t i) { return out_.shards[i].name; };
     uint32_t last_shard = NameSet::kAbsent;   // entries of one shard mostly come together
+    JsonToken value;
     for (;;) {
-      if (!reader_.next(tok)) return false;
-      if (tok.kind == JsonKind::object_end) return true;
-      WeightEntry entry{keep(tok), 0, tok.offset};
-      if (!reader_.next(tok)) return false;
-      if (tok.kind != JsonKind::string)
-        return reader_.fail(ErrorCode::schema, tok.offset,
-                            fmt::format("weight_map entry {} must name a shard file, found {}", quote_name(entry.name),
-                                        json_kind_name(tok.kind)));
+      WeightEntry entry;
+      // Nearly every entry is `"name": "file"` in plain ASCII: read in one step; anything else (and
+      // every error) through the general tokens, from the same byte.
+      if (reader_.next_plain_member(tok, value)) {
+        entry = {tok.text, 0, tok.offset};
+        tok = value;
+      } else {
+        if (!reader_.next(tok)) return false;
+        if (tok.kind == JsonKind::object_end) return true;
+        entry = {keep(tok), 0, tok.offset};
+        if (!reader_.next(tok)) return false;
+        if (tok.kind != JsonKind::string)
+          return reader_.fail(ErrorCode::schema, tok.offset,
+                              fmt::format("weight_map entry {} must name a shard file, found {}",
+                                          quote_name(entry.name), json_kind_name(tok.kind)));
+      }
       if (last_shard == NameSet::kAbsent || tok.escaped || out_.shards[last_shard].name != tok.text) {
         const std::string_view shard = keep(tok);
         const auto new_shard = static_cast<uint32_t>(out_.shards.size());
@@ -230,11 +240,24 @@ std::vector<std::string> guess_shards(const std::string& dir) {
 // One shard parsed alone: a Model whose files[0] is the shard, or the shard's error.
 using ShardParse = std::optional<Result<Model>>;
 
-Result<Model> parse_shard(const std::string& path) {
+Result<Model> parse_shard(const std::string& path, NameCheck names) {
   Model part;
-  auto file = add_safetensors_file(part, path, "");
+  auto file = add_safetensors_file(part, path, "", names);
   if (!file) return std::move(file).error();
   return part;
+}
+
+// A shard parsed with NameCheck::by_caller whose names were not proved distinct by the model's name
+// index: checked alone now, and where its header repeats a name, parsed again for that error (the
+// one NameCheck::now gives, offset and all). Returns whether it was parsed again.
+bool check_shard_names(ShardParse& p, const std::string& path) {
+  if (!p || !*p) return false;
+  Model& part = **p;
+  const bool repeated = part.build_index() != kNone;
+  part.drop_index();
+  if (!repeated) return false;
+  p = parse_shard(path, NameCheck::now);
+  return true;
 }
 
 // The shards parsed alone in `parts` (each a Model whose files[0] is the shard), their tensors and
@@ -330,28 +353,36 @@ std::vector<uint32_t> join_shards(Model& model, const std::vector<Model*>& parts
 bool agree_quickly(Model& model, const IndexContents& index, int threads, bool indexed) {
   if (index.entries.size() != model.tensors.size()) return false;
   if (!(indexed && model.has_index()) && model.build_index() != kNone) return false;
-  std::vector<uint32_t> tensor_of(index.entries.size());
+  // One bit a tensor, set by the entry that names it (a second entry finding it set: a repeat).
+  std::vector<std::atomic<uint64_t>> claimed((model.tensors.size() + 63) / 64);
   std::atomic<bool> ok{true};
   parallel_chunks((index.entries.size() + kAgreementChunk - 1) / kAgreementChunk, threads, [&](size_t chunk, int) {
-    const size_t end = std::min(index.entries.size(), (chunk + 1) * kAgreementChunk);
-    for (size_t e = chunk * kAgreementChunk; e < end; ++e) {
+    const size_t begin = chunk * kAgreementChunk, end = std::min(index.entries.size(), begin + kAgreementChunk);
+    constexpr size_t kAhead = 16;   // names whose slots are being loaded (each hashed once)
+    uint64_t ahead[kAhead];
+    for (size_t e = begin; e < end && e < begin + kAhead; ++e) ahead[e % kAhead] = hash_name(index.entries[e].name);
+    for (size_t e = begin; e < end; ++e) {
+      const uint64_t h = ahead[e % kAhead];
+      if (e + kAhead < end) {
+        ahead[e % kAhead] = hash_name(index.entries[e + kAhead].name);
+        model.prefetch_slot(ahead[e % kAhead]);
+      }
       const WeightEntry& entry = index.entries[e];
-      const Tensor* t = model.find(entry.name);
+      const Tensor* t = model.find_hashed(entry.name, h);
       if (!t || t->file != index.shards[entry.shard].file) {
         ok = false;
         return false;
       }
-      tensor_of[e] = static_cast<uint32_t>(t - model.tensors.data());
+      const auto k = static_cast<size_t>(t - model.tensors.data());
+      const uint64_t bit = uint64_t{1} << (k % 64);
+      if (claimed[k / 64].fetch_or(bit, std::memory_order_relaxed) & bit) {
+        ok = false;
+        return false;
+      }
     }
     return true;
   });
-  if (!ok) return false;
-  std::vector<uint8_t> claimed(model.tensors.size(), 0);
-  for (uint32_t k : tensor_of) {
-    if (claimed[k]) return false;
-    claimed[k] = 1;
-  }
-  return true;
+  return ok;
 }
 
 // File offset of a tensor's name in its header (the byte after the opening quote is name[0]).
@@ -475,7 +506,8 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
           model.files[0].header_bytes = model.files[0].map.size();
           parsed = IndexParser(model, 0).run();
         } else {
-          parts[task - 1] = parse_shard(dir + guessed[task - 1]);
+          // Each shard's repeated names are found by the model's name index, built once for all.
+          parts[task - 1] = parse_shard(dir + guessed[task - 1], NameCheck::by_caller);
           if (shards_parsed.fetch_add(1, std::memory_order_acq_rel) + 1 == guessed.size() && !stopped()) join_early();
         }
         return true;
@@ -516,11 +548,28 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
   for (size_t k = 0; k < late_at.size(); ++k) part_of[late_at[k]] = &late[k];
   parallel_chunks(late_at.size(), threads, [&](size_t k, int) {
     if (stopped()) return false;
-    late[k] = parse_shard(dir + std::string(index.shards[order[late_at[k]]].name));
+    late[k] = parse_shard(dir + std::string(index.shards[order[late_at[k]]].name), NameCheck::now);
     return true;
   });
   if (stopped() || std::any_of(part_of.begin(), part_of.end(), [](ShardParse* p) { return !*p; }))
     return cancelled(index_path);
+
+  // The guessed shards' names were checked only where the early join's name index covers exactly
+  // the shards the index names and found no name twice; else each is checked alone.
+  bool joined_early = early && late_at.empty() && order.size() == guessed.size();
+  if (!joined_early || early_duplicate) {
+    std::vector<size_t> used;   // guessed shards the index names
+    for (size_t i = 0; i < order.size(); ++i)
+      if (part_of[i] >= parts.data() && part_of[i] < parts.data() + parts.size())
+        used.push_back(static_cast<size_t>(part_of[i] - parts.data()));
+    std::atomic<bool> reparsed{false};
+    parallel_chunks(used.size(), threads, [&](size_t k, int) {
+      if (check_shard_names(parts[used[k]], dir + guessed[used[k]])) reparsed = true;
+      return true;
+    });
+    // A shard parsed again has a new mapping: the early join's names pointed into the old one.
+    if (reparsed) joined_early = false;
+  }
 
   // The first error in the order of reading one by one: the index's repeated name, then the first
   // shard that failed, then the first disagreement.
@@ -533,7 +582,6 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
     shard_models.push_back(&***p);
   }
   std::vector<uint32_t> files;
-  const bool joined_early = early && late_at.empty() && order.size() == guessed.size();
   if (joined_early) {
     finish_join(model, shard_models, *early);
     files = early->file;

@@ -159,5 +159,82 @@ TEST(JsonReader, WhitespaceAroundTheValueIsAllowed) {
   EXPECT_EQ(p.tokens.back().kind, JsonKind::end);
 }
 
+// pull(), but trying next_plain_member before each token (as the index's weight_map parse does);
+// `plain` counts the members it read.
+Pulled pull_plain_first(const std::string& text, size_t& plain) {
+  Pulled p;
+  plain = 0;
+  JsonReader r(bytes_of(text), "t.json", 100);
+  JsonToken tok, value;
+  for (;;) {
+    if (r.next_plain_member(tok, value)) {
+      ++plain;
+      for (const JsonToken* t : {&tok, &value}) {
+        p.tokens.push_back(*t);
+        p.texts.emplace_back(t->text);
+      }
+      continue;
+    }
+    if (!r.next(tok)) break;
+    p.tokens.push_back(tok);
+    p.texts.emplace_back(tok.text);
+    if (tok.kind == JsonKind::end) return p;
+  }
+  p.ok = false;
+  p.error = r.error();
+  return p;
+}
+
+// The one-step member reads what next() reads, token for token, and leaves every unusual member
+// and every error to next(): same tokens, offsets, texts, and the same error at the same byte.
+TEST(JsonReader, PlainMemberReadsWhatNextReads) {
+  const std::vector<std::string> texts = {
+      R"({"a": "x.safetensors", "b":"y", "c" :  "z"})",
+      "{\n  \"weight_map\": {\n    \"l.0.w\": \"m-1\",\n\t\"l.1.w\"\r\n:\r\n\"m-2\"\n  }\n}\n",
+      R"({"a": "x", "e\u00e9": "y", "q\"": "z", "b": "w\n", "c": "x"})",          // escapes: next()'s
+      "{\"a\": \"x\", \"\xc3\xa9\": \"y\", \"b\": \"\xc3\xa9\", \"c\": \"x\"}",   // non-ASCII
+      R"({"a": 1, "b": "x", "c": [ "y" ], "d": {"e": "f", "g": null}, "h": "i"})",
+      R"({"x": ["a", "b"], "y": "z"})",
+      R"({})",
+      R"({"a": "x" "b": "y"})",
+      R"({"a": "x", "b" "y"})",
+      R"({"a": "x", "b": "y)",
+      R"({"a": "x", "b": "y)"
+      "\n",
+      "{\"a\": \"x\", \"b\": \"y\x01\"}",
+      "{\"a\": \"x\", \"b\": \"\xff\"}",
+      R"({"a": "x", "b": )",
+      R"({"a": "x",)",
+      R"({"a": "x", "b": "y"}})",
+      R"({"a": "x", "b": "y"} "c")",
+      R"(["a", "b"])",
+      R"("a")",
+  };
+  size_t plain_total = 0;
+  for (const std::string& text : texts) {
+    SCOPED_TRACE(text);
+    size_t plain = 0;
+    const Pulled want = pull(text), got = pull_plain_first(text, plain);
+    plain_total += plain;
+    ASSERT_EQ(got.ok, want.ok) << (got.ok ? want.error : got.error).to_string();
+    ASSERT_EQ(got.tokens.size(), want.tokens.size());
+    for (size_t i = 0; i < want.tokens.size(); ++i) {
+      SCOPED_TRACE(i);
+      EXPECT_EQ(got.tokens[i].kind, want.tokens[i].kind);
+      EXPECT_EQ(got.tokens[i].offset, want.tokens[i].offset);
+      EXPECT_EQ(got.tokens[i].escaped, want.tokens[i].escaped);
+      if (want.tokens[i].kind == JsonKind::key || want.tokens[i].kind == JsonKind::string) {
+        EXPECT_EQ(got.texts[i], want.texts[i]);   // (other tokens leave `text` as it was)
+      }
+    }
+    if (!want.ok) {
+      EXPECT_EQ(got.error.code, want.error.code);
+      EXPECT_EQ(got.error.offset, want.error.offset);
+      EXPECT_EQ(got.error.message, want.error.message);
+    }
+  }
+  EXPECT_GE(plain_total, 20u);   // the one-step path did read most plain members
+}
+
 }   // namespace
 }   // namespace akview

@@ -191,6 +191,44 @@ TEST(ShardedParallelOpen, FirstBrokenShardInFileOrderIsTheError) {
   }
 }
 
+// A header that repeats a tensor name (its shards' names are checked once, by the model's name
+// index): the error of reading the shards one by one, file, offset and all; also where the
+// repeated name needs escapes, and where the same shard's layout is broken too (the repeat first).
+TEST(ShardedParallelOpen, NameRepeatedInOneShardIsThatShardsError) {
+  const size_t n = 12;
+  auto plain = [](std::vector<std::vector<StTensor>>& s) { s[5].push_back(s[5][0]); };
+  auto escaped = [](std::vector<std::vector<StTensor>>& s) { s[5].push_back(s[5][3]); };   // shard 6: "…\"quoted\\"
+  auto with_layout = [](std::vector<std::vector<StTensor>>& s) {
+    s[9].push_back(s[9][1]);
+    s[9][2].nbytes = 1;   // and a data size that disagrees with the shape
+    s[9][2].bytes.clear();
+  };
+  for (auto* change : {+plain, +escaped, +with_layout}) {
+    TempDir dir;
+    auto shards = many_shards(n);
+    change(shards);
+    std::vector<std::string> names;
+    for (size_t s = 0; s < n; ++s) names.push_back(shard_name(s, n));
+    // The index names every tensor once; the shard's header names one twice.
+    std::vector<std::pair<std::string, std::string>> weight_map;
+    for (size_t s = 0; s < n; ++s) {
+      StWriteOptions o;
+      o.sort = false;
+      ASSERT_TRUE(testing::write_safetensors(dir.file(names[s]), shards[s], o));
+      for (size_t k = 0; k < 5; ++k) weight_map.emplace_back(shards[s][k].name, names[s]);
+    }
+    const std::string index = dir.file("model.safetensors.index.json");
+    ASSERT_TRUE(testing::write_text(index, testing::st_index_json(weight_map, {})));
+    auto want = read_one_by_one(index, names);
+    ASSERT_FALSE(want.ok());
+    EXPECT_EQ(want.error().code, ErrorCode::duplicate_tensor) << want.error().to_string();
+    for (int threads : kThreadCounts) {
+      SCOPED_TRACE(fmt::format("{} threads", threads));
+      expect_same_error(open_safetensors_index(index, {}, threads), want.error());
+    }
+  }
+}
+
 // The index's own errors come before any shard's: a name the weight_map repeats, also when the
 // index breaks further on and when shards are broken too.
 TEST(ShardedParallelOpen, IndexRepeatedNameComesBeforeShardErrors) {
