@@ -17,8 +17,8 @@ MapReport make_map_report(const Model& model) {
       if (t.flags & kTensorCompanion) continue;
       auto c = map_tensor_name(t, arch);
       row.native.assign(t.name);
-      row.canonical.reset();
       if (c) row.canonical = std::move(c->name);
+      else row.canonical = std::nullopt;
       row.role = c ? c->role : std::string_view();
       row.note = c ? c->note : std::string_view();
       row.layer = c ? c->layer : -1;
