@@ -21,11 +21,22 @@ struct Pulled {
   bool ok = true;
   Error error;
 };
-Pulled pull(const std::string& text, int max_depth = JsonReader::kDefaultMaxDepth) {
+// With `plain`, next_plain_member is tried before each token (as the index's weight_map parse does)
+// and `*plain` counts the members it read.
+Pulled pull(const std::string& text, int max_depth = JsonReader::kDefaultMaxDepth, size_t* plain = nullptr) {
   Pulled p;
   JsonReader r(bytes_of(text), "t.json", 100, max_depth);
-  JsonToken tok;
-  while (r.next(tok)) {
+  JsonToken tok, value;
+  for (;;) {
+    if (plain != nullptr && r.next_plain_member(tok, value)) {
+      ++*plain;
+      for (const JsonToken* t : {&tok, &value}) {
+        p.tokens.push_back(*t);
+        p.texts.emplace_back(t->text);
+      }
+      continue;
+    }
+    if (!r.next(tok)) break;
     p.tokens.push_back(tok);
     p.texts.emplace_back(tok.text);
     if (tok.kind == JsonKind::end) return p;
@@ -159,32 +170,6 @@ TEST(JsonReader, WhitespaceAroundTheValueIsAllowed) {
   EXPECT_EQ(p.tokens.back().kind, JsonKind::end);
 }
 
-// pull(), but trying next_plain_member before each token (as the index's weight_map parse does);
-// `plain` counts the members it read.
-Pulled pull_plain_first(const std::string& text, size_t& plain) {
-  Pulled p;
-  plain = 0;
-  JsonReader r(bytes_of(text), "t.json", 100);
-  JsonToken tok, value;
-  for (;;) {
-    if (r.next_plain_member(tok, value)) {
-      ++plain;
-      for (const JsonToken* t : {&tok, &value}) {
-        p.tokens.push_back(*t);
-        p.texts.emplace_back(t->text);
-      }
-      continue;
-    }
-    if (!r.next(tok)) break;
-    p.tokens.push_back(tok);
-    p.texts.emplace_back(tok.text);
-    if (tok.kind == JsonKind::end) return p;
-  }
-  p.ok = false;
-  p.error = r.error();
-  return p;
-}
-
 // The one-step member reads what next() reads, token for token, and leaves every unusual member
 // and every error to next(): same tokens, offsets, texts, and the same error at the same byte.
 TEST(JsonReader, PlainMemberReadsWhatNextReads) {
@@ -214,7 +199,7 @@ TEST(JsonReader, PlainMemberReadsWhatNextReads) {
   for (const std::string& text : texts) {
     SCOPED_TRACE(text);
     size_t plain = 0;
-    const Pulled want = pull(text), got = pull_plain_first(text, plain);
+    const Pulled want = pull(text), got = pull(text, JsonReader::kDefaultMaxDepth, &plain);
     plain_total += plain;
     ASSERT_EQ(got.ok, want.ok) << (got.ok ? want.error : got.error).to_string();
     ASSERT_EQ(got.tokens.size(), want.tokens.size());
