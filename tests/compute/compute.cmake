@@ -24,4 +24,5 @@ endif()
 # The OpenCL kernels in their GPU shape (a work-group of 64 lanes a row, compute/kernels/common.cl),
 # run on PoCL: every OpenCL test again with AKVIEW_OPENCL_ROW_LANES=64.
 add_test(NAME compute.opencl_row_lanes_64 COMMAND akview_compute_tests --gtest_filter=*opencl*:OpenCl*)
-set_tests_properties(compute.opencl_row_lanes_64 PROPERTIES ENVIRONMENT AKVIEW_OPENCL_ROW_LANES=64 LABELS compute)
+# COST: among the longest tests (21 s under AddressSanitizer), started first (tests/long_tests.cmake).
+set_tests_properties(compute.opencl_row_lanes_64 PROPERTIES ENVIRONMENT AKVIEW_OPENCL_ROW_LANES=64 LABELS compute COST 21)
