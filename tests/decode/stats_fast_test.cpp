@@ -142,7 +142,13 @@ TensorView bytes_view(const TypeInfo& info, std::span<const uint8_t> bytes, int6
   return v;
 }
 
-// x as an f32 tensor of rows x cols.
+// `n` blocks of `info`'s type, every byte random (a test then sets the fields it is about).
+std::vector<uint8_t> random_blocks(const TypeInfo& info, int64_t n, std::mt19937& rng) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(n) * info.block_bytes);
+  for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
 // NaN, +Inf and -Inf planted as whole elements of the plain float types.
 void plant_non_finite(const TypeInfo& info, std::vector<uint8_t>& bytes, std::mt19937& rng) {
   const uint32_t f32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u};
@@ -162,8 +168,7 @@ TEST(StatsFast, EveryTypeOverRandomBlocksEqualsPerValueLoop) {
     if (info.kind == TypeKind::composite || !can_decode(info.id)) continue;
     // 37 rows of 3 blocks: chunks of 2 rows on 3 threads, and the default chunking on all threads
     const int64_t rows = 37, per_row = 3;
-    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
     plant_non_finite(info, bytes, rng);
     const TensorView v = bytes_view(info, bytes, rows, per_row);
     const std::string what(info.name);
@@ -197,8 +202,7 @@ TEST(StatsFast, LevelTypesWithAndWithoutTheirExtremeCodes) {
     const TypeInfo& info = type_info(t.type);
     const int64_t rows = 23, per_row = 16;
     for (const bool extremes : {true, false}) {
-      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
       for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
         for (size_t f = 0; f < t.f16_fields; ++f) bytes[at + 2 * f + 1] &= 0xbf;   // exponent below 0x1f: finite
         for (size_t j = 0; j < t.code_bytes; ++j) {
@@ -237,8 +241,7 @@ TEST(StatsFast, FastPathsOverEveryKindOfScale) {
     const TypeInfo& info = type_info(t.type);
     const int64_t rows = 48, per_row = 4;
     for (const bool with_non_finite : {false, true}) {
-      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
       for (size_t at = 0; at < bytes.size(); at += info.block_bytes)
         for (size_t off : t.f16_at) {
           const uint16_t h = with_non_finite && rng() % 16 == 0 ? non_finite[rng() % 3] : finite[rng() % 10];
@@ -267,8 +270,7 @@ TEST(StatsFast, WideChunksOfTheBlockKernelsWithAShortLastChunk) {
     const int64_t rows = 301, per_row = static_cast<int64_t>(512 / info.block_elems);
     const size_t scale_at = type == TypeId::q6_k ? 208 : 0;
     for (const bool some_inf : {false, true}) {
-      std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-      for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+      std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
       for (size_t at = 0; at < bytes.size(); at += info.block_bytes) {
         bytes[at + scale_at + 1] &= 0xbf;   // every f16 exponent below all-ones: finite
         if (type == TypeId::q4_k) bytes[at + 3] &= 0xbf;
@@ -294,8 +296,7 @@ TEST(StatsFast, Q6kBoundsBeforeThePassAreTheValuesMinAndMax) {
   std::mt19937 rng(31);
   for (int round = 0; round < 6; ++round) {
     const int64_t rows = 40, per_row = 4;
-    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
     const size_t n_blocks = bytes.size() / info.block_bytes;
     for (size_t k = 0; k < n_blocks; ++k) {
       uint8_t* b = &bytes[k * info.block_bytes];
@@ -351,8 +352,7 @@ TEST(StatsFast, Q4kBoundsBeforeThePassAreTheValuesMinAndMax) {
   std::mt19937 rng(37);
   for (int round = 0; round < 6; ++round) {
     const int64_t rows = 40, per_row = 4;
-    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
     const size_t n_blocks = bytes.size() / info.block_bytes;
     for (size_t k = 0; k < n_blocks; ++k) {
       uint8_t* b = &bytes[k * info.block_bytes];
@@ -394,8 +394,7 @@ TEST(StatsFast, LargeTensorsReadThroughTheKernelsCopy) {
     const TypeInfo& info = type_info(type);
     const int64_t per_row = 4096 / static_cast<int64_t>(info.block_elems);
     const int64_t rows = static_cast<int64_t>((size_t{1} << 20) / (per_row * info.block_bytes)) + 3;
-    std::vector<uint8_t> bytes(static_cast<size_t>(rows * per_row) * info.block_bytes);
-    for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+    std::vector<uint8_t> bytes = random_blocks(info, rows * per_row, rng);
     for (size_t at = 0; at + 1 < bytes.size(); at += 2)   // every f16 and f32 exponent below all-ones
       if (type == TypeId::f32 ? at % 4 == 2 : true) bytes[at + 1] &= 0xbf;
     const std::string path = dir.file(std::string(info.name) + ".bin");
