@@ -284,6 +284,24 @@ TEST(StatsFast, WideChunksOfTheBlockKernelsWithAShortLastChunk) {
   }
 }
 
+// The AVX-512 kernels make each step's increments a few steps later (a ring of pending steps) and
+// the rest at the end of the chunk: chunks of 2, 4 and 6 steps of 16 values (Q8_0 and Q5_0 rows of
+// one 32-value block, 1, 2 or 3 rows a chunk, the last one short) count every value once.
+TEST(StatsFast, ChunksOfAFewIncrementStepsCountEveryValue) {
+  std::mt19937 rng(31);
+  for (const TypeId type : {TypeId::q8_0, TypeId::q5_0}) {
+    const TypeInfo& info = type_info(type);
+    ASSERT_EQ(info.block_elems, 32u);
+    const int64_t rows = 7;
+    std::vector<uint8_t> bytes = random_blocks(info, rows, rng);
+    for (size_t at = 0; at < bytes.size(); at += info.block_bytes) bytes[at + 1] &= 0xbf;   // finite d
+    const TensorView v = bytes_view(info, bytes, rows, 1);
+    for (const size_t elems : {32, 64, 96})
+      expect_stats_match(v, small_chunks(2, elems),
+                         std::string(info.name) + ", " + std::to_string(elems / 16) + " steps");
+  }
+}
+
 // Q6_K's exact bounds come first (its pass 1 bins the histogram over them, so there is no second
 // pass); on AVX-512 a block is decoded for them only where its levels could widen the bounds so far.
 // Scales of every size in random order, the largest in a late block, negative ones, repeated blocks
