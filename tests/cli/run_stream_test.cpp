@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_process.hpp"
+#include "tests/common/sanitizer.hpp"
 
 namespace akview::testing {
 namespace {
@@ -50,6 +51,10 @@ std::pair<std::string, bool> read_until(const std::vector<std::string>& args, co
 const std::vector<std::string> kSlowRun = {"run", kModel, "--backend", "reference", "--repeat", "1000"};
 
 TEST(RunStream, TheFirstRowArrivesWhileTheRestRun) {
+  // When the first row is printed is the same in every build; under AddressSanitizer the f64
+  // reference takes seconds to reach it three times (18 s of CI's sanitizer run). The run's
+  // streamed output is checked there by JsonIsTheDocumentedDocumentInOrder.
+  if (kAddressSanitizer) GTEST_SKIP() << "when the first row comes: checked by the release build";
   for (const char* format : {"--json", "--csv", ""}) {
     SCOPED_TRACE(format);
     std::vector<std::string> args = kSlowRun;
