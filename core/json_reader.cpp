@@ -121,10 +121,13 @@ bool JsonReader::syntax_error(std::string message) {
   return false;
 }
 
-inline void JsonReader::skip_ws() {
+inline size_t JsonReader::ws_end(size_t at) const {
   // Compact headers have no whitespace: one test and out.
-  while (pos_ < size_ && data_[pos_] <= ' ' && is_ws(data_[pos_])) ++pos_;
+  while (at < size_ && data_[at] <= ' ' && is_ws(data_[at])) ++at;
+  return at;
 }
+
+inline void JsonReader::skip_ws() { pos_ = ws_end(pos_); }
 
 void JsonReader::close_container() {
   --depth_;
@@ -293,26 +296,19 @@ inline bool JsonReader::plain_string_end(size_t from, size_t& end) const {
 
 bool JsonReader::next_plain_member(JsonToken& key, JsonToken& value) {
   if (failed_ || depth_ == 0 || !((object_bits_ >> (depth_ - 1)) & 1)) return false;
-  size_t at = pos_;
-  auto skip = [&] {
-    while (at < size_ && data_[at] <= ' ' && is_ws(data_[at])) ++at;
-  };
-  skip();
+  size_t at = ws_end(pos_);
   if (state_ == State::after_value) {
     if (at >= size_ || data_[at] != ',') return false;
-    ++at;
-    skip();
+    at = ws_end(at + 1);
   } else if (state_ != State::first_member) {
     return false;
   }
   const size_t key_at = at;
   size_t key_end, value_end;
   if (at >= size_ || data_[at] != '"' || !plain_string_end(at + 1, key_end)) return false;
-  at = key_end + 1;
-  skip();
+  at = ws_end(key_end + 1);
   if (at >= size_ || data_[at] != ':') return false;
-  ++at;
-  skip();
+  at = ws_end(at + 1);
   const size_t value_at = at;
   if (at >= size_ || data_[at] != '"' || !plain_string_end(at + 1, value_end)) return false;
   key.kind = JsonKind::key;

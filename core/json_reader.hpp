@@ -90,6 +90,8 @@ class JsonReader {
   // From `from` (just past an opening quote): the position of the closing quote when every byte
   // before it is plain printable ASCII, else false.
   bool plain_string_end(size_t from, size_t& end) const;
+  // The first byte at or after `at` that is not JSON whitespace; skip_ws() moves pos_ there.
+  size_t ws_end(size_t at) const;
   void skip_ws();
   bool syntax_error(std::string message);
   void close_container();

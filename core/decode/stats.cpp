@@ -287,6 +287,10 @@ constexpr size_t kPairCopies = 4;   // copies of the table kept over chunks (pai
 // loads took a fifth of scan_q4k_avx512's samples, and a Q4_K tensor 15 % more user time, a Q6_K
 // one 21 % more, than with 4 (8: no better; interleaved runs).
 [[maybe_unused]] constexpr size_t kPendingSteps = 4;
+// After `stored` steps, the first whose increments are still pending (made at the chunk's end).
+[[maybe_unused]] constexpr size_t first_pending(size_t stored) {
+  return stored >= kPendingSteps ? stored - kPendingSteps + 1 : 0;
+}
 
 // The pair table a worker keeps over its chunks (`bins` linear bins), folded when its counts could
 // overflow and after the pass (fold_pairs).
@@ -342,8 +346,7 @@ void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pair
       add(index[old % kPendingSteps], x + 16 * old);
     }
   }
-  for (size_t old = i / 16 >= kPendingSteps ? i / 16 - kPendingSteps + 1 : 0; old < i / 16; ++old)
-    add(index[old % kPendingSteps], x + 16 * old);
+  for (size_t old = first_pending(i / 16); old < i / 16; ++old) add(index[old % kPendingSteps], x + 16 * old);
   for (; i < n; ++i) ++pairs[(i & 3) * copy + b.exact(x[i]) * kPairCols + log_column(bits_of(x[i]))];
 }
 #endif
@@ -935,7 +938,7 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
         }
     }
   }
-  for (size_t k = stored >= kPendingSteps ? stored - kPendingSteps + 1 : 0; k < stored; ++k)
+  for (size_t k = first_pending(stored); k < stored; ++k)
     for (int l = 0; l < kL; ++l) pairs[pair[k % kPendingSteps][l]] += static_cast<uint32_t>(cnt[k % kPendingSteps][l]);
   close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }
@@ -1100,7 +1103,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
       }
     }
   }
-  for (size_t k = stored >= kPendingSteps ? stored - kPendingSteps + 1 : 0; k < stored; ++k)
+  for (size_t k = first_pending(stored); k < stored; ++k)
     add(index[k % kPendingSteps], step[k % kPendingSteps], sure_of[k % kPendingSteps]);
   close_avx512_chunk(c, w, n_blocks * 256, lo, hi, zeros, shift, s, sq, a);
 }

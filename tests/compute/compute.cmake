@@ -27,6 +27,6 @@ endif()
 # (under AddressSanitizer it took 21-39 s of CI's sanitizer run).
 if(NOT AKVIEW_SANITIZE)
   add_test(NAME compute.opencl_row_lanes_64 COMMAND akview_compute_tests --gtest_filter=*opencl*:OpenCl*)
-  # COST: among the longest tests, started first (tests/long_tests.cmake).
+  # COST (7 s here): started among the first, as tests/long_tests.cmake does for the others.
   set_tests_properties(compute.opencl_row_lanes_64 PROPERTIES ENVIRONMENT AKVIEW_OPENCL_ROW_LANES=64 LABELS compute COST 7)
 endif()
