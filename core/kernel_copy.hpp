@@ -6,7 +6,7 @@
 // cache without touching the mapping at all (5-11 GB/s a thread there) and leaves nothing of it
 // resident. On its Firecracker guests (Linux 6.18, the page cache in large folios) a mapping's first
 // touches are cheap (4.9 GB in 3,760 faults, 0.03 s) and `stats` of a whole model ran as fast either
-// way (2.5-2.75 s; through the mapping: 0.7 s more user time, 0.85 s less system time).
+// way (2.5-2.75 s; through the mapping: 0.7 s more user time, 0.8 s less system time).
 // Where there is no such file (a remote model's mapping, bytes on the heap) process_vm_readv of our own
 // pid copies through the mapping (4-9 GB/s); it cannot wait for a remote fetch, so pages of a remote
 // mapping that nothing has read yet fail the copy, and the caller reads them in place.
