@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "core/remote/chunk_flags.hpp"
 #include "core/remote/fetch_failures.hpp"
 #include "core/remote/http.hpp"
 #include "core/remote/signal_mapping.hpp"
@@ -113,7 +114,7 @@ class FaultServer {
 class Mapping final : public MappingHooks {
  public:
   Mapping(std::shared_ptr<RemoteFile> file, uint8_t* base, uint64_t length)
-      : file_(std::move(file)), base_(base), length_(length), installed_((length + kChunkBytes - 1) / kChunkBytes, 0) {}
+      : file_(std::move(file)), base_(base), length_(length), installed_(length) {}
   ~Mapping() override {
     FaultServer::get().remove_expired();
     munmap(base_, length_);
@@ -273,7 +274,7 @@ class Mapping final : public MappingHooks {
   std::mutex mutex_;
   int empty_fd_ = -1;
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
-  std::vector<uint8_t> installed_;   // per chunk: the stand-in is mapped there (install)
+  ChunkFlags installed_;   // per chunk: the stand-in is mapped there (install)
 };
 
 std::shared_ptr<Mapping> FaultServer::find(uint64_t address) {

@@ -102,6 +102,7 @@ struct Transfer {
   bool empty = false;      // the file is empty (its first range had nothing to give)
   std::string refused;     // set by a callback that stopped the transfer, with the reason
   bool counted = false;
+  int fd = -1;   // where the body goes: dest_fd, or dest_fd_later's answer once asked
 };
 
 // Seconds since the client started, for AKVIEW_HTTP_TRACE.
@@ -260,18 +261,29 @@ struct HttpClient::Impl {
         t->refused = fmt::format("the server sent more than the {} bytes asked for", want);
         return 0;
       }
-      if (r.dest_fd >= 0) {
+      if (t->fd < 0 && r.dest_fd >= 0) t->fd = r.dest_fd;
+      if (t->fd < 0 && r.dest_fd_later) {
+        t->fd = r.dest_fd_later();
+        if (t->fd < 0) {
+          t->refused = "the cache file could not be made";
+          return 0;
+        }
+      }
+      if (t->fd >= 0) {
         for (size_t done = 0; done < len;) {
           const ssize_t n =
-              pwrite(r.dest_fd, data + done, len - done, static_cast<off_t>(r.range_begin + t->written + done));
+              pwrite(t->fd, data + done, len - done, static_cast<off_t>(r.range_begin + t->written + done));
           if (n <= 0) {
             t->refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
             return 0;
           }
           done += static_cast<size_t>(n);
         }
-      } else {
+      } else if (r.dest != nullptr) {
         std::memcpy(r.dest + t->written, data, len);
+      } else {
+        t->refused = "a range with nowhere to go";
+        return 0;
       }
       t->written += len;
       return len;

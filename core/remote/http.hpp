@@ -25,13 +25,15 @@ struct HttpRequest {
   bool has_range = false;
   uint64_t range_begin = 0;   // [begin, end) in bytes
   uint64_t range_end = 0;
-  std::string if_range;              // a validator (strong ETag or HTTP date) the bytes must still have
-  bool allow_short = false;          // the range may end early at the file's end (the size is not known yet)
-  uint8_t* dest = nullptr;           // Range requests write here (range_end - range_begin bytes) ...
-  int dest_fd = -1;                  // ... or into this file at their own offsets (pwrite), when it is set
-  uint64_t max_body = 64ull << 20;   // other requests: the largest body kept (longer is refused)
-  std::string accept;                // Accept header, when the server needs one (registry manifests)
-  std::string label;                 // what the request is for, in messages ("model.safetensors")
+  std::string if_range;                 // a validator (strong ETag or HTTP date) the bytes must still have
+  bool allow_short = false;             // the range may end early at the file's end (the size is not known yet)
+  uint8_t* dest = nullptr;              // Range requests write here (range_end - range_begin bytes) ...
+  int dest_fd = -1;                     // ... or into this file at their own offsets (pwrite), when it is set,
+  std::function<int()> dest_fd_later;   // ... or into the file this gives on the first bytes (it may wait
+                                        // while the file is made; < 0: it could not be made)
+  uint64_t max_body = 64ull << 20;      // other requests: the largest body kept (longer is refused)
+  std::string accept;                   // Accept header, when the server needs one (registry manifests)
+  std::string label;                    // what the request is for, in messages ("model.safetensors")
 };
 
 struct HttpResponse {

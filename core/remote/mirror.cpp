@@ -65,7 +65,7 @@ std::optional<Result<MappedFile>> provide_mapping(const std::string& path) {
 Status provide_read(const std::string& path, uint64_t offset, uint64_t length) {
   auto file = remote_file_at(path);
   if (!file) return {};
-  if (offset < kChunkBytes) AKV_TRY(file->ensure_head());
+  if (offset < kHeadFirstBytes) AKV_TRY(file->ensure_head());
   return file->ensure(offset, length);
 }
 
@@ -74,8 +74,9 @@ void install_provider() {
   std::call_once(once, [] { set_file_provider(FileProvider{&provide_mapping, &provide_read}); });
 }
 
-// Registers and sizes a stand-in; returns its file.
-Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteIdentity id) {
+// Registers and sizes a stand-in (with `defer_create`, one not there yet is made later: see
+// RemoteFile::open); returns its file.
+Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteIdentity id, bool defer_create = false) {
   install_provider();
   const std::string key = normal(path);
   {
@@ -85,7 +86,7 @@ Result<std::shared_ptr<RemoteFile>> add_standin(const std::string& path, RemoteI
         it->second.identity.linked_etag == id.linked_etag && it->second.identity.url == id.url)
       return it->second.file;
   }
-  auto file = RemoteFile::open(id, key);
+  auto file = RemoteFile::open(id, key, defer_create);
   if (!file) return std::move(file).error();
   std::lock_guard lock(registry_mutex());
   keys_by_label()[id.label] = key;
@@ -152,9 +153,11 @@ std::string host_dir(const std::string& url) {
 // would cost its transfer and two more round trips before the first shard's header is asked for.
 // A shard the index names under another name gets its header when the opener maps it.
 // With `background`, the headers and the index come on its thread, and this returns once the other
-// text files (read by plain reads, not through mappings) are in.
+// text files (read by plain reads, not through mappings) are in; `started` runs as soon as that
+// thread's requests are on their way.
 Status fetch_model_heads(const std::string& dir, const std::vector<std::string>& names,
-                         std::vector<std::shared_ptr<RemoteFile>> texts, HeadFetch* background) {
+                         std::vector<std::shared_ptr<RemoteFile>> texts, HeadFetch* background,
+                         const std::function<void()>& started = {}) {
   std::vector<std::string> picked, shards;
   bool has_index = false;
   for (const auto& n : names) {
@@ -179,6 +182,7 @@ Status fetch_model_heads(const std::string& dir, const std::vector<std::string>&
     for (const auto& t : texts)
       if (!is_safetensors_index_name(t->standin_path())) plain.push_back(t);
     background->start(std::move(files), std::move(texts));
+    if (started) started();
     for (const auto& t : plain) (void)t->wait_pending();   // failures: the fetch's status, at finish()
     trace_phase("text files fetched");
     return {};
@@ -268,6 +272,19 @@ Result<std::string> materialize_hub(const Address& a, bool for_listing, HeadFetc
                         fmt::format("HTTP 404, not found: '{}' is not in {} at {}", a.path, a.repo, a.revision));
   }
   trace_phase(fmt::format("lay out {} entries", entries.size()));
+  // An open with a background fetch makes its new stand-ins once the fetch's requests are out (the
+  // first bytes are a redirect and a round trip away); every one is made before this returns.
+  struct Deferred {
+    std::vector<std::shared_ptr<RemoteFile>> files;
+    void create() {
+      if (files.empty()) return;
+      for (const auto& f : files) (void)f->create_standin();   // a failure is the file's reads'
+      files.clear();
+      trace_phase("stand-ins made");
+    }
+    ~Deferred() { create(); }
+  } deferred;
+  const bool defer = background != nullptr && !for_listing && !path_is_file;
   std::vector<std::shared_ptr<RemoteFile>> texts;
   for (const auto& e : entries) {
     if (e.is_dir) {
@@ -280,8 +297,9 @@ Result<std::string> materialize_hub(const Address& a, bool for_listing, HeadFetc
     id.size = e.size;
     id.commit = commit;
     id.linked_etag = e.lfs_oid;
-    auto file = add_standin(mirror + "/" + e.path, std::move(id));
+    auto file = add_standin(mirror + "/" + e.path, std::move(id), defer);
     if (!file) return std::move(file).error();
+    if (defer) deferred.files.push_back(*file);
     if (is_whole_text(e.path, e.size)) texts.push_back(*file);
   }
   const std::string target = a.path.empty() ? mirror : mirror + "/" + a.path;
@@ -296,7 +314,9 @@ Result<std::string> materialize_hub(const Address& a, bool for_listing, HeadFetc
   const std::string prefix = a.path.empty() ? "" : a.path + "/";
   for (const auto& e : entries)
     if (!e.is_dir && e.path.starts_with(prefix)) names.push_back(e.path.substr(prefix.size()));
-  Status heads = fetch_model_heads(target, names, std::move(texts), for_listing ? nullptr : background);
+  Status heads = fetch_model_heads(target, names, std::move(texts), for_listing ? nullptr : background,
+                                   [&] { deferred.create(); });
+  deferred.create();   // where the fetch was not started
   if (!heads.ok() && !for_listing) return heads.error();
   return target;
 }
@@ -360,12 +380,12 @@ struct FirstRange {
 
 std::vector<FirstRange> first_ranges(const std::vector<std::string>& urls) {
   std::vector<HttpRequest> requests(urls.size());
-  std::vector<std::vector<uint8_t>> buffers(urls.size(), std::vector<uint8_t>(kChunkBytes));
+  std::vector<std::vector<uint8_t>> buffers(urls.size(), std::vector<uint8_t>(kHeadFirstBytes));
   for (size_t i = 0; i < urls.size(); ++i) {
     requests[i].url = urls[i];
     requests[i].has_range = true;
     requests[i].range_begin = 0;
-    requests[i].range_end = kChunkBytes;
+    requests[i].range_end = kHeadFirstBytes;
     requests[i].allow_short = true;
     requests[i].dest = buffers[i].data();
     requests[i].label = urls[i];

@@ -23,8 +23,11 @@ namespace {
 
 constexpr uint64_t kMaxRequestBytes = 16ull << 20;
 constexpr uint64_t kMaxWholeRequestBytes = 256ull << 20;   // a file fetched whole: one request up to this
-constexpr uint64_t kMaxWindowChunks = 64;                  // read-ahead grows to 16 MiB
+constexpr uint64_t kFirstWindowBytes = 1ull << 20;         // read-ahead starts at 1 MiB ...
+constexpr uint64_t kMaxWindowBytes = 16ull << 20;          // ... and grows to 16 MiB while reads run in order
 constexpr double kByteUrlSeconds = 600;                    // a CDN's signed URL is reused this long
+// Version 2: 16 KiB chunks, kept as runs (version 1: a bitmap of 256 KiB chunks, not read).
+constexpr const char* kSidecarMagic = "akview-remote 2";
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -46,60 +49,138 @@ std::string validator_of(const HttpResponse& r) {
 
 }   // namespace
 
-Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, std::string standin_path) {
+Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, std::string standin_path,
+                                                     bool defer_create) {
   std::shared_ptr<RemoteFile> f(new RemoteFile());
   f->id_ = std::move(identity);
   f->path_ = std::move(standin_path);
   f->sidecar_ = sidecar_path(f->path_);
+  const uint64_t chunks = (f->id_.size + kChunkBytes - 1) / kChunkBytes;
+  f->bits_.assign((chunks + 63) / 64, 0);
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(f->path_).parent_path(), ec);
+  struct stat st {};
+  if (defer_create && stat(f->path_.c_str(), &st) != 0 && errno == ENOENT) {
+    f->creating_ = true;   // nothing fetched before: create_standin() makes it
+    return f;
+  }
   f->fd_ = ::open(f->path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (f->fd_ < 0)
     return make_error(ErrorCode::io, f->path_, kNoOffset,
                       fmt::format("cannot create the cache file: {}", std::strerror(errno)));
-  const uint64_t chunks = (f->id_.size + kChunkBytes - 1) / kChunkBytes;
-  f->bits_.assign((chunks + 63) / 64, 0);
   // What an earlier run fetched, if it was fetched under the same identity.
   std::ifstream in(f->sidecar_, std::ios::binary);
   std::string magic, key, url, validator, linked, size_text;
   bool reuse = false;
-  if (in && std::getline(in, magic) && magic == "akview-remote 1" && std::getline(in, url) &&
-      std::getline(in, size_text) && std::getline(in, validator) && std::getline(in, linked)) {
+  if (in && std::getline(in, magic) && magic == kSidecarMagic && std::getline(in, url) && std::getline(in, size_text) &&
+      std::getline(in, validator) && std::getline(in, linked)) {
     reuse = size_text == std::to_string(f->id_.size) && linked == f->id_.linked_etag;
-    if (reuse) {
-      in.read(reinterpret_cast<char*>(f->bits_.data()), static_cast<std::streamsize>(f->bits_.size() * 8));
-      if (in.gcount() != static_cast<std::streamsize>(f->bits_.size() * 8)) reuse = false;
-      else f->validator_ = validator;
+    // The fetched chunks as runs, "FIRST COUNT" a line; one out of range voids the sidecar.
+    uint64_t first = 0, count = 0;
+    while (reuse && in >> first >> count) {
+      if (count == 0 || first >= chunks || count > chunks - first) reuse = false;
+      else f->mark(first * kChunkBytes, (first + count) * kChunkBytes);
     }
+    if (reuse && !in.eof()) reuse = false;   // not a number where a run was expected
+    if (reuse) f->validator_ = validator;
   }
-  struct stat st {};
   if (!reuse || fstat(f->fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) != f->id_.size) {
     std::fill(f->bits_.begin(), f->bits_.end(), 0);
     f->validator_.clear();
-    // Old bytes are cut off first, but a new (empty) file is only sized: on ext4 a truncation to
-    // zero marks the file for writeback when it is closed (auto_da_alloc, for programs that rewrite
-    // a file in place), which made the exit of a 163-shard open write its 108 MB of headers to disk
-    // (0.1-0.2 s of close() calls).
-    const bool empty = fstat(f->fd_, &st) == 0 && st.st_size == 0;
-    if ((!empty && ftruncate(f->fd_, 0) != 0) || ftruncate(f->fd_, static_cast<off_t>(f->id_.size)) != 0)
-      return make_error(ErrorCode::io, f->path_, kNoOffset,
-                        fmt::format("cannot size the cache file: {}", std::strerror(errno)));
-    // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
-    std::remove(f->sidecar_.c_str());
+    AKV_TRY(f->make_standin());
   }
   return f;
+}
+
+Status RemoteFile::make_standin() {
+  if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    return make_error(ErrorCode::io, path_, kNoOffset,
+                      fmt::format("cannot create the cache file: {}", std::strerror(errno)));
+  // Old bytes are cut off first, but a new (empty) file is only sized: on ext4 a truncation to
+  // zero marks the file for writeback when it is closed (auto_da_alloc, for programs that rewrite
+  // a file in place), which made the exit of a 163-shard open write its 108 MB of headers to disk
+  // (0.1-0.2 s of close() calls).
+  struct stat st {};
+  const bool empty = fstat(fd_, &st) == 0 && st.st_size == 0;
+  if ((!empty && ftruncate(fd_, 0) != 0) || ftruncate(fd_, static_cast<off_t>(id_.size)) != 0)
+    return make_error(ErrorCode::io, path_, kNoOffset,
+                      fmt::format("cannot size the cache file: {}", std::strerror(errno)));
+  // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
+  std::remove(sidecar_.c_str());
+  return {};
+}
+
+Status RemoteFile::create_standin() {
+  {
+    std::lock_guard lock(mutex_);
+    if (!creating_) return {};
+  }
+  // Only this call touches fd_ while creating_ is set: fd() and the requests' writes wait for it.
+  Status made = make_standin();
+  {
+    std::lock_guard lock(mutex_);
+    if (!made.ok()) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = -1;
+      last_error_ = made.error().to_string();
+      create_status_ = made;
+    }
+    creating_ = false;
+  }
+  created_cv_.notify_all();
+  return made;
+}
+
+int RemoteFile::fd() const {
+  std::unique_lock lock(mutex_);
+  created_cv_.wait(lock, [&] { return !creating_; });
+  return fd_;
 }
 
 RemoteFile::~RemoteFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+HttpRequest RemoteFile::range_request(Span s, bool at_origin) const {
+  HttpRequest r;
+  r.url = !at_origin && !byte_url_.empty() && now_seconds() - byte_url_at_ < kByteUrlSeconds ? byte_url_ : id_.url;
+  r.has_range = true;
+  r.range_begin = s.begin;
+  r.range_end = s.end;
+  r.if_range = validator_;
+  r.label = id_.label;
+  // Straight into the stand-in (marked fetched only once whole), once it is made.
+  if (fd_ >= 0) r.dest_fd = fd_;
+  else r.dest_fd_later = [this] { return fd(); };   // -1 where it could not be made: the answer is refused
+  return r;
+}
+
 void RemoteFile::save_sidecar() {
   const std::string tmp = sidecar_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << "akview-remote 1\n" << id_.url << "\n" << id_.size << "\n" << validator_ << "\n" << id_.linked_etag << "\n";
-    out.write(reinterpret_cast<const char*>(bits_.data()), static_cast<std::streamsize>(bits_.size() * 8));
+    out << kSidecarMagic << "\n"
+        << id_.url << "\n"
+        << id_.size << "\n"
+        << validator_ << "\n"
+        << id_.linked_etag << "\n";
+    // A run starts at a set bit after a clear one and ends at the next clear bit, found a word at a
+    // time (a 4 GB file has 2^18 chunks, a few of them fetched).
+    const uint64_t words = bits_.size();
+    auto next = [&](uint64_t from, bool set) {   // the first chunk >= from whose bit is `set`
+      for (uint64_t w = from / 64; w < words; ++w) {
+        uint64_t word = set ? bits_[w] : ~bits_[w];
+        if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
+        if (word != 0) return w * 64 + static_cast<uint64_t>(__builtin_ctzll(word));
+      }
+      return words * 64;
+    };
+    for (uint64_t c = next(0, true); c < words * 64;) {
+      const uint64_t e = next(c, false);
+      out << c << ' ' << e - c << '\n';
+      c = next(e, true);
+    }
   }
   std::rename(tmp.c_str(), sidecar_.c_str());
 }
@@ -163,6 +244,10 @@ void RemoteFile::set_error(const Error& e) {
 }
 
 Status RemoteFile::accept(Span s, const Result<HttpResponse>& r) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!create_status_.ok()) return create_status_;   // the answer had nowhere to go
+  }
   if (!r) {
     set_error(r.error());
     return r.error();
@@ -206,22 +291,9 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
   std::vector<std::pair<size_t, Span>> owners;
   for (size_t i = 0; i < files.size(); ++i) {
     RemoteFile& f = *files[i];
-    std::string url, validator;
-    {
-      std::lock_guard lock(f.mutex_);
-      url = !f.byte_url_.empty() && now_seconds() - f.byte_url_at_ < kByteUrlSeconds ? f.byte_url_ : f.id_.url;
-      validator = f.validator_;
-    }
+    std::lock_guard lock(f.mutex_);
     for (const Span& s : spans[i]) {
-      HttpRequest r;
-      r.url = url;
-      r.has_range = true;
-      r.range_begin = s.begin;
-      r.range_end = s.end;
-      r.if_range = validator;
-      r.label = f.id_.label;
-      r.dest_fd = f.fd_;   // straight into the stand-in; marked fetched only once whole
-      requests.push_back(std::move(r));
+      requests.push_back(f.range_request(s, false));
       owners.emplace_back(i, s);
     }
   }
@@ -255,7 +327,7 @@ Status RemoteFile::fetch_spans(std::vector<Span> spans) {
 }
 
 uint64_t RemoteFile::head_extent_locked() {
-  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(id_.size, kChunkBytes)));
+  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(id_.size, kHeadFirstBytes)));
   if (!head.empty() && pread(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) return head.size();
   return estimate_head_extent(head, id_.size).bytes;
 }
@@ -283,17 +355,8 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
   std::vector<RemoteFile*> touched;
   std::map<RemoteFile*, size_t> outstanding;   // requests of each file not ended yet
   auto request_for = [](RemoteFile& f, Span s, bool at_origin) {
-    HttpRequest r;
     std::lock_guard lock(f.mutex_);
-    r.url = !at_origin && !f.byte_url_.empty() && now_seconds() - f.byte_url_at_ < kByteUrlSeconds ? f.byte_url_
-                                                                                                   : f.id_.url;
-    r.has_range = true;
-    r.range_begin = s.begin;
-    r.range_end = s.end;
-    r.if_range = f.validator_;
-    r.label = f.id_.label;
-    r.dest_fd = f.fd_;   // straight into the stand-in; marked fetched only once whole
-    return r;
+    return f.range_request(s, at_origin);
   };
   // The rest of a header whose first chunk is in: one request from its first missing chunk to its end.
   auto rest_of_head = [](RemoteFile& f) -> std::optional<Span> {
@@ -328,7 +391,7 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
       first_missing = !f.chunk_has(0);
     }
     if (first_missing) {
-      const Span s{0, std::min(f.id_.size, kChunkBytes)};
+      const Span s{0, std::min(f.id_.size, kHeadFirstBytes)};
       jobs.push_back({&f, s, whole.size() + i, true, false});
       requests.push_back(request_for(f, s, false));
       ++outstanding[&f];
@@ -428,7 +491,9 @@ Status HeadFetch::finish() {
 Status RemoteFile::ensure_whole(std::span<const std::shared_ptr<RemoteFile>> files) { return ensure_heads({}, files); }
 
 Status RemoteFile::seed(std::span<const uint8_t> bytes, const std::string& validator) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
+  created_cv_.wait(lock, [&] { return !creating_; });
+  if (fd_ < 0) return make_error(ErrorCode::io, path_, 0, "the cache file could not be made");
   if (bytes.size() > id_.size || (bytes.size() % kChunkBytes != 0 && bytes.size() != id_.size))
     return make_error(ErrorCode::io, path_, 0, "seed bytes must end on a chunk boundary");
   if (!validator_.empty() && validator_ != validator) {
@@ -475,7 +540,7 @@ Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset
     std::lock_guard lock(mutex_);
     head_done = head_done_;
   }
-  if (!head_done && offset < kChunkBytes) AKV_TRY(ensure_head());
+  if (!head_done && offset < kHeadFirstBytes) AKV_TRY(ensure_head());
   std::vector<Span> spans;
   {
     std::lock_guard lock(mutex_);
@@ -486,10 +551,10 @@ Result<std::pair<uint64_t, uint64_t>> RemoteFile::fetch_for_read(uint64_t offset
         end = head_extent_;   // the rest of the header in one request
       } else {
         // Reads in order widen the window; a jump starts it again small.
-        window_chunks_ = last_chunk_ != ~uint64_t{0} && c >= last_chunk_ && c <= last_chunk_ + window_chunks_ + 1
-                             ? std::min(kMaxWindowChunks, window_chunks_ * 2)
-                             : 4;
-        end = begin + window_chunks_ * kChunkBytes;
+        const bool in_order =
+            last_chunk_ != ~uint64_t{0} && c >= last_chunk_ && c <= last_chunk_ + window_bytes_ / kChunkBytes + 1;
+        window_bytes_ = in_order ? std::min(kMaxWindowBytes, window_bytes_ * 2) : kFirstWindowBytes;
+        end = begin + window_bytes_;
       }
       auto missing = missing_spans(
           begin, end, end - begin > kMaxRequestBytes && offset < head_extent_ ? ~uint64_t{0} : kMaxRequestBytes);

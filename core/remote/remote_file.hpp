@@ -2,11 +2,12 @@
 //
 // The cache holds each remote file as a sparse local file of the remote size (the "stand-in", laid
 // out where the model's folder lies in the cache, so the format openers find shards, configs and
-// blobs beside each other as on disk) and a hidden sidecar that records which 256 KiB chunks hold
+// blobs beside each other as on disk) and a hidden sidecar that records which 16 KiB chunks hold
 // fetched bytes and the validators the bytes were fetched under. Bytes are fetched in whole chunks:
 //  * the header: a first speculative range of 256 KiB, then, when the format's header is longer
-//    (head_extent.hpp), the rest of it in one more request;
-//  * data: the chunks a read touches, growing a read-ahead window while reads run in order.
+//    (head_extent.hpp), the rest of it in one more request, which ends at most one chunk past it;
+//  * data: the chunks a read touches, growing a read-ahead window (1 MiB to 16 MiB) while reads run
+//    in order.
 // Every range after the first is conditional on the validator of the server that serves the bytes
 // (If-Range: its strong ETag, else Last-Modified), so a file that changes on the server is an
 // ErrorCode::changed error, never a mix of two versions.
@@ -25,9 +26,16 @@
 
 namespace akview::remote {
 
+struct HttpRequest;
 struct HttpResponse;
 
-inline constexpr uint64_t kChunkBytes = 256 << 10;
+// The cache's unit: what the sidecar marks fetched and what a mapping installs. Small, so that a
+// header's rest ends close to the header (a 163-shard model's 61.7 MiB of headers came as 81.5 MiB
+// in 256 KiB chunks, as 62.6 MiB in these).
+inline constexpr uint64_t kChunkBytes = 16 << 10;
+// The first speculative range of a header (whole chunks): most headers fit in it.
+inline constexpr uint64_t kHeadFirstBytes = 256 << 10;
+static_assert(kHeadFirstBytes % kChunkBytes == 0);
 
 // Who the file is on the server, as recorded when it was first listed or fetched.
 struct RemoteIdentity {
@@ -40,14 +48,20 @@ struct RemoteIdentity {
 
 class RemoteFile {
  public:
-  // Opens (or creates) the stand-in at `standin_path` for `identity`.
-  static Result<std::shared_ptr<RemoteFile>> open(RemoteIdentity identity, std::string standin_path);
+  // Opens (or creates) the stand-in at `standin_path` for `identity`. With `defer_create`, a stand-in
+  // that is not there yet is made by create_standin() instead, so that an open's first requests go
+  // out before its files are made (a model of 164 files took 30-100 ms to lay out); until then fd()
+  // and the writes of this file's requests wait for it.
+  static Result<std::shared_ptr<RemoteFile>> open(RemoteIdentity identity, std::string standin_path,
+                                                  bool defer_create = false);
   ~RemoteFile();
+  // Makes a deferred stand-in (else nothing); a failure is every later read's.
+  Status create_standin();
 
   const RemoteIdentity& identity() const { return id_; }
   const std::string& standin_path() const { return path_; }
   uint64_t size() const { return id_.size; }
-  int fd() const { return fd_; }
+  int fd() const;   // -1 when the stand-in could not be made
 
   // The header: the first chunk, then the rest of the header the format declares, in ≤ 2 requests.
   Status ensure_head();
@@ -91,6 +105,9 @@ class RemoteFile {
   };
   friend class HeadFetch;
   Status fetch_spans(std::vector<Span> spans);   // caller holds no lock
+  // A range request for `s` into the stand-in (mutex_ held); `at_origin` skips a CDN's URL.
+  HttpRequest range_request(Span s, bool at_origin) const;
+  Status make_standin();   // creates and sizes the stand-in (mutex_ not held)
   // One answer for [s.begin, s.end): checked against what the file was, and its chunks marked.
   Status accept(Span s, const Result<HttpResponse>& r);
   void set_pending(bool pending, const Status& status = {});
@@ -117,12 +134,15 @@ class RemoteFile {
   double byte_url_at_ = 0;
   uint64_t head_extent_ = 0;   // 0: not known yet
   uint64_t last_chunk_ = ~uint64_t{0};
-  uint64_t window_chunks_ = 4;
+  uint64_t window_bytes_ = 0;   // the read-ahead window (0: not started)
   std::string last_error_;
   bool head_done_ = false;
   bool pending_ = false;    // a batch of ensure_heads is fetching this file
   Status pending_status_;   // how the last batch ended for it
   std::condition_variable pending_cv_;
+  bool creating_ = false;                        // deferred: create_standin() has not run yet
+  Status create_status_;                         // how a deferred create_standin() ended
+  mutable std::condition_variable created_cv_;   // create_standin() ran
 };
 
 // ensure_heads on a thread of its own, so an open parses each header while the others are still on

@@ -19,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "core/remote/chunk_flags.hpp"
 #include "core/remote/fetch_failures.hpp"
 #include "core/signal_chain.hpp"
 
@@ -133,10 +134,7 @@ std::shared_ptr<SignalMapping> find_mapping(uint64_t address);
 class SignalMapping final : public MappingHooks {
  public:
   SignalMapping(std::shared_ptr<RemoteFile> file, uint8_t* base, uint64_t length)
-      : file_(std::move(file)),
-        base_(base),
-        length_(length),
-        chunks_((length + kChunkBytes - 1) / kChunkBytes, kAbsent) {}
+      : file_(std::move(file)), base_(base), length_(length), chunks_(length) {}
   ~SignalMapping() override {
     release_slot();
     {
@@ -198,7 +196,7 @@ class SignalMapping final : public MappingHooks {
   }
 
  private:
-  enum State : uint8_t { kAbsent, kInstalled, kPoisoned };
+  enum State : uint8_t { kAbsent, kInstalled, kPoisoned };   // kAbsent is 0: what ChunkFlags starts at
 
   void release_slot() {
     std::lock_guard lock(g_slots_mutex);
@@ -268,8 +266,8 @@ class SignalMapping final : public MappingHooks {
   uint8_t* base_;
   uint64_t length_;
   size_t slot_ = kNoSlot;
-  std::mutex mutex_;   // the state below and the mmap calls that change it
-  std::vector<State> chunks_;
+  std::mutex mutex_;                // the state below and the mmap calls that change it
+  ChunkFlags chunks_;               // a State a chunk (kAbsent: 0)
   std::set<uint64_t> zero_pages_;   // page numbers mapped as zeros
   std::vector<std::pair<uint64_t, uint64_t>> poisoned_;
   int empty_fd_ = -1;
