@@ -68,7 +68,7 @@ constexpr uint64_t kEmptySlot = ~uint64_t{0};
 
 // Each slot keeps 32 bits of the name's hash beside the index, so a probe compares names only when
 // the tags agree: a million lookups then touch the slot array, not a million random names.
-uint32_t Model::build_index() {
+uint32_t Model::build_index(int threads) {
   uint32_t first_duplicate = kNone;
   size_t cap = 16;
   while (cap < tensors.size() * 2) cap <<= 1;
@@ -78,6 +78,7 @@ uint32_t Model::build_index() {
     std::vector<uint64_t>().swap(slots_);
     slots_.reserve(cap);
     advise_huge_pages(slots_.data(), cap * sizeof(uint64_t));
+    if (threads > 1) populate_on_threads(slots_.data(), cap * sizeof(uint64_t), threads);
   }
   slots_.assign(cap, kEmptySlot);
   const size_t mask = cap - 1;

@@ -165,8 +165,9 @@ class Model {
   // an earlier tensor has, else kNone; the first of equal names is the one found). A parser that
   // builds it early (the duplicate check of a one-file model) leaves it for open_model, which builds
   // it unless has_index(); whatever reorders the tensors afterwards calls drop_index().
-  // find() returns nullptr if absent.
-  uint32_t build_index();
+  // find() returns nullptr if absent. `threads` > 1 first-touches a new table's pages on that many
+  // threads (the fill itself is one thread's).
+  uint32_t build_index(int threads = 1);
   bool has_index() const;
   void drop_index();
   const Tensor* find(std::string_view name) const;

@@ -285,6 +285,9 @@ CopiedShards copy_shards(Model& model, const std::vector<Model*>& parts, uint32_
   model.tensors.reserve(tensors_at[n]);
   advise_huge_pages(model.tensors.data() + model.tensors.size(),
                     (tensors_at[n] - model.tensors.size()) * sizeof(Tensor));
+  // The new rows' first touches on every thread, before resize fills them on this one.
+  populate_on_threads(model.tensors.data() + model.tensors.size(),
+                      (tensors_at[n] - model.tensors.size()) * sizeof(Tensor), threads);
   model.tensors.resize(tensors_at[n]);
   model.dims.resize(dims_at[n]);
   parallel_chunks(n, threads, [&](size_t i, int) {
@@ -488,7 +491,7 @@ Result<Model> open_safetensors_index(const std::string& index_path, const OpenOp
       ready.push_back(&**p);
     }
     early = copy_shards(model, ready, 1, threads);
-    early_duplicate = model.build_index() != kNone;
+    early_duplicate = model.build_index(threads) != kNone;
   };
   parallel_chunks(
       guessed.size() + 1, threads,
