@@ -329,7 +329,10 @@ Status RemoteFile::fetch_spans(std::vector<Span> spans) {
 uint64_t RemoteFile::head_extent_locked() {
   std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(id_.size, kHeadFirstBytes)));
   if (!head.empty() && pread(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) return head.size();
-  return estimate_head_extent(head, id_.size).bytes;
+  // An estimate (a GGUF header walked past the bytes at hand) is asked up to the next 256 KiB, the
+  // slack it had when that was the cache's chunk: one that falls short costs a third request.
+  const HeadExtent e = estimate_head_extent(head, id_.size);
+  return e.exact ? e.bytes : std::min(id_.size, (e.bytes + kHeadFirstBytes - 1) / kHeadFirstBytes * kHeadFirstBytes);
 }
 
 Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,

@@ -341,6 +341,29 @@ TEST_F(RemoteOpen, AFileHeaderTakesAtMostTwoRequests) {
   }
 }
 
+TEST_F(RemoteOpen, AnEstimatedGgufHeaderIsAskedWithRoomToSpare) {
+  // A GGUF's header has no length: where the first range ends inside its tensor infos, the rest is
+  // guessed at 72 bytes an info. Here they take 130 (90-character names), so the guess falls
+  // ~40 KiB short; asked up to the next 256 KiB, the rest still holds them: two requests, not three.
+  GgufWriter w;
+  for (int i = 0; i < 3000; ++i) {
+    std::string name = "blk." + std::to_string(i) + ".";
+    name += std::string(90 - name.size(), 'w');
+    w.add_tensor(GgufTensorSpec(name, 0, {4}));
+  }
+  w.add_tensor(GgufTensorSpec("big", 0, {1 << 18}));   // 1 MiB of data after the header
+  const std::string path = gguf_dir_.path() + "/long-infos.gguf";
+  ASSERT_TRUE(w.write(path));
+  ASSERT_GT(w.infos_end(), uint64_t{256} << 10);
+  ASSERT_LT(w.infos_end(), uint64_t{512} << 10);
+  server_.add_file("/files/long-infos.gguf", path);
+  server_.clear_access_logs();
+  expect_same({"info", "@"}, path, server_.url(Block::plain, "/files/long-infos.gguf"));
+  int ranges = 0;
+  for (const AccessEntry& e : server_.access_log(Block::plain)) ranges += e.uri == "/files/long-infos.gguf";
+  EXPECT_EQ(ranges, 2);
+}
+
 // The requests of one run of the client, from AKVIEW_HTTP_TRACE's "run of N requests" lines.
 std::vector<int> request_rounds(const std::string& trace) {
   std::vector<int> rounds;
