@@ -1,6 +1,7 @@
-// Transparent huge pages for the large tables an open fills (a million-tensor SafeTensors header
-// makes ~50 MB of Tensor rows): where THP is in `madvise` mode, asking for them turns tens of
-// thousands of first-touch page faults into a few dozen. A hint only: failure changes nothing.
+// Memory hints for the large tables an open fills (a million-tensor SafeTensors header makes ~50 MB
+// of Tensor rows): transparent huge pages, which where THP is in `madvise` mode turn tens of
+// thousands of first-touch page faults into a few dozen, and those first touches made on several
+// threads before one thread fills a table. Hints only: failure changes nothing.
 #pragma once
 
 #include <sys/mman.h>

@@ -397,6 +397,14 @@ size_t trace_line_of(const std::string& trace, const std::string& what) {
   return std::string::npos;
 }
 
+// AKVIEW_HTTP_TRACE's output has a line holding `first`, then later one holding `then`.
+void expect_traced_before(const std::string& trace, const std::string& first, const std::string& then) {
+  const size_t a = trace_line_of(trace, first), b = trace_line_of(trace, then);
+  ASSERT_NE(a, std::string::npos) << first << "\n" << trace;
+  ASSERT_NE(b, std::string::npos) << then << "\n" << trace;
+  EXPECT_LT(a, b) << trace;
+}
+
 TEST_F(RemoteOpen, AHeadersRestIsAskedAsSoonAsItsFirstRangeIsIn) {
   // Each shard's header is longer than its first range: the rest is asked in the same run of the
   // client as the first ranges (as each first range lands), not in a round after the slowest one.
@@ -433,11 +441,7 @@ TEST_F(RemoteOpen, TheHeadersAreAskedBeforeTheCacheFilesAreMade) {
   // first, and the files are made while the answers are a round trip away. The model is the same.
   auto r = akview({"info", hf("wide"), "--json"}, "AKVIEW_HTTP_TRACE=1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t made = trace_line_of(r.err, "-- stand-ins made");
-  const size_t asked = trace_line_of(r.err, "-- fetch 3 headers");
-  ASSERT_NE(made, std::string::npos) << r.err;
-  ASSERT_NE(asked, std::string::npos) << r.err;
-  EXPECT_LT(asked, made) << r.err;
+  expect_traced_before(r.err, "-- fetch 3 headers", "-- stand-ins made");
   expect_same({"info", "@"}, wide_dir_.path(), hf("wide"));
   // A cache file that cannot be made then (here: a link to a folder that is not there, in place of
   // the second shard's) is that open's one-line error, not a hang.
@@ -485,11 +489,7 @@ TEST_F(RemoteOpen, ShardsAreParsedWhileTheIndexIsOnItsWay) {
   fs::remove_all(cache_.path());
   auto r = akview({"info", hf("wide"), "--json"}, "AKVIEW_HTTP_TRACE=1");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  const size_t mapped = trace_line_of(r.err, "-- remote mappings:");
-  const size_t index_in = trace_line_of(r.err, "model.safetensors.index.json range");
-  ASSERT_NE(mapped, std::string::npos) << r.err;
-  ASSERT_NE(index_in, std::string::npos) << r.err;
-  EXPECT_LT(mapped, index_in) << r.err;
+  expect_traced_before(r.err, "-- remote mappings:", "model.safetensors.index.json range");
 }
 
 TEST_F(RemoteOpen, AShardsHeaderThatCannotBeFetchedIsTheOpensErrorNotASignal) {
