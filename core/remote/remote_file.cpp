@@ -87,14 +87,14 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
   if (!reuse || fstat(f->fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) != f->id_.size) {
     std::fill(f->bits_.begin(), f->bits_.end(), 0);
     f->validator_.clear();
-    AKV_TRY(f->make_standin());
+    AKV_TRY(f->make_standin(f->fd_));
   }
   return f;
 }
 
-Status RemoteFile::make_standin() {
-  if (fd_ < 0) fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0)
+Status RemoteFile::make_standin(int& fd) const {
+  if (fd < 0) fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
     return make_error(ErrorCode::io, path_, kNoOffset,
                       fmt::format("cannot create the cache file: {}", std::strerror(errno)));
   // Old bytes are cut off first, but a new (empty) file is only sized: on ext4 a truncation to
@@ -102,8 +102,8 @@ Status RemoteFile::make_standin() {
   // a file in place), which made the exit of a 163-shard open write its 108 MB of headers to disk
   // (0.1-0.2 s of close() calls).
   struct stat st {};
-  const bool empty = fstat(fd_, &st) == 0 && st.st_size == 0;
-  if ((!empty && ftruncate(fd_, 0) != 0) || ftruncate(fd_, static_cast<off_t>(id_.size)) != 0)
+  const bool empty = fstat(fd, &st) == 0 && st.st_size == 0;
+  if ((!empty && ftruncate(fd, 0) != 0) || ftruncate(fd, static_cast<off_t>(id_.size)) != 0)
     return make_error(ErrorCode::io, path_, kNoOffset,
                       fmt::format("cannot size the cache file: {}", std::strerror(errno)));
   // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
@@ -116,13 +116,16 @@ Status RemoteFile::create_standin() {
     std::lock_guard lock(mutex_);
     if (!creating_) return {};
   }
-  // Only this call touches fd_ while creating_ is set: fd() and the requests' writes wait for it.
-  Status made = make_standin();
+  // Made without the lock, which the fetch holds while it asks for this file's bytes; fd_ is set
+  // under it (fd() and the requests' writes wait for creating_ to clear).
+  int fd = -1;
+  Status made = make_standin(fd);
   {
     std::lock_guard lock(mutex_);
-    if (!made.ok()) {
-      if (fd_ >= 0) ::close(fd_);
-      fd_ = -1;
+    if (made.ok()) {
+      fd_ = fd;
+    } else {
+      if (fd >= 0) ::close(fd);
       last_error_ = made.error().to_string();
       create_status_ = made;
     }
@@ -151,7 +154,7 @@ HttpRequest RemoteFile::range_request(Span s, bool at_origin) const {
   r.if_range = validator_;
   r.label = id_.label;
   // Straight into the stand-in (marked fetched only once whole), once it is made.
-  if (fd_ >= 0) r.dest_fd = fd_;
+  if (!creating_ && fd_ >= 0) r.dest_fd = fd_;
   else r.dest_fd_later = [this] { return fd(); };   // -1 where it could not be made: the answer is refused
   return r;
 }

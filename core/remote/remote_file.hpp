@@ -107,7 +107,7 @@ class RemoteFile {
   Status fetch_spans(std::vector<Span> spans);   // caller holds no lock
   // A range request for `s` into the stand-in (mutex_ held); `at_origin` skips a CDN's URL.
   HttpRequest range_request(Span s, bool at_origin) const;
-  Status make_standin();   // creates and sizes the stand-in (mutex_ not held)
+  Status make_standin(int& fd) const;   // creates (fd < 0) and sizes the stand-in; mutex_ not needed
   // One answer for [s.begin, s.end): checked against what the file was, and its chunks marked.
   Status accept(Span s, const Result<HttpResponse>& r);
   void set_pending(bool pending, const Status& status = {});
