@@ -5,7 +5,8 @@
 // blobs beside each other as on disk) and a hidden sidecar that records which 16 KiB chunks hold
 // fetched bytes and the validators the bytes were fetched under. Bytes are fetched in whole chunks:
 //  * the header: a first speculative range of 256 KiB, then, when the format's header is longer
-//    (head_extent.hpp), the rest of it in one more request, which ends at most one chunk past it;
+//    (head_extent.hpp), the rest of it in one more request, which ends within a chunk of an exact
+//    header and at the next 256 KiB past an estimated one;
 //  * data: the chunks a read touches, growing a read-ahead window (1 MiB to 16 MiB) while reads run
 //    in order.
 // Every range after the first is conditional on the validator of the server that serves the bytes
@@ -31,7 +32,7 @@ struct HttpResponse;
 
 // The cache's unit: what the sidecar marks fetched and what a mapping installs. Small, so that a
 // header's rest ends close to the header (a 163-shard model's 61.7 MiB of headers came as 81.5 MiB
-// in 256 KiB chunks, as 62.6 MiB in these).
+// in 256 KiB chunks, as 63.6 MiB in these).
 inline constexpr uint64_t kChunkBytes = 16 << 10;
 // The first speculative range of a header (whole chunks): most headers fit in it.
 inline constexpr uint64_t kHeadFirstBytes = 256 << 10;
