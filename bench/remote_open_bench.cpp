@@ -384,9 +384,10 @@ int main(int argc, char** argv) {
         // A cold cache every run (akview keeps fetched ranges on disk), in a folder of its own: the
         // last run's is emptied but not removed until the end. Without a journal (this machine's
         // ext4) the file system skips, when it allocates an inode, every inode freed in the last
-        // 5-35 s, reading its inode table block for each: with the 330 files of the previous run
-        // removed just before, the open's 164 cache files took 30-170 ms to create instead of ~7,
-        // which no user opening a model for the first time pays.
+        // minutes (up to 5), reading its inode table block for each: with the 330 files of the
+        // previous run removed just before, the open's 164 cache files took 30-170 ms to create
+        // instead of ~7, which no user opening a model for the first time pays. (The bench removes
+        // its folders when it ends: a second bench within minutes pays that in its file creations.)
         const fs::path cache = scratch / fmt::format("cache-{}", ++cache_runs);
         fs::create_directories(cache / "hf");
         std::vector<std::string> env = env0;

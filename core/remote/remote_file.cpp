@@ -26,6 +26,9 @@ constexpr uint64_t kMaxWholeRequestBytes = 256ull << 20;   // a file fetched who
 constexpr uint64_t kFirstWindowBytes = 1ull << 20;         // read-ahead starts at 1 MiB ...
 constexpr uint64_t kMaxWindowBytes = 16ull << 20;          // ... and grows to 16 MiB while reads run in order
 constexpr double kByteUrlSeconds = 600;                    // a CDN's signed URL is reused this long
+// An estimated header's rest ends at a multiple of this: the slack estimates had when it was the
+// cache's chunk (one that falls short costs a third request).
+constexpr uint64_t kEstimateRoundBytes = 256 << 10;
 // Version 2: 16 KiB chunks, kept as runs (version 1: a bitmap of 256 KiB chunks, not read).
 constexpr const char* kSidecarMagic = "akview-remote 2";
 
@@ -196,21 +199,33 @@ void RemoteFile::mark(uint64_t begin, uint64_t end) {
 
 bool RemoteFile::has(uint64_t offset, uint64_t length) const { return missing_bytes(offset, length) == 0; }
 
+uint64_t RemoteFile::chunks_fetched(uint64_t first, uint64_t end) const {
+  uint64_t n = 0;
+  while (first < end) {   // a word at a time: a tensor of a big model spans thousands of 16 KiB chunks
+    const uint64_t w = first / 64, lo = first % 64, hi = std::min<uint64_t>(64, lo + (end - first));
+    const uint64_t mask = (hi == 64 ? ~uint64_t{0} : (uint64_t{1} << hi) - 1) & (~uint64_t{0} << lo);
+    n += static_cast<uint64_t>(__builtin_popcountll(bits_[w] & mask));
+    first += hi - lo;
+  }
+  return n;
+}
+
 uint64_t RemoteFile::missing_bytes(uint64_t offset, uint64_t length) const {
   std::lock_guard lock(mutex_);
   if (length == 0 || offset >= id_.size) return 0;
   const uint64_t end = std::min(id_.size, offset + length);
-  uint64_t missing = 0;
-  for (uint64_t c = offset / kChunkBytes; c * kChunkBytes < end; ++c)
-    if (!chunk_has(c)) missing += std::min(end, (c + 1) * kChunkBytes) - std::max(offset, c * kChunkBytes);
+  const uint64_t first = offset / kChunkBytes, last = (end - 1) / kChunkBytes;
+  if (first == last) return chunk_has(first) ? 0 : end - offset;
+  // The two end chunks in part, the ones between whole.
+  uint64_t missing = (last - first - 1 - chunks_fetched(first + 1, last)) * kChunkBytes;
+  if (!chunk_has(first)) missing += (first + 1) * kChunkBytes - offset;
+  if (!chunk_has(last)) missing += end - last * kChunkBytes;
   return missing;
 }
 
 uint64_t RemoteFile::fetched_bytes() const {
   std::lock_guard lock(mutex_);
-  uint64_t n = 0;
-  for (uint64_t w : bits_) n += static_cast<uint64_t>(__builtin_popcountll(w));
-  return std::min(n * kChunkBytes, id_.size);
+  return std::min(chunks_fetched(0, bits_.size() * 64) * kChunkBytes, id_.size);
 }
 
 std::vector<RemoteFile::Span> RemoteFile::missing_spans(uint64_t begin, uint64_t end, uint64_t max_span) const {
@@ -332,10 +347,10 @@ Status RemoteFile::fetch_spans(std::vector<Span> spans) {
 uint64_t RemoteFile::head_extent_locked() {
   std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(id_.size, kHeadFirstBytes)));
   if (!head.empty() && pread(fd_, head.data(), head.size(), 0) != static_cast<ssize_t>(head.size())) return head.size();
-  // An estimate (a GGUF header walked past the bytes at hand) is asked up to the next 256 KiB, the
-  // slack it had when that was the cache's chunk: one that falls short costs a third request.
+  // An estimate: a GGUF header walked past the bytes at hand.
   const HeadExtent e = estimate_head_extent(head, id_.size);
-  return e.exact ? e.bytes : std::min(id_.size, (e.bytes + kHeadFirstBytes - 1) / kHeadFirstBytes * kHeadFirstBytes);
+  return e.exact ? e.bytes
+                 : std::min(id_.size, (e.bytes + kEstimateRoundBytes - 1) / kEstimateRoundBytes * kEstimateRoundBytes);
 }
 
 Status RemoteFile::ensure_heads(std::span<const std::shared_ptr<RemoteFile>> files,

@@ -119,6 +119,7 @@ class RemoteFile {
                            bool save = true);
   void mark(uint64_t begin, uint64_t end);
   bool chunk_has(uint64_t chunk) const;
+  uint64_t chunks_fetched(uint64_t first, uint64_t end) const;   // set bits among chunks [first, end)
   std::vector<Span> missing_spans(uint64_t begin, uint64_t end, uint64_t max_span) const;
   uint64_t head_extent_locked();
   void save_sidecar();

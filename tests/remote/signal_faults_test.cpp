@@ -37,7 +37,7 @@ namespace {
 
 using remote::RemoteFile;
 
-constexpr uint64_t kFileBytes = (24ull << 20) + 4000;   // 96 chunks and a partial page at the end
+constexpr uint64_t kFileBytes = (24ull << 20) + 4000;   // 1536 chunks and a partial page at the end
 
 // How a stray SIGSEGV ends this process: the default action, or ASan's report and abort.
 const auto kSegvEnd = [](int status) {
@@ -227,6 +227,37 @@ TEST_F(SignalFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
 }
 TEST_F(UffdFaults, AFailedFetchInsideAScopeReadsZerosAndIsTheScopesError) {
   a_failed_fetch_inside_a_scope_reads_zeros_and_is_the_scopes_error();
+}
+
+TEST_F(SignalFaults, MissingBytesAreThoseOfTheChunksNotFetched) {
+  // Ranges fetched at odd offsets (each fetch takes the whole chunks it touches), then the bytes
+  // still missing from many ranges, against a count chunk by chunk.
+  auto f = open_file();
+  ASSERT_TRUE(f);
+  const std::vector<std::pair<uint64_t, uint64_t>> fetched = {
+      {0, 1}, {100000, 5000}, {1u << 20, 3u << 20}, {(9u << 20) + 7, 70000}, {kFileBytes - 10, 10}};
+  std::vector<bool> has((kFileBytes + remote::kChunkBytes - 1) / remote::kChunkBytes, false);
+  for (const auto& [offset, length] : fetched) {
+    ASSERT_TRUE(f->ensure(offset, length).ok());
+    for (uint64_t c = offset / remote::kChunkBytes; c * remote::kChunkBytes < offset + length; ++c) has[c] = true;
+  }
+  auto expected = [&](uint64_t offset, uint64_t length) {
+    const uint64_t end = std::min(kFileBytes, offset + length);
+    uint64_t n = 0;
+    for (uint64_t c = offset / remote::kChunkBytes; c * remote::kChunkBytes < end; ++c)
+      if (!has[c]) n += std::min(end, (c + 1) * remote::kChunkBytes) - std::max(offset, c * remote::kChunkBytes);
+    return n;
+  };
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    const uint64_t offset = rng() % kFileBytes, length = i % 3 == 0 ? rng() % 200000 : rng() % kFileBytes;
+    ASSERT_EQ(f->missing_bytes(offset, length), offset >= kFileBytes ? 0 : expected(offset, length))
+        << offset << " +" << length;
+  }
+  EXPECT_EQ(f->missing_bytes(0, kFileBytes), expected(0, kFileBytes));
+  // fetched_bytes counts whole chunks (the file's short last one too), at most the file's size.
+  const auto chunks = static_cast<uint64_t>(std::count(has.begin(), has.end(), true));
+  EXPECT_EQ(f->fetched_bytes(), std::min(kFileBytes, chunks * remote::kChunkBytes));
 }
 
 TEST_F(SignalFaults, OtherFaultsEndTheProcessAsBefore) {
