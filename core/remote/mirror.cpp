@@ -2,6 +2,7 @@
 #include "core/remote/mirror.hpp"
 
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -590,34 +591,50 @@ uint64_t unfetched_tensor_bytes(const Model& model) {
 }
 
 uint64_t trim_cache(uint64_t limit) {
+  // A cached file is one with a record of its fetched chunks (remote_file.cpp): its attribute, last
+  // written when the file's status last changed, or a hidden sidecar ".NAME.akview" beside it.
   struct Item {
-    std::string data, sidecar;
-    uint64_t bytes;
-    int64_t used;
+    uint64_t bytes = 0;
+    int64_t used = 0;   // ns
+    std::string sidecar;
   };
-  std::vector<Item> items;
+  std::map<std::string, Item> items;
   uint64_t total = 0;
   std::error_code ec;
-  const std::string root = cache_root();
-  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+  for (fs::recursive_directory_iterator it(cache_root(), ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
     const std::string name = it->path().filename().string();
-    if (!name.starts_with(".") || !name.ends_with(".akview")) continue;
-    const std::string data = (it->path().parent_path() / name.substr(1, name.size() - 8)).string();
+    std::string data = it->path().string(), sidecar;
+    const bool is_sidecar = name.starts_with(".") && name.ends_with(".akview");
+    if (is_sidecar) {
+      sidecar = data;
+      data = (it->path().parent_path() / name.substr(1, name.size() - 8)).string();
+    } else if (getxattr(data.c_str(), kFetchedAttribute, nullptr, 0) < 0) {
+      continue;
+    }
     struct stat sd {
     }, ss{};
-    if (stat(data.c_str(), &sd) != 0 || stat(it->path().c_str(), &ss) != 0) continue;
-    const uint64_t bytes = static_cast<uint64_t>(sd.st_blocks) * 512;
-    total += bytes;
-    items.push_back({data, it->path().string(), bytes, static_cast<int64_t>(ss.st_mtime)});
+    if (stat(data.c_str(), &sd) != 0 || (is_sidecar && stat(sidecar.c_str(), &ss) != 0)) continue;
+    auto [at, added] = items.try_emplace(data);
+    Item& item = at->second;
+    if (added) {
+      item.bytes = static_cast<uint64_t>(sd.st_blocks) * 512;
+      total += item.bytes;
+    }
+    const timespec& t = is_sidecar ? ss.st_mtim : sd.st_ctim;
+    item.used = std::max<int64_t>(item.used, int64_t{t.tv_sec} * 1000000000 + t.tv_nsec);
+    if (is_sidecar) item.sidecar = sidecar;
   }
   if (total <= limit) return 0;
-  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.used < b.used; });
+  std::vector<std::pair<std::string, Item>> order(items.begin(), items.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto& a, const auto& b) { return a.second.used < b.second.used; });
   uint64_t freed = 0;
-  for (const auto& item : items) {
+  for (const auto& [data, item] : order) {
     if (total - freed <= limit) break;
-    if (remote_file_at(item.data)) continue;   // open in this process
-    fs::remove(item.sidecar, ec);
-    fs::remove(item.data, ec);
+    if (remote_file_at(data)) continue;   // open in this process
+    if (!item.sidecar.empty()) fs::remove(item.sidecar, ec);
+    fs::remove(data, ec);
     freed += item.bytes;
   }
   return freed;

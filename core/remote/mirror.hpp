@@ -10,8 +10,8 @@
 //
 // The cache: AKVIEW_CACHE_DIR, else $XDG_CACHE_HOME/akview, else ~/.cache/akview; capped at
 // AKVIEW_CACHE_MAX bytes (a number with K, M, G or T; default 20G): after each open, the files used
-// least recently (by their sidecar's time) are dropped until the cache fits, never one this process
-// has open.
+// least recently (by when their record of fetched chunks was last written) are dropped until the
+// cache fits, never one this process has open.
 #pragma once
 
 #include <atomic>

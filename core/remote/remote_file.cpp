@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -34,6 +36,37 @@ constexpr const char* kSidecarMagic = "akview-remote 2";
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The record of a cache file's fetched chunks: its extended attribute kFetchedAttribute, one setxattr
+// (atomic) a save. Where the file system has no user attributes or refuses one this long (ext4
+// keeps a value in one 4 KiB block: ~250 runs), a hidden sidecar file beside it, written to a
+// temporary and renamed over: two file creations and a rename a save, which for a 163-shard open
+// were 164 of each (8-40 ms of the fetching thread while the last headers were parsed).
+// AKVIEW_CACHE_RECORDS=sidecars keeps the records in sidecar files as a file system without
+// attributes does.
+bool records_in_attributes() {
+  static const bool yes = [] {
+    const char* v = std::getenv("AKVIEW_CACHE_RECORDS");
+    return v == nullptr || std::strcmp(v, "sidecars") != 0;
+  }();
+  return yes;
+}
+
+std::string read_record_attribute(int fd) {
+  std::string v(512, '\0');
+  for (int tries = 0; tries < 3; ++tries) {
+    const ssize_t n = fgetxattr(fd, kFetchedAttribute, v.data(), v.size());
+    if (n >= 0) {
+      v.resize(static_cast<size_t>(n));
+      return v;
+    }
+    if (errno != ERANGE) return {};
+    const ssize_t size = fgetxattr(fd, kFetchedAttribute, nullptr, 0);   // how long it is now
+    if (size <= 0 || size > (1 << 20)) return {};
+    v.resize(static_cast<size_t>(size));
+  }
+  return {};
 }
 
 std::string sidecar_path(const std::string& standin) {
@@ -71,21 +104,16 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
   if (f->fd_ < 0)
     return make_error(ErrorCode::io, f->path_, kNoOffset,
                       fmt::format("cannot create the cache file: {}", std::strerror(errno)));
-  // What an earlier run fetched, if it was fetched under the same identity.
-  std::ifstream in(f->sidecar_, std::ios::binary);
-  std::string magic, key, url, validator, linked, size_text;
+  // What an earlier run fetched, if it was fetched under the same identity: the record in the
+  // file's attribute, else in its sidecar.
+  std::string record = read_record_attribute(f->fd_);
   bool reuse = false;
-  if (in && std::getline(in, magic) && magic == kSidecarMagic && std::getline(in, url) && std::getline(in, size_text) &&
-      std::getline(in, validator) && std::getline(in, linked)) {
-    reuse = size_text == std::to_string(f->id_.size) && linked == f->id_.linked_etag;
-    // The fetched chunks as runs, "FIRST COUNT" a line; one out of range voids the sidecar.
-    uint64_t first = 0, count = 0;
-    while (reuse && in >> first >> count) {
-      if (count == 0 || first >= chunks || count > chunks - first) reuse = false;
-      else f->mark(first * kChunkBytes, (first + count) * kChunkBytes);
-    }
-    if (reuse && !in.eof()) reuse = false;   // not a number where a run was expected
-    if (reuse) f->validator_ = validator;
+  if (!record.empty()) {
+    std::istringstream in(record);
+    reuse = f->load_record(in);
+  } else if (std::ifstream in(f->sidecar_, std::ios::binary); in) {
+    f->sidecar_file_ = true;
+    reuse = f->load_record(in);
   }
   if (!reuse || fstat(f->fd_, &st) != 0 || static_cast<uint64_t>(st.st_size) != f->id_.size) {
     std::fill(f->bits_.begin(), f->bits_.end(), 0);
@@ -93,6 +121,24 @@ Result<std::shared_ptr<RemoteFile>> RemoteFile::open(RemoteIdentity identity, st
     AKV_TRY(f->make_standin(f->fd_));
   }
   return f;
+}
+
+bool RemoteFile::load_record(std::istream& in) {
+  const uint64_t chunks = (id_.size + kChunkBytes - 1) / kChunkBytes;
+  std::string magic, url, validator, linked, size_text;
+  if (!(std::getline(in, magic) && magic == kSidecarMagic && std::getline(in, url) && std::getline(in, size_text) &&
+        std::getline(in, validator) && std::getline(in, linked)))
+    return false;
+  bool reuse = size_text == std::to_string(id_.size) && linked == id_.linked_etag;
+  // The fetched chunks as runs, "FIRST COUNT" a line; one out of range voids the record.
+  uint64_t first = 0, count = 0;
+  while (reuse && in >> first >> count) {
+    if (count == 0 || first >= chunks || count > chunks - first) reuse = false;
+    else mark(first * kChunkBytes, (first + count) * kChunkBytes);
+  }
+  if (reuse && !in.eof()) reuse = false;   // not a number where a run was expected
+  if (reuse) validator_ = validator;
+  return reuse;
 }
 
 Status RemoteFile::make_standin(int& fd) const {
@@ -109,7 +155,9 @@ Status RemoteFile::make_standin(int& fd) const {
   if ((!empty && ftruncate(fd, 0) != 0) || ftruncate(fd, static_cast<off_t>(id_.size)) != 0)
     return make_error(ErrorCode::io, path_, kNoOffset,
                       fmt::format("cannot size the cache file: {}", std::strerror(errno)));
-  // An old sidecar would claim chunks this file no longer holds; a new one is written with the first fetch.
+  // An old record would claim chunks this file no longer holds; a new one is written with the first
+  // fetch (a new file has no attribute).
+  if (!empty) fremovexattr(fd, kFetchedAttribute);
   std::remove(sidecar_.c_str());
   return {};
 }
@@ -162,33 +210,38 @@ HttpRequest RemoteFile::range_request(Span s, bool at_origin) const {
   return r;
 }
 
-void RemoteFile::save_sidecar() {
+void RemoteFile::save_record() {
+  std::string record =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n", kSidecarMagic, id_.url, id_.size, validator_, id_.linked_etag);
+  // A run starts at a set bit after a clear one and ends at the next clear bit, found a word at a
+  // time (a 4 GB file has 2^18 chunks, a few of them fetched).
+  const uint64_t words = bits_.size();
+  auto next = [&](uint64_t from, bool set) {   // the first chunk >= from whose bit is `set`
+    for (uint64_t w = from / 64; w < words; ++w) {
+      uint64_t word = set ? bits_[w] : ~bits_[w];
+      if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
+      if (word != 0) return w * 64 + static_cast<uint64_t>(__builtin_ctzll(word));
+    }
+    return words * 64;
+  };
+  for (uint64_t c = next(0, true); c < words * 64;) {
+    const uint64_t e = next(c, false);
+    fmt::format_to(std::back_inserter(record), "{} {}\n", c, e - c);
+    c = next(e, true);
+  }
+  if (fd_ >= 0 && records_in_attributes() && fsetxattr(fd_, kFetchedAttribute, record.data(), record.size(), 0) == 0) {
+    if (sidecar_file_) std::remove(sidecar_.c_str());   // an older record, which the attribute now outranks
+    sidecar_file_ = false;
+    return;
+  }
+  if (fd_ >= 0) fremovexattr(fd_, kFetchedAttribute);   // an older, shorter record would outrank the sidecar
   const std::string tmp = sidecar_ + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << kSidecarMagic << "\n"
-        << id_.url << "\n"
-        << id_.size << "\n"
-        << validator_ << "\n"
-        << id_.linked_etag << "\n";
-    // A run starts at a set bit after a clear one and ends at the next clear bit, found a word at a
-    // time (a 4 GB file has 2^18 chunks, a few of them fetched).
-    const uint64_t words = bits_.size();
-    auto next = [&](uint64_t from, bool set) {   // the first chunk >= from whose bit is `set`
-      for (uint64_t w = from / 64; w < words; ++w) {
-        uint64_t word = set ? bits_[w] : ~bits_[w];
-        if (w == from / 64) word &= ~uint64_t{0} << (from % 64);
-        if (word != 0) return w * 64 + static_cast<uint64_t>(__builtin_ctzll(word));
-      }
-      return words * 64;
-    };
-    for (uint64_t c = next(0, true); c < words * 64;) {
-      const uint64_t e = next(c, false);
-      out << c << ' ' << e - c << '\n';
-      c = next(e, true);
-    }
+    out << record;
   }
   std::rename(tmp.c_str(), sidecar_.c_str());
+  sidecar_file_ = true;
 }
 
 bool RemoteFile::chunk_has(uint64_t c) const { return (bits_[c / 64] >> (c % 64)) & 1; }
@@ -303,7 +356,7 @@ Status RemoteFile::accept(Span s, const Result<HttpResponse>& r) {
 }
 
 // One round of range requests over several files (the shards of a model), all at once. Each file's
-// sidecar is saved after it unless `save` is false (the caller saves them once after its last round).
+// record is saved after it unless `save` is false (the caller saves them once after its last round).
 Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<const std::vector<Span>> spans, bool save) {
   std::vector<HttpRequest> requests;
   std::vector<std::pair<size_t, Span>> owners;
@@ -333,7 +386,7 @@ Status RemoteFile::fetch_many(std::span<RemoteFile* const> files, std::span<cons
   if (save)
     for (RemoteFile* f : files) {
       std::lock_guard lock(f->mutex_);
-      f->save_sidecar();
+      f->save_record();
     }
   return status;
 }
@@ -465,13 +518,13 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
     const std::vector<HttpRequest> first = requests;
     http_client().run(first, on_done);
   }
-  // The sidecars are saved once, after the last answer: saving each between the first chunk and the
-  // rest put 164 file creations and renames (50-130 ms on a shared host) in the middle of a
-  // 163-shard open.
+  // The records are saved once, after the last answer: saving each between the first chunk and the
+  // rest put 164 saves (then sidecar files: file creations and renames, 50-130 ms on a shared host)
+  // in the middle of a 163-shard open.
   std::sort(touched.begin(), touched.end());
   for (RemoteFile* f : touched) {
     std::lock_guard lock(f->mutex_);
-    f->save_sidecar();
+    f->save_record();
   }
   return failures.empty() ? Status{} : Status{failures.begin()->second};
 }
@@ -530,7 +583,7 @@ Status RemoteFile::seed(std::span<const uint8_t> bytes, const std::string& valid
   }
   validator_ = validator;
   mark(0, bytes.size());
-  save_sidecar();
+  save_record();
   return {};
 }
 

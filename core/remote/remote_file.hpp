@@ -2,8 +2,10 @@
 //
 // The cache holds each remote file as a sparse local file of the remote size (the "stand-in", laid
 // out where the model's folder lies in the cache, so the format openers find shards, configs and
-// blobs beside each other as on disk) and a hidden sidecar that records which 16 KiB chunks hold
-// fetched bytes and the validators the bytes were fetched under. Bytes are fetched in whole chunks:
+// blobs beside each other as on disk) and a record of which 16 KiB chunks hold fetched bytes and the
+// validators the bytes were fetched under: the stand-in's extended attribute user.akview.fetched,
+// or, where the file system refuses it, a hidden sidecar file beside it. Bytes are fetched in
+// whole chunks:
 //  * the header: a first speculative range of 256 KiB, then, when the format's header is longer
 //    (head_extent.hpp), the rest of it in one more request, which ends within a chunk of an exact
 //    header and at the next 256 KiB past an estimated one;
@@ -16,6 +18,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -27,10 +30,13 @@
 
 namespace akview::remote {
 
+// The extended attribute of a cache file that records its fetched chunks (remote_file.cpp).
+inline constexpr char kFetchedAttribute[] = "user.akview.fetched";
+
 struct HttpRequest;
 struct HttpResponse;
 
-// The cache's unit: what the sidecar marks fetched and what a mapping installs. Small, so that a
+// The cache's unit: what the record marks fetched and what a mapping installs. Small, so that a
 // header's rest ends close to the header (a 163-shard model's 61.7 MiB of headers came as 81.5 MiB
 // in 256 KiB chunks, as 63.6 MiB in these).
 inline constexpr uint64_t kChunkBytes = 16 << 10;
@@ -122,12 +128,14 @@ class RemoteFile {
   uint64_t chunks_fetched(uint64_t first, uint64_t end) const;   // set bits among chunks [first, end)
   std::vector<Span> missing_spans(uint64_t begin, uint64_t end, uint64_t max_span) const;
   uint64_t head_extent_locked();
-  void save_sidecar();
+  void save_record();                   // the record of the fetched chunks (mutex_ held)
+  bool load_record(std::istream& in);   // an earlier record, if it is of this identity (chunks marked)
   void set_error(const Error& e);
 
   RemoteIdentity id_;
   std::string path_;
-  std::string sidecar_;
+  std::string sidecar_;         // where the record goes when the attribute cannot take it
+  bool sidecar_file_ = false;   // a sidecar file was read or written (the attribute could not be)
   int fd_ = -1;
   mutable std::mutex mutex_;
   std::vector<uint64_t> bits_;   // one bit per chunk

@@ -7,8 +7,10 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cstddef>
@@ -477,6 +479,122 @@ TEST_F(RemoteOpen, ASecondOpenReadsWhatTheFirstFetchedFromTheCache) {
   server_.clear_access_logs();
   expect_same({"dump", "@", last}, wide_dir_.path(), hf("wide"));
   EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the tensor's data was asked again";
+}
+
+// The cache's files (regular, not hidden) whose path holds `part`, and the bytes they take on disk.
+std::vector<fs::path> cached_files(const std::string& root, const std::string& part, uint64_t* bytes = nullptr) {
+  std::vector<fs::path> out;
+  if (bytes) *bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(root)) {
+    const std::string name = e.path().filename().string();
+    if (!e.is_regular_file() || name.starts_with(".") || e.path().string().find(part) == std::string::npos) continue;
+    out.push_back(e.path());
+    struct stat st {};
+    if (bytes && stat(e.path().c_str(), &st) == 0) *bytes += static_cast<uint64_t>(st.st_blocks) * 512;
+  }
+  return out;
+}
+
+std::string fetched_attribute(const fs::path& p) {
+  std::string v(4096, '\0');
+  const ssize_t n = getxattr(p.c_str(), "user.akview.fetched", v.data(), v.size());
+  return n < 0 ? std::string() : v.substr(0, static_cast<size_t>(n));
+}
+
+bool sidecar_beside(const fs::path& p) {
+  return fs::exists(p.parent_path() / ("." + p.filename().string() + ".akview"));
+}
+
+// Whether files in `dir` take user attributes (tmpfs before Linux 6.6 and some others do not).
+bool takes_user_attributes(const std::string& dir) {
+  const std::string probe = dir + "/.attribute-probe";
+  std::ofstream(probe) << "x";
+  const bool ok = setxattr(probe.c_str(), "user.akview.probe", "1", 1, 0) == 0;
+  fs::remove(probe);
+  return ok;
+}
+
+TEST_F(RemoteOpen, EachCacheFileRecordsItsFetchedChunksInAnAttribute) {
+  // One setxattr a file instead of a sidecar file made and renamed (two file creations each: 164
+  // of them for a 163-shard model).
+  fs::create_directories(cache_.path());
+  if (!takes_user_attributes(cache_.path())) GTEST_SKIP() << "the cache's file system takes no user attributes";
+  auto first = akview({"info", hf("wide"), "--json"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto shards = cached_files(cache_.path(), "-of-00003.safetensors");
+  ASSERT_EQ(shards.size(), 3u);
+  for (const auto& shard : shards) {
+    const std::string record = fetched_attribute(shard);
+    EXPECT_TRUE(record.starts_with("akview-remote 2\n")) << shard << ": " << record;
+    EXPECT_NE(record.find("\n0 "), std::string::npos) << shard << ": the header's chunks from 0: " << record;
+    EXPECT_FALSE(sidecar_beside(shard)) << shard;
+  }
+}
+
+TEST_F(RemoteOpen, WhereNoAttributeCanBeWrittenSidecarFilesRecordTheChunks) {
+  // AKVIEW_CACHE_RECORDS=sidecars: as on a file system without user attributes.
+  auto first = akview({"info", hf("wide"), "--json"}, "AKVIEW_CACHE_RECORDS=sidecars");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  const auto shards = cached_files(cache_.path(), "-of-00003.safetensors");
+  ASSERT_EQ(shards.size(), 3u);
+  for (const auto& shard : shards) {
+    EXPECT_TRUE(sidecar_beside(shard)) << shard;
+    EXPECT_TRUE(fetched_attribute(shard).empty()) << shard;
+  }
+  // An akview that writes attributes reads those sidecars: nothing is asked again ...
+  server_.clear_access_logs();
+  auto again = akview({"info", hf("wide"), "--json"});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(parse_scrubbed(first.out), parse_scrubbed(again.out));
+  EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the headers were asked again";
+  // ... and its next record of a file (a tensor's data fetched) is the attribute, the sidecar gone.
+  const std::string last = "model.layers.2.block_sparse_moe.experts.2999.w1.weight";
+  expect_same({"dump", "@", last}, wide_dir_.path(), hf("wide"));
+  if (takes_user_attributes(cache_.path())) {
+    const auto third = cached_files(cache_.path(), "model-00003-of-00003");
+    ASSERT_EQ(third.size(), 1u);
+    EXPECT_FALSE(fetched_attribute(third[0]).empty());
+    EXPECT_FALSE(sidecar_beside(third[0]));
+  }
+  server_.clear_access_logs();
+  expect_same({"dump", "@", last}, wide_dir_.path(), hf("wide"));
+  EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the tensor's data was asked again";
+}
+
+TEST_F(RemoteOpen, TheCacheKeepsToItsCapDroppingTheFilesUsedLeastRecently) {
+  // AKVIEW_CACHE_MAX: after an open, the files whose chunks were last fetched longest ago go first
+  // until the cache fits, never one of the model being opened. With records in attributes (the
+  // file's change time) and in sidecars (the sidecar's time) alike.
+  for (const std::string records : {"", "AKVIEW_CACHE_RECORDS=sidecars"}) {
+    SCOPED_TRACE(records.empty() ? "attributes" : records);
+    fs::remove_all(cache_.path());
+    for (const char* repo : {"wide", "demo-q4km", "demo-bf16"}) {   // used in this order
+      auto r = akview({"info", hf(repo), "--json"}, records);
+      ASSERT_EQ(r.exit_code, 0) << repo << ": " << r.err;
+    }
+    uint64_t wide = 0, q4km = 0, bf16 = 0;
+    ASSERT_GE(cached_files(cache_.path(), "/wide/", &wide).size(), 4u);   // 3 shards and the index
+    ASSERT_FALSE(cached_files(cache_.path(), "/demo-q4km/", &q4km).empty());
+    ASSERT_FALSE(cached_files(cache_.path(), "/demo-bf16/", &bf16).empty());
+    ASSERT_GT(wide, bf16);   // so that dropping bf16 first would not be enough
+    // Opening q4km again (its files open, so kept) with room for all but the wide model: the
+    // wide model, used longest ago, goes; bf16, used after it, stays.
+    const std::string cap = "AKVIEW_CACHE_MAX=" + std::to_string(q4km + bf16);
+    auto r = run_akview({"info", hf("demo-q4km"), "--json"}, [&] {
+      auto e = env(records);
+      e.push_back(cap);
+      return e;
+    }());
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(cached_files(cache_.path(), "/wide/").empty());
+    EXPECT_FALSE(cached_files(cache_.path(), "/demo-bf16/").empty());
+    EXPECT_FALSE(cached_files(cache_.path(), "/demo-q4km/").empty());
+    for (const auto& e : fs::recursive_directory_iterator(cache_.path()))
+      EXPECT_EQ(
+          e.path().string().find("/wide/") != std::string::npos && e.path().filename().string().ends_with(".akview"),
+          false)
+          << e.path();
+  }
 }
 
 TEST_F(RemoteOpen, ShardsAreParsedWhileTheIndexIsOnItsWay) {
