@@ -186,6 +186,15 @@ class RemoteOpen : public ::testing::Test {
   }
 
   // The same command on disk and remotely: equal JSON but for paths and timings.
+  // `info` of the wide model again gives `first_out` and asks the CDN for nothing.
+  void expect_wide_opened_from_the_cache(const std::string& first_out) {
+    server_.clear_access_logs();
+    auto again = akview({"info", hf("wide"), "--json"});
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(parse_scrubbed(first_out), parse_scrubbed(again.out));
+    EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the headers were asked again";
+  }
+
   void expect_same(const std::vector<std::string>& command, const std::string& local, const std::string& remote) {
     std::vector<std::string> a = command, b = command;
     for (auto& s : a)
@@ -462,15 +471,11 @@ TEST_F(RemoteOpen, TheHeadersAreAskedBeforeTheCacheFilesAreMade) {
 }
 
 TEST_F(RemoteOpen, ASecondOpenReadsWhatTheFirstFetchedFromTheCache) {
-  // The cache's sidecars say which chunks were fetched: an open again asks the server for none of
+  // The cache's records say which chunks were fetched: an open again asks the server for none of
   // them, and a read past them (a tensor's data after the header) is fetched, not read as zeros.
   auto first = akview({"info", hf("wide"), "--json"});
   ASSERT_EQ(first.exit_code, 0) << first.err;
-  server_.clear_access_logs();
-  auto again = akview({"info", hf("wide"), "--json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(parse_scrubbed(first.out), parse_scrubbed(again.out));
-  EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the headers were asked again";
+  expect_wide_opened_from_the_cache(first.out);
   const std::string last = "model.layers.2.block_sparse_moe.experts.2999.w1.weight";
   expect_same({"dump", "@", last}, wide_dir_.path(), hf("wide"));
   bool fetched = false;
@@ -542,11 +547,7 @@ TEST_F(RemoteOpen, WhereNoAttributeCanBeWrittenSidecarFilesRecordTheChunks) {
     EXPECT_TRUE(fetched_attribute(shard).empty()) << shard;
   }
   // An akview that writes attributes reads those sidecars: nothing is asked again ...
-  server_.clear_access_logs();
-  auto again = akview({"info", hf("wide"), "--json"});
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  EXPECT_EQ(parse_scrubbed(first.out), parse_scrubbed(again.out));
-  EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the headers were asked again";
+  expect_wide_opened_from_the_cache(first.out);
   // ... and its next record of a file (a tensor's data fetched) is the attribute, the sidecar gone.
   const std::string last = "model.layers.2.block_sparse_moe.experts.2999.w1.weight";
   expect_same({"dump", "@", last}, wide_dir_.path(), hf("wide"));
