@@ -105,6 +105,9 @@ struct Transfer {
   int fd = -1;              // where the body goes: dest_fd, or dest_fd_later's answer once asked
   std::vector<char> held;   // body bytes not written to fd yet (kHoldBytes at most)
   std::vector<std::vector<char>>* spare = nullptr;   // the run's buffers that no transfer holds
+  std::string early;                                 // the body's first bytes, for on_early
+  bool early_done = false;                           // on_early was called (never again, retries too)
+  std::vector<HttpRequest>* early_added = nullptr;   // what on_early returned, for the run to add
 };
 
 // Seconds since the client started, for AKVIEW_HTTP_TRACE.
@@ -329,6 +332,20 @@ struct HttpClient::Impl {
         return 0;
       }
       t->written += len;
+      if (r.on_early && !t->early_done && t->status == 206) {
+        t->early.append(data, std::min(len, r.early_bytes - std::min(r.early_bytes, t->early.size())));
+        if (t->early.size() >= r.early_bytes || t->written == want) {
+          t->early_done = true;
+          HttpResponse so_far;
+          so_far.status = t->status;
+          so_far.url = t->url;
+          so_far.headers = t->headers;
+          for (HttpRequest& more :
+               r.on_early(std::span(reinterpret_cast<const uint8_t*>(t->early.data()), t->early.size()), so_far))
+            t->early_added->push_back(std::move(more));
+          t->early = {};
+        }
+      }
       return len;
     }
     if (t->resp.body.size() + len > r.max_body) {
@@ -396,6 +413,7 @@ struct HttpClient::Impl {
     t.headers.clear();
     t.written = 0;
     t.held.clear();
+    t.early.clear();
     t.expected = 0;
     t.empty = false;
     t.refused.clear();
@@ -486,6 +504,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
   Impl& im = *impl_;
   std::vector<std::optional<Result<HttpResponse>>> results(requests.size());
   std::vector<std::vector<char>> spare;   // hold buffers of transfers that ended (on_body)
+  std::vector<HttpRequest> early_added;   // what requests' on_early returned during a perform
   std::deque<Transfer> transfers(requests.size());
   std::deque<HttpRequest> added;   // what on_done added (a deque: transfers point into it)
   Impl::ProgressContext progress{&im, im.cancel_generation.load()};
@@ -495,6 +514,7 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
     transfers[i].index = i;
     transfers[i].url = requests[i].url;
     transfers[i].spare = &spare;
+    transfers[i].early_added = &early_added;
     waiting.push_back(&transfers[i]);
   }
   if (im.trace) std::fprintf(stderr, "akview http: %.3f run of %zu requests\n", trace_clock(), requests.size());
@@ -503,20 +523,22 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
   curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, kMaxHostConnections);
   size_t active = 0, finished = 0;
 
+  auto add = [&](HttpRequest&& more) {   // a request that joins the run, with the next index
+    added.push_back(std::move(more));
+    Transfer& n = transfers.emplace_back();
+    n.req = &added.back();
+    n.index = results.size();
+    n.url = n.req->url;
+    n.spare = &spare;
+    n.early_added = &early_added;
+    results.emplace_back();
+    waiting.push_back(&n);
+  };
   auto finish = [&](Transfer& t, Result<HttpResponse> r) {
     results[t.index] = std::move(r);
     ++finished;
     if (!on_done) return;
-    for (HttpRequest& more : on_done(t.index, *results[t.index])) {
-      added.push_back(std::move(more));
-      Transfer& n = transfers.emplace_back();
-      n.req = &added.back();
-      n.index = results.size();
-      n.url = n.req->url;
-      n.spare = &spare;
-      results.emplace_back();
-      waiting.push_back(&n);
-    }
+    for (HttpRequest& more : on_done(t.index, *results[t.index])) add(std::move(more));
   };
   auto retry_later = [&](Transfer& t, long after_seconds) {
     ++t.attempt;
@@ -551,6 +573,8 @@ std::vector<Result<HttpResponse>> HttpClient::run(std::span<const HttpRequest> r
     if (finished == results.size()) break;
     int running = 0;
     curl_multi_perform(multi, &running);
+    for (HttpRequest& more : early_added) add(std::move(more));   // in the order on_early made them
+    early_added.clear();
     int left = 0;
     while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
       if (msg->msg != CURLMSG_DONE) continue;

@@ -20,6 +20,8 @@
 
 namespace akview::remote {
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string url;
   bool has_range = false;
@@ -34,6 +36,12 @@ struct HttpRequest {
   uint64_t max_body = 64ull << 20;      // other requests: the largest body kept (longer is refused)
   std::string accept;                   // Accept header, when the server needs one (registry manifests)
   std::string label;                    // what the request is for, in messages ("model.safetensors")
+  // Called once, when the first `early_bytes` bytes of a range's 206 body are in, on the thread that
+  // runs the requests, with those bytes and the answer as it stands (its URL after redirects, its
+  // headers): the requests it returns join the run at once (a header's rest, asked while its first
+  // range is still on its way). run()'s on_done sees them as it sees its own additions.
+  size_t early_bytes = 0;
+  std::function<std::vector<HttpRequest>(std::span<const uint8_t> first, const HttpResponse& so_far)> on_early;
 };
 
 struct HttpResponse {

@@ -442,6 +442,40 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
     return Span{missing.front().begin, missing.back().end};
   };
   const size_t n_first = whole.size() + files.size();
+  std::map<RemoteFile*, size_t> position;   // a file's place in `files`, for its rest's rank
+  for (size_t i = 0; i < files.size(); ++i) position.emplace(files[i].get(), i);
+  // A header whose length its first bytes say (SafeTensors: 8 bytes, then '{') has its rest asked as
+  // soon as they are in, while its first range is still on its way, not a round trip after that
+  // range has ended: of the 163-shard open's two round trips to the CDN, the second then overlaps
+  // the first's transfer. The rest goes where the first range was answered from (the CDN's URL),
+  // under the validator that answer gave.
+  auto ask_rest_early = [&](HttpRequest& first, size_t k) {
+    first.early_bytes = 9;
+    first.on_early = [&, k](std::span<const uint8_t> head, const HttpResponse& so_far) -> std::vector<HttpRequest> {
+      RemoteFile& f = *jobs[k].file;
+      const Span span = jobs[k].span;
+      const HeadExtent e = estimate_head_extent(head, f.id_.size);
+      if (!e.exact || e.bytes <= span.end) return {};
+      Span rest{};
+      HttpRequest r;
+      {
+        std::lock_guard lock(f.mutex_);
+        auto missing = f.missing_spans(span.end, e.bytes, ~uint64_t{0});
+        if (missing.empty()) return {};
+        f.head_extent_ = e.bytes;
+        f.head_done_ = true;
+        rest = {missing.front().begin, missing.back().end};
+        r = f.range_request(rest, false);
+        if (r.if_range.empty()) r.if_range = validator_of(so_far);
+      }
+      r.url = so_far.url;
+      jobs[k].head_first = false;   // its rest is asked: not again when it ends
+      jobs.push_back({&f, rest, n_first + position[&f], false, false});
+      requests.push_back(r);
+      ++outstanding[&f];
+      return {r};
+    };
+  };
   for (size_t i = 0; i < whole.size(); ++i) {
     RemoteFile& f = *whole[i];
     std::vector<Span> missing;
@@ -468,6 +502,7 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
       const Span s{0, std::min(f.id_.size, kHeadFirstBytes)};
       jobs.push_back({&f, s, whole.size() + i, true, false});
       requests.push_back(request_for(f, s, false));
+      ask_rest_early(requests.back(), jobs.size() - 1);
       ++outstanding[&f];
     } else if (auto rest = rest_of_head(f)) {
       jobs.push_back({&f, *rest, n_first + i, false, false});
@@ -485,8 +520,6 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
   }
   std::map<size_t, Error> failures;   // by rank
   std::map<RemoteFile*, Status> file_status;
-  std::map<RemoteFile*, size_t> position;   // a file's place in `files`, for its rest's rank
-  for (size_t i = 0; i < files.size(); ++i) position.emplace(files[i].get(), i);
   auto on_done = [&](size_t k, const Result<HttpResponse>& r) -> std::vector<HttpRequest> {
     const Job job = jobs[k];
     RemoteFile& f = *job.file;

@@ -446,6 +446,31 @@ TEST_F(RemoteOpen, AHeadersRestIsAskedAsSoonAsItsFirstRangeIsIn) {
   }
 }
 
+TEST_F(RemoteOpen, AHeadersRestIsAskedWhileItsFirstRangeIsOnItsWay) {
+  // A SafeTensors file says its header's length in its first 8 bytes: the rest is asked as soon as
+  // they are in, not a round trip after the first range has ended. Here the CDN sends shard 2 at
+  // 256 KiB/s: its first range takes ~1 s, its rest (~100 KiB, at the same rate) lands before it.
+  // Still two requests for the shard, the rest straight from the CDN (no second redirect) and
+  // conditional on the first answer's validator.
+  const std::string shard = server_.cdn_path("akview", "wide", "main", "model-00002-of-00003.safetensors");
+  server_.slow(Block::cdn, shard, 256 << 10);
+  auto r = akview({"info", hf("wide"), "--json"}, "AKVIEW_HTTP_TRACE=1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_traced_before(r.err, "model-00002-of-00003.safetensors range 262144-",
+                       "model-00002-of-00003.safetensors range 0-262143");
+  int asked = 0, redirected = 0;
+  for (const AccessEntry& e : server_.access_log(Block::cdn)) {
+    if (!e.uri.ends_with("model-00002-of-00003.safetensors")) continue;
+    ++asked;
+    if (e.range.starts_with("bytes=262144-")) EXPECT_FALSE(e.if_range.empty()) << e.range;
+  }
+  for (const AccessEntry& e : server_.access_log(Block::hub))
+    redirected += e.uri.ends_with("model-00002-of-00003.safetensors");
+  EXPECT_EQ(asked, 2);
+  EXPECT_EQ(redirected, 1);
+  expect_same({"info", "@"}, wide_dir_.path(), hf("wide"));
+}
+
 TEST_F(RemoteOpen, TheHeadersAreAskedBeforeTheCacheFilesAreMade) {
   // Each remote file's cache file is a file creation (0.16 ms on an ext4 without a journal, up to
   // 0.6 ms there after many deletions; 164 for a 163-shard model): the headers' requests go out
