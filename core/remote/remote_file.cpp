@@ -428,22 +428,31 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
   std::vector<HttpRequest> requests;
   std::vector<RemoteFile*> touched;
   std::map<RemoteFile*, size_t> outstanding;   // requests of each file not ended yet
+  const size_t n_first = whole.size() + files.size();
+  std::map<RemoteFile*, size_t> position;   // a file's place in `files`, for its rest's rank
+  for (size_t i = 0; i < files.size(); ++i) position.emplace(files[i].get(), i);
   auto request_for = [](RemoteFile& f, Span s, bool at_origin) {
     std::lock_guard lock(f.mutex_);
     return f.range_request(s, at_origin);
   };
-  // The rest of a header whose first chunk is in: one request from its first missing chunk to its end.
-  auto rest_of_head = [](RemoteFile& f) -> std::optional<Span> {
+  // The rest of a header past `from`: one request from its first missing chunk to its end, which
+  // `extent` gives (0: judged from the first chunk, which is in).
+  auto rest_of_head = [](RemoteFile& f, uint64_t from = 0, uint64_t extent = 0) -> std::optional<Span> {
     std::lock_guard lock(f.mutex_);
-    if (f.head_extent_ == 0) f.head_extent_ = f.head_extent_locked();
+    if (extent != 0) f.head_extent_ = extent;
+    else if (f.head_extent_ == 0) f.head_extent_ = f.head_extent_locked();
     f.head_done_ = true;
-    auto missing = f.missing_spans(0, f.head_extent_, ~uint64_t{0});
+    auto missing = f.missing_spans(from, f.head_extent_, ~uint64_t{0});
     if (missing.empty()) return std::nullopt;
     return Span{missing.front().begin, missing.back().end};
   };
-  const size_t n_first = whole.size() + files.size();
-  std::map<RemoteFile*, size_t> position;   // a file's place in `files`, for its rest's rank
-  for (size_t i = 0; i < files.size(); ++i) position.emplace(files[i].get(), i);
+  // A header's rest as one more job of the run.
+  auto ask_rest = [&](RemoteFile& f, Span rest, HttpRequest r) {
+    jobs.push_back({&f, rest, n_first + position[&f], false, false});
+    requests.push_back(std::move(r));
+    ++outstanding[&f];
+    return requests.back();
+  };
   // A header whose length its first bytes say (SafeTensors: 8 bytes, then '{') has its rest asked as
   // soon as they are in, while its first range is still on its way, not a round trip after that
   // range has ended: of the 163-shard open's two round trips to the CDN, the second then overlaps
@@ -453,27 +462,16 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
     first.early_bytes = 9;
     first.on_early = [&, k](std::span<const uint8_t> head, const HttpResponse& so_far) -> std::vector<HttpRequest> {
       RemoteFile& f = *jobs[k].file;
-      const Span span = jobs[k].span;
+      const uint64_t first_end = jobs[k].span.end;
       const HeadExtent e = estimate_head_extent(head, f.id_.size);
-      if (!e.exact || e.bytes <= span.end) return {};
-      Span rest{};
-      HttpRequest r;
-      {
-        std::lock_guard lock(f.mutex_);
-        auto missing = f.missing_spans(span.end, e.bytes, ~uint64_t{0});
-        if (missing.empty()) return {};
-        f.head_extent_ = e.bytes;
-        f.head_done_ = true;
-        rest = {missing.front().begin, missing.back().end};
-        r = f.range_request(rest, false);
-        if (r.if_range.empty()) r.if_range = validator_of(so_far);
-      }
+      if (!e.exact || e.bytes <= first_end) return {};
+      const auto rest = rest_of_head(f, first_end, e.bytes);
+      if (!rest) return {};
+      HttpRequest r = request_for(f, *rest, false);
+      if (r.if_range.empty()) r.if_range = validator_of(so_far);
       r.url = so_far.url;
       jobs[k].head_first = false;   // its rest is asked: not again when it ends
-      jobs.push_back({&f, rest, n_first + position[&f], false, false});
-      requests.push_back(r);
-      ++outstanding[&f];
-      return {r};
+      return {ask_rest(f, *rest, std::move(r))};
     };
   };
   for (size_t i = 0; i < whole.size(); ++i) {
@@ -505,9 +503,7 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
       ask_rest_early(requests.back(), jobs.size() - 1);
       ++outstanding[&f];
     } else if (auto rest = rest_of_head(f)) {
-      jobs.push_back({&f, *rest, n_first + i, false, false});
-      requests.push_back(request_for(f, *rest, false));
-      ++outstanding[&f];
+      ask_rest(f, *rest, request_for(f, *rest, false));
     }
   }
   // Files with nothing to fetch are not pending (a HeadFetch marked them all before it started).
@@ -536,12 +532,7 @@ Status RemoteFile::fetch_heads(std::span<const std::shared_ptr<RemoteFile>> file
       failures.emplace(job.rank, one.error());
       if (file_status[&f].ok()) file_status[&f] = one;
     } else if (job.head_first) {
-      if (auto rest = rest_of_head(f)) {
-        jobs.push_back({job.file, *rest, n_first + position[&f], false, false});
-        requests.push_back(request_for(f, *rest, false));
-        more.push_back(requests.back());
-        ++outstanding[&f];
-      }
+      if (auto rest = rest_of_head(f)) more.push_back(ask_rest(f, *rest, request_for(f, *rest, false)));
     }
     if (--outstanding[&f] == 0) f.set_pending(false, file_status[&f]);
     return more;
