@@ -741,7 +741,7 @@ uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned) {
 }
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
-    defined(__AVX512VPOPCNTDQ__)
+    defined(__AVX512VPOPCNTDQ__) && defined(__AVX512VBMI__) && defined(__GFNI__)
 #define AKVIEW_STATS_Q4K_AVX512 1
 double hsum8(__m512d v) {
   alignas(64) double x[8];
@@ -752,24 +752,23 @@ double hsum8(__m512d v) {
 // ---- Q4_K on AVX-512: pass 1 of a chunk whose blocks all have finite d and dmin (so every level is
 // finite: |d * sc| <= 65504 * 63). Per 32-value sub-block, in registers: its 16 levels (the
 // decoder's (d * sc) * q - dmin * m), the count of each code from the four bit planes of its nibbles
-// (one vptestmb a plane for the two sub-blocks sharing 32 bytes), the linear bin of each level by a
-// float multiply checked against a margin, its log2 bin from the exponent, and the double sums. The
-// (linear bin, log2 bin) counts go to the worker's pair table, kept over its chunks and folded once
-// (fold_q4k_pairs).
+// (a block's 32 planes made at once by a bit transpose, gf2p8affineqb, and a byte gather), the
+// linear bin of each level by a float multiply checked against a margin, its log2 bin from the
+// exponent, and the double sums. The (linear bin, log2 bin) counts go to the worker's pair table,
+// kept over its chunks and folded once (fold_pairs).
 
-// The linear bins of 16 finite levels. (x - lo) * (bins / width) in float is within 3 * 2^-24 of the
-// real quotient and the per-value formula (Binning::exact, in double) within 2^-50 of it, so where
-// the float quotient times 1 -+ 1e-6 truncates to one bin in range, that is the formula's bin; other
-// lanes (a level within 1e-6 of an edge, the max, a level outside [lo, hi] that no value takes) use
-// the formula, or bin 0 where no value takes the level.
+// The linear bins of 16 finite levels. q = (x - lo) * (bins / width) in float is within 3 * 2^-24 * q
+// (< 1.8e-7 * bins) of the real quotient and the per-value formula (Binning::exact, in double) within
+// 2^-50 * q of it, so where q is farther than `margin` (max(1e-4, 4e-7 * bins)) from every integer,
+// both truncate to the same bin. The lanes nearer an integer (a level on an edge, the min and the
+// max) use the formula; a lane that no value takes (present clear) keeps its truncation, clamped
+// into the table.
 inline __attribute__((always_inline)) __m512i bin_levels_f32(__m512 v, __mmask16 present, const Binning& b, __m512 lo,
-                                                             __m512 scale) {
+                                                             __m512 scale, __m512i last, __m512 margin) {
   const __m512 q = _mm512_mul_ps(_mm512_sub_ps(v, lo), scale);
-  const __m512i below = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 - 1e-6f)));
-  __m512i bin = _mm512_cvttps_epi32(_mm512_mul_ps(q, _mm512_set1_ps(1 + 1e-6f)));
-  const __mmask16 unsure =
-      (_mm512_cmpneq_epi32_mask(below, bin) | _mm512_cmpgt_epu32_mask(bin, _mm512_set1_epi32(b.bins - 1))) & present;
-  if (unsure != 0) {
+  __m512i bin = _mm512_min_epu32(_mm512_cvttps_epi32(q), last);   // below 0: huge as unsigned, to the last
+  const __mmask16 unsure = _mm512_mask_cmp_ps_mask(present, _mm512_abs_ps(_mm512_reduce_ps(q, 0)), margin, _CMP_LT_OQ);
+  if (__builtin_expect(unsure != 0, 0)) {
     alignas(64) float x[16];
     alignas(64) int32_t k[16];
     _mm512_store_ps(x, v);
@@ -778,7 +777,7 @@ inline __attribute__((always_inline)) __m512i bin_levels_f32(__m512 v, __mmask16
       if (unsure >> l & 1) k[l] = b.exact(x[l]);
     bin = _mm512_load_si512(k);
   }
-  return _mm512_maskz_mov_epi32(present, bin);
+  return bin;
 }
 
 float hmax16(__m512 v) {
@@ -846,8 +845,22 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
       _mm512_mullo_epi32(_mm512_and_si512(lane, _mm512_set1_epi32(3)), _mm512_set1_epi32(static_cast<int32_t>(copy)));
   const __m512 bin_lo = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->lo) : 0.0f);
   const __m512 bin_scale = _mm512_set1_ps(binning != nullptr ? static_cast<float>(binning->scale) : 0.0f);
+  const __m512i bin_last = _mm512_set1_epi32(bins - 1);
+  const __m512 bin_margin = _mm512_set1_ps(std::max(1e-4f, 4e-7f * static_cast<float>(bins)));
   const __m512i abs_bits = _mm512_set1_epi32(kAbsBits);
   const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
+  // A block's bit planes: gf2p8affineqb with the codes as its matrix and byte j of each qword = 1 << j
+  // gives, in byte k of each qword, bit k of that qword's 8 code bytes (in reverse order, the same
+  // for every plane); vpermb then gathers plane k of sub-block j (4 bytes, one from each qword of its
+  // 32 bytes) into dword 4 j + k. Sub-block 2 ch takes the low nibbles of bytes 32 ch..32 ch + 31,
+  // 2 ch + 1 their high nibbles (planes 4-7).
+  const __m512i bit_select = _mm512_set1_epi64(0x8040201008040201ll);
+  alignas(64) uint8_t gather[64];
+  for (int sub = 0; sub < 4; ++sub)   // the 4 sub-blocks of one 64-byte half of the codes
+    for (int k = 0; k < 4; ++k)
+      for (int q = 0; q < 4; ++q)
+        gather[4 * (4 * sub + k) + q] = static_cast<uint8_t>(8 * (4 * (sub / 2) + q) + 4 * (sub % 2) + k);
+  const __m512i plane_order = _mm512_load_si512(gather);
 
   __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
   __m512i zeros = _mm512_setzero_si512();
@@ -856,74 +869,77 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   alignas(64) int32_t pair[kPendingSteps][kL], cnt[kPendingSteps][kL];   // the last sub-blocks' pairs, counts
   size_t stored = 0;                                                     // sub-blocks whose pairs were stored
   alignas(64) float lvs[8 * kL];
-  alignas(64) float djmj[16];   // the block's d * sc, then its dmin * m
-  const float* dj = djmj;
-  const float* mj = djmj + 8;
+  // A block's scales and planes are made one block ahead, so that their stores have reached the
+  // cache when the sub-blocks read them back lane by lane: djmj holds d * sc (lanes 0-7), then
+  // dmin * m; planes dword 4 j + k is plane k of sub-block j.
+  alignas(64) float djmj_of[2][16];
+  alignas(64) uint32_t planes_of[2][32];
+  auto prepare = [&](size_t blk) {
+    const uint8_t* b = blocks + blk * kBytes;
+    _mm512_store_ps(djmj_of[blk & 1], q4k_scales_mins(b));
+    for (int h = 0; h < 2; ++h)
+      _mm512_store_si512(planes_of[blk & 1] + 16 * h,
+                         _mm512_permutexvar_epi8(plane_order, _mm512_gf2p8affine_epi64_epi8(
+                                                                  bit_select, _mm512_loadu_si512(b + 16 + 64 * h), 0)));
+  };
+  if (n_blocks > 0) prepare(0);
   for (size_t blk = 0; blk < n_blocks; ++blk) {
     const uint8_t* b = blocks + blk * kBytes;
-    _mm512_store_ps(djmj, q4k_scales_mins(b));
+    if (blk + 1 < n_blocks) prepare(blk + 1);
+    const float* dj = djmj_of[blk & 1];
+    const float* mj = dj + 8;
+    const uint32_t* planes = planes_of[blk & 1];
     __m512 block_abs_max = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      __m512i m = _mm512_set1_epi32(-1);
 #pragma GCC unroll 4
-    for (int ch = 0; ch < 4; ++ch) {
-      const __m256i qs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 16 + 32 * ch));
-      const uint32_t planes[8] = {
-          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(1)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(2)),
-          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(4)),  _mm256_test_epi8_mask(qs, _mm256_set1_epi8(8)),
-          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(16)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(32)),
-          _mm256_test_epi8_mask(qs, _mm256_set1_epi8(64)), _mm256_test_epi8_mask(qs, _mm256_set1_epi8(-128))};
-#pragma GCC unroll 2
-      for (int half = 0; half < 2; ++half) {   // sub-block 2 ch: low nibbles; 2 ch + 1: high nibbles
-        const int j = 2 * ch + half;
-        __m512i m = _mm512_set1_epi32(-1);
-#pragma GCC unroll 4
-        for (int k = 0; k < 4; ++k)
-          m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(planes[4 * half + k])), want_clear[k],
-                                        0x60);
-        const __m512i n = _mm512_popcnt_epi32(m);
-        const __mmask16 present = _mm512_test_epi32_mask(n, n);
-        const __m512 v = _mm512_sub_ps(_mm512_mul_ps(iota, _mm512_set1_ps(dj[j])), _mm512_set1_ps(mj[j]));
-        const __m512i bits = _mm512_castps_si512(v);
-        const __m512i abits = _mm512_and_si512(bits, abs_bits);
-        const __mmask16 is_zero = _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512());
-        __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
-        log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
-        log_bin = _mm512_mask_mov_epi32(log_bin, is_zero, _mm512_set1_epi32(kZeroColumn));
-        const __m512i lin_bin =
-            binning != nullptr ? bin_levels_f32(v, present, *binning, bin_lo, bin_scale) : _mm512_setzero_si512();
-        const __m512i p = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(lin_bin, 6), log_bin), copy_offset);
-        // The increments of the sub-block three before this one (kPendingSteps): its stores have
-        // reached the cache by now (reading lanes of a store still in the store queue waits on it).
-        // The barrier keeps the reads scalar loads: without it GCC extracts each lane with two
-        // shuffles instead.
-        const size_t slot = stored % kPendingSteps;
-        _mm512_store_si512(pair[slot], p);
-        _mm512_store_si512(cnt[slot], n);
-        asm volatile("" ::: "memory");
-        if (++stored >= kPendingSteps) {
-          const size_t old = stored % kPendingSteps;   // the sub-block kPendingSteps - 1 before this one
-          for (int l = 0; l < kL; ++l) pairs[pair[old][l]] += static_cast<uint32_t>(cnt[old][l]);
-        }
-
-        lo = _mm512_mask_min_ps(lo, present, lo, v);
-        hi = _mm512_mask_max_ps(hi, present, hi, v);
-        zeros = _mm512_mask_add_epi32(zeros, is_zero, zeros, n);
-        const __m512 av = _mm512_castsi512_ps(abits);
-        block_abs_max = _mm512_mask_max_ps(block_abs_max, present, block_abs_max, av);
-        if (top_k > 0) _mm512_store_ps(lvs + kL * j, v);
-        const __m512d n0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(n));
-        const __m512d n1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(n, 1));
-        const __m512d v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v)),
-                      v1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
-        if (blk == 0 && j == 0)   // the shift: the mean of the first sub-block's values
-          shift = hsum8(_mm512_add_pd(_mm512_mul_pd(n0, v0), _mm512_mul_pd(n1, v1))) / 32.0;
-        const __m512d sh = _mm512_set1_pd(shift);
-        const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
-        const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
-        s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
-        sq = _mm512_add_pd(sq, _mm512_add_pd(_mm512_mul_pd(nd0, d0), _mm512_mul_pd(nd1, d1)));
-        const __m512d a0 = _mm512_abs_pd(v0), a1 = _mm512_abs_pd(v1);   // |x| as a double: no conversion
-        a = _mm512_add_pd(a, _mm512_add_pd(_mm512_mul_pd(n0, a0), _mm512_mul_pd(n1, a1)));
+      for (int k = 0; k < 4; ++k)
+        m = _mm512_ternarylogic_epi32(m, _mm512_set1_epi32(static_cast<int32_t>(planes[4 * j + k])), want_clear[k],
+                                      0x60);
+      const __m512i n = _mm512_popcnt_epi32(m);
+      const __mmask16 present = _mm512_test_epi32_mask(n, n);
+      const __m512 v = _mm512_fmsub_ps(iota, _mm512_set1_ps(dj[j]), _mm512_set1_ps(mj[j]));   // q * D exact
+      const __m512i bits = _mm512_castps_si512(v);
+      const __m512i abits = _mm512_and_si512(bits, abs_bits);
+      const __mmask16 is_zero = _mm512_cmpeq_epi32_mask(abits, _mm512_setzero_si512());
+      __m512i log_bin = _mm512_sub_epi32(_mm512_srli_epi32(abits, 23), log_bias);
+      log_bin = _mm512_min_epi32(_mm512_max_epi32(log_bin, _mm512_setzero_si512()), _mm512_set1_epi32(kLogBins - 1));
+      log_bin = _mm512_mask_mov_epi32(log_bin, is_zero, _mm512_set1_epi32(kZeroColumn));
+      const __m512i lin_bin = binning != nullptr
+                                  ? bin_levels_f32(v, present, *binning, bin_lo, bin_scale, bin_last, bin_margin)
+                                  : _mm512_setzero_si512();
+      const __m512i p = _mm512_add_epi32(_mm512_add_epi32(_mm512_slli_epi32(lin_bin, 6), log_bin), copy_offset);
+      // The increments of the sub-block three before this one (kPendingSteps): its stores have
+      // reached the cache by now (reading lanes of a store still in the store queue waits on it).
+      // The barrier keeps the reads scalar loads: without it GCC extracts each lane with two
+      // shuffles instead.
+      const size_t slot = stored % kPendingSteps;
+      _mm512_store_si512(pair[slot], p);
+      _mm512_store_si512(cnt[slot], n);
+      asm volatile("" ::: "memory");
+      if (++stored >= kPendingSteps) {
+        const size_t old = stored % kPendingSteps;   // the sub-block kPendingSteps - 1 before this one
+        for (int l = 0; l < kL; ++l) pairs[pair[old][l]] += static_cast<uint32_t>(cnt[old][l]);
       }
+
+      lo = _mm512_mask_min_ps(lo, present, lo, v);
+      hi = _mm512_mask_max_ps(hi, present, hi, v);
+      zeros = _mm512_mask_add_epi32(zeros, is_zero, zeros, n);
+      const __m512 av = _mm512_castsi512_ps(abits);
+      block_abs_max = _mm512_mask_max_ps(block_abs_max, present, block_abs_max, av);
+      if (top_k > 0) _mm512_store_ps(lvs + kL * j, v);
+      const __m512d n0 = _mm512_cvtepi32_pd(_mm512_castsi512_si256(n));
+      const __m512d n1 = _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(n, 1));
+      const __m512d v0 = _mm512_cvtps_pd(_mm512_castps512_ps256(v)), v1 = _mm512_cvtps_pd(_mm512_extractf32x8_ps(v, 1));
+      if (blk == 0 && j == 0)   // the shift: the mean of the first sub-block's values
+        shift = hsum8(_mm512_add_pd(_mm512_mul_pd(n0, v0), _mm512_mul_pd(n1, v1))) / 32.0;
+      const __m512d sh = _mm512_set1_pd(shift);
+      const __m512d d0 = _mm512_sub_pd(v0, sh), d1 = _mm512_sub_pd(v1, sh);
+      const __m512d nd0 = _mm512_mul_pd(n0, d0), nd1 = _mm512_mul_pd(n1, d1);
+      s = _mm512_add_pd(s, _mm512_add_pd(nd0, nd1));
+      sq = _mm512_fmadd_pd(nd0, d0, _mm512_fmadd_pd(nd1, d1, sq));
+      a = _mm512_fmadd_pd(n0, _mm512_abs_pd(v0), _mm512_fmadd_pd(n1, _mm512_abs_pd(v1), a));   // |x|: no conversion
     }
     if (top_k == 0) continue;
     const float block_max = hmax16(block_abs_max);
