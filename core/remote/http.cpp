@@ -273,10 +273,14 @@ struct HttpClient::Impl {
     t.held = {};
   }
 
-  static bool write_at(int fd, const char* data, size_t len, uint64_t at) {
+  // Body bytes into the cache file at `at`; false, with the reason in t.refused, when it fails.
+  static bool write_at(Transfer& t, const char* data, size_t len, uint64_t at) {
     for (size_t done = 0; done < len;) {
-      const ssize_t n = pwrite(fd, data + done, len - done, static_cast<off_t>(at + done));
-      if (n <= 0) return false;
+      const ssize_t n = pwrite(t.fd, data + done, len - done, static_cast<off_t>(at + done));
+      if (n <= 0) {
+        t.refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
+        return false;
+      }
       done += static_cast<size_t>(n);
     }
     return true;
@@ -284,9 +288,8 @@ struct HttpClient::Impl {
   // The held bytes end where the body written so far ends.
   static bool flush(Transfer& t) {
     if (t.held.empty()) return true;
-    const bool ok = write_at(t.fd, t.held.data(), t.held.size(), t.req->range_begin + t.written - t.held.size());
+    const bool ok = write_at(t, t.held.data(), t.held.size(), t.req->range_begin + t.written - t.held.size());
     t.held.clear();
-    if (!ok) t.refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
     return ok;
   }
 
@@ -318,10 +321,7 @@ struct HttpClient::Impl {
         if (t->held.capacity() == 0) take_hold_buffer(*t);
         if (t->held.size() + len > kHoldBytes && !flush(*t)) return 0;
         if (len >= kHoldBytes) {
-          if (!write_at(t->fd, data, len, r.range_begin + t->written)) {
-            t->refused = fmt::format("cannot write the cache file: {}", std::strerror(errno));
-            return 0;
-          }
+          if (!write_at(*t, data, len, r.range_begin + t->written)) return 0;
         } else {
           t->held.insert(t->held.end(), data, data + len);
         }

@@ -185,7 +185,6 @@ class RemoteOpen : public ::testing::Test {
     return r;
   }
 
-  // The same command on disk and remotely: equal JSON but for paths and timings.
   // `info` of the wide model again gives `first_out` and asks the CDN for nothing.
   void expect_wide_opened_from_the_cache(const std::string& first_out) {
     server_.clear_access_logs();
@@ -195,6 +194,7 @@ class RemoteOpen : public ::testing::Test {
     EXPECT_TRUE(server_.access_log(Block::cdn).empty()) << "the headers were asked again";
   }
 
+  // The same command on disk and remotely: equal JSON but for paths and timings.
   void expect_same(const std::vector<std::string>& command, const std::string& local, const std::string& remote) {
     std::vector<std::string> a = command, b = command;
     for (auto& s : a)
@@ -462,7 +462,9 @@ TEST_F(RemoteOpen, AHeadersRestIsAskedWhileItsFirstRangeIsOnItsWay) {
   for (const AccessEntry& e : server_.access_log(Block::cdn)) {
     if (!e.uri.ends_with("model-00002-of-00003.safetensors")) continue;
     ++asked;
-    if (e.range.starts_with("bytes=262144-")) EXPECT_FALSE(e.if_range.empty()) << e.range;
+    if (e.range.starts_with("bytes=262144-")) {
+      EXPECT_FALSE(e.if_range.empty()) << e.range;
+    }
   }
   for (const AccessEntry& e : server_.access_log(Block::hub))
     redirected += e.uri.ends_with("model-00002-of-00003.safetensors");
@@ -615,10 +617,9 @@ TEST_F(RemoteOpen, TheCacheKeepsToItsCapDroppingTheFilesUsedLeastRecently) {
     EXPECT_TRUE(cached_files(cache_.path(), "/wide/").empty());
     EXPECT_FALSE(cached_files(cache_.path(), "/demo-bf16/").empty());
     EXPECT_FALSE(cached_files(cache_.path(), "/demo-q4km/").empty());
-    for (const auto& e : fs::recursive_directory_iterator(cache_.path()))
-      EXPECT_EQ(
-          e.path().string().find("/wide/") != std::string::npos && e.path().filename().string().ends_with(".akview"),
-          false)
+    for (const auto& e : fs::recursive_directory_iterator(cache_.path()))   // no sidecar left of it either
+      EXPECT_FALSE(e.path().string().find("/wide/") != std::string::npos &&
+                   e.path().filename().string().ends_with(".akview"))
           << e.path();
   }
 }
