@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#ifdef __AVX512F__
+#if defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -68,6 +68,10 @@ Status decode_tensor_rows(const Model& model, uint32_t index, int64_t row_begin,
   return decode_rows(view, row_begin, row_end, out);
 }
 
+// The 8-double vectors below are internal to this file: GCC's note that returning them changes the
+// ABI where the build has no AVX-512 does not apply.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace {
 
 typedef float V8 __attribute__((vector_size(32)));   // GCC/Clang lower these to the target's SIMD
@@ -111,8 +115,42 @@ inline D8 max8(D8 ad, D8 m) {
 // sums are those of the whole chunk to the bit.
 class ChunkLanes {
  public:
-  // Adds n values, n a multiple of 16.
-  void add(const float* x, const float* y, size_t n) {
+  // Adds n values, n a multiple of 16. Not inlined: inside compare_rows GCC kept the accumulators
+  // in memory (0.4 ns a value against 0.14 as a function of its own, AVX2).
+  __attribute__((noinline)) void add(const float* x, const float* y, size_t n) {
+#if defined(__AVX2__) && defined(__FMA__)
+    // With AVX2 and later: 8 values a step in the first set's lanes (value k in lane k mod 8, which
+    // pieces of a multiple of 16 values also keep), as 4-lane halves. The two sets' 20 halves are
+    // more than AVX2's 16 vector registers: GCC spilled them every step (2.3 ns a value); on AVX-512
+    // too the halves run faster than the two 8-lane sets (0.14 against 0.18 ns a value, Zen 4, one
+    // thread, a chunk in L2).
+    // The sums' halves in plain variables, copied in and out by memcpy: through std::bit_cast to a
+    // struct of two halves GCC kept them in that struct's memory and spilled every sum each step.
+    __m256d half[5][2];
+    D8* const sums[5] = {&sq0_, &ref0_, &a0_, &dot0_, &max0_};
+    for (int i = 0; i < 5; ++i) std::memcpy(half[i], sums[i], sizeof(D8));
+    __m256d sq_l = half[0][0], sq_h = half[0][1], ref_l = half[1][0], ref_h = half[1][1], a_l = half[2][0],
+            a_h = half[2][1], dot_l = half[3][0], dot_h = half[3][1], max_l = half[4][0], max_h = half[4][1];
+    const __m256d sign = _mm256_set1_pd(-0.0);
+    for (size_t k = 0; k + 8 <= n; k += 8) {
+      const __m256d xl = _mm256_cvtps_pd(_mm_loadu_ps(x + k)), yl = _mm256_cvtps_pd(_mm_loadu_ps(y + k));
+      const __m256d dl = _mm256_sub_pd(xl, yl);
+      max_l = _mm256_max_pd(_mm256_andnot_pd(sign, dl), max_l);   // a NaN difference keeps the maximum
+      sq_l = _mm256_fmadd_pd(dl, dl, sq_l);
+      ref_l = _mm256_fmadd_pd(yl, yl, ref_l);
+      a_l = _mm256_fmadd_pd(xl, xl, a_l);
+      dot_l = _mm256_fmadd_pd(xl, yl, dot_l);
+      const __m256d xh = _mm256_cvtps_pd(_mm_loadu_ps(x + k + 4)), yh = _mm256_cvtps_pd(_mm_loadu_ps(y + k + 4));
+      const __m256d dh = _mm256_sub_pd(xh, yh);
+      max_h = _mm256_max_pd(_mm256_andnot_pd(sign, dh), max_h);
+      sq_h = _mm256_fmadd_pd(dh, dh, sq_h);
+      ref_h = _mm256_fmadd_pd(yh, yh, ref_h);
+      a_h = _mm256_fmadd_pd(xh, xh, a_h);
+      dot_h = _mm256_fmadd_pd(xh, yh, dot_h);
+    }
+    const __m256d out[5][2] = {{sq_l, sq_h}, {ref_l, ref_h}, {a_l, a_h}, {dot_l, dot_h}, {max_l, max_h}};
+    for (int i = 0; i < 5; ++i) std::memcpy(sums[i], out[i], sizeof(D8));
+#else
     D8 sq0 = sq0_, ref0 = ref0_, a0 = a0_, dot0 = dot0_, max0 = max0_;
     D8 sq1 = sq1_, ref1 = ref1_, a1 = a1_, dot1 = dot1_, max1 = max1_;
     for (size_t k = 0; k + 16 <= n; k += 16) {
@@ -127,6 +165,7 @@ class ChunkLanes {
     }
     sq0_ = sq0, ref0_ = ref0, a0_ = a0, dot0_ = dot0, max0_ = max0;
     sq1_ = sq1, ref1_ = ref1, a1_ = a1, dot1_ = dot1, max1_ = max1;
+#endif
   }
 
   // Adds the chunk's last n values (any count) and returns the sums of all it was given.
