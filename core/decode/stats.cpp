@@ -859,22 +859,8 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
     const uint8_t* b = blocks + blk * kBytes;
     Form::levels(b, lv);
     Form::codes(b, codes);
-    if (kFull) {   // NaN and Inf levels: counted here, value by value (rare), then left out below
-      __m256i non_finite = zero;
-      for (int i = 0; i < kSubs * kL; i += 8) {
-        const __m256i bits = _mm256_load_si256(reinterpret_cast<const __m256i*>(lv + i));
-        non_finite = _mm256_or_si256(non_finite, _mm256_cmpeq_epi32(_mm256_and_si256(bits, exp_bits), exp_bits));
-      }
-      if (!_mm256_testz_si256(non_finite, non_finite)) {
-        for (size_t i = 0; i < kElems; ++i) {
-          const float x = lv[kL * (i / levels::kSubElems) + codes[i]];
-          if (std::isnan(x)) ++w.nan;
-          else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
-        }
-        c.non_finite = true;
-      }
-    }
     __m256 block_abs_max = _mm256_setzero_ps();
+    __m256i block_non_finite = zero;   // NaN and Inf levels: left out below, then counted value by value
     for (int sub = 0; sub < kSubs; ++sub) {
       // bit k of the 32 codes (bytes 0..15) as plane k: each byte's bit k moved to its top bit
       const __m256i cv = _mm256_load_si256(reinterpret_cast<const __m256i*>(codes + levels::kSubElems * sub));
@@ -892,6 +878,7 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
       for (int h = 0; h < 2; ++h) {
         const __m256i raw = _mm256_load_si256(reinterpret_cast<const __m256i*>(lv + kL * sub + 8 * h));
         const __m256i non_finite = _mm256_cmpeq_epi32(_mm256_and_si256(raw, exp_bits), exp_bits);
+        block_non_finite = _mm256_or_si256(block_non_finite, non_finite);
         n[h] = _mm256_andnot_si256(non_finite, n[h]);
         const __m256i bits = _mm256_andnot_si256(non_finite, raw);   // non-finite levels (never counted) read as 0
         v[h] = _mm256_castsi256_ps(bits);
@@ -961,7 +948,16 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
         a = _mm256_fmadd_pd(nd[k], _mm256_andnot_pd(minus_zero_d, vd[k]), a);
       }
     }
-    if (!kFull || top_k == 0) continue;
+    if (!kFull) continue;
+    if (__builtin_expect(!_mm256_testz_si256(block_non_finite, block_non_finite), 0)) {   // rare
+      for (size_t i = 0; i < kElems; ++i) {
+        const float x = lv[kL * (i / levels::kSubElems) + codes[i]];
+        if (std::isnan(x)) ++w.nan;
+        else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
+      }
+      c.non_finite = true;
+    }
+    if (top_k == 0) continue;
     alignas(32) float lane_max[8];
     _mm256_store_ps(lane_max, block_abs_max);
     float block_max = 0;
