@@ -1042,6 +1042,17 @@ uint32_t* pair_table(Worker& w, int bins, size_t values, bool binned) {
   return w.fast_pairs.data();
 }
 
+// Q6_K blocks whose every d is finite (so is every value: |d * sc * (q - 32)| <= 65504 * 128 * 32) are
+// scanned from the blocks where the build has a kernel for them (AVX-512, AVX2).
+[[maybe_unused]] constexpr size_t kQ6kBytes = kTypeTable[static_cast<size_t>(TypeId::q6_k)].block_bytes;
+
+[[maybe_unused]] bool q6k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
+  uint32_t bad = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk)
+    bad |= static_cast<uint32_t>((fp::load_u16(blocks + blk * kQ6kBytes + 208) & 0x7c00) == 0x7c00);
+  return bad == 0;
+}
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__) && \
     defined(__AVX512VPOPCNTDQ__) && defined(__AVX512VBMI__) && defined(__GFNI__)
 #define AKVIEW_STATS_Q4K_AVX512 1
@@ -1267,14 +1278,6 @@ void scan_q4k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
 // with one (linear bin, log2 bin) increment a value as bin_pairs does, and the exact bounds come
 // from the same decode with a min and a max (q6k_bounds_avx512).
 #define AKVIEW_STATS_Q6K_AVX512 1
-constexpr size_t kQ6kBytes = kTypeTable[static_cast<size_t>(TypeId::q6_k)].block_bytes;
-
-bool q6k_scales_finite(const uint8_t* blocks, size_t n_blocks) {
-  uint32_t bad = 0;
-  for (size_t blk = 0; blk < n_blocks; ++blk)
-    bad |= static_cast<uint32_t>((fp::load_u16(blocks + blk * kQ6kBytes + 208) & 0x7c00) == 0x7c00);
-  return bad == 0;
-}
 
 // A block's 256 codes less 32 into `codes`, in element order, and its 16 sub-block scales d * sc
 // (the decoder's float product) into `dj`. Element l + 32k of half n (l < 32, k < 4) takes the low
@@ -1427,6 +1430,201 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
 }
 #endif
 
+#if !defined(AKVIEW_STATS_Q6K_AVX512) && defined(__AVX2__) && defined(__FMA__)
+// ---- Q6_K on AVX2: scan_q6k_avx512 and q6k_bounds_avx512 8 values a step (on AVX2 the values were
+// decoded into the chunk buffer, swept, and binned by bin_pairs: 1.6 ns a value with the bounds).
+#define AKVIEW_STATS_Q6K_AVX2 1
+
+// A block's 256 codes less 32 into `codes`, in element order, and its 16 scales d * sc into `dj`, as
+// q6k_unpack: element l + 32k of half n takes the low (k < 2) or high nibble of ql[64n + l + 32 (k & 1)]
+// and bit pair k of qh[32n + l].
+inline void q6k_unpack_avx2(const uint8_t* b, int8_t* codes, float* dj) {
+  const __m256i low4 = _mm256_set1_epi8(0x0f), pair = _mm256_set1_epi8(0x30), k32 = _mm256_set1_epi8(32);
+  for (int n = 0; n < 2; ++n) {
+    const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * n));
+    const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 64 * n + 32));
+    const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + 128 + 32 * n));
+    const __m256i q[4] = {
+        _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), pair)),
+        _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), pair)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_and_si256(qh, pair)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                        _mm256_and_si256(_mm256_srli_epi16(qh, 2), pair))};
+    for (int k = 0; k < 4; ++k)
+      _mm256_store_si256(reinterpret_cast<__m256i*>(codes + 128 * n + 32 * k), _mm256_sub_epi8(q[k], k32));
+  }
+  const __m256 d = _mm256_set1_ps(fp::f16_to_f32(fp::load_u16(b + 208)));
+  for (int h = 0; h < 2; ++h) {
+    const __m128i sc = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 192 + 8 * h));
+    _mm256_store_ps(dj + 8 * h, _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc))));
+  }
+}
+
+// Values 8 * step .. 8 * step + 7 of a block: (d * sc) * (q - 32), one scale for each 16.
+inline __m256 q6k_values_avx2(const int8_t* codes, const float* dj, int step) {
+  const __m256i q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(codes + 8 * step)));
+  return _mm256_mul_ps(_mm256_set1_ps(dj[step / 2]), _mm256_cvtepi32_ps(q));
+}
+
+float hmin8(__m256 v) {
+  alignas(32) float x[8];
+  _mm256_store_ps(x, v);
+  float r = x[0];
+  for (int k = 1; k < 8; ++k) r = x[k] < r ? x[k] : r;
+  return r;
+}
+float hmax8(__m256 v) {
+  alignas(32) float x[8];
+  _mm256_store_ps(x, v);
+  float r = x[0];
+  for (int k = 1; k < 8; ++k) r = x[k] > r ? x[k] : r;
+  return r;
+}
+
+// q6k_bounds_avx512 on AVX2: a block is decoded only where its levels could widen the bounds so far.
+void q6k_bounds_avx2(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
+  alignas(32) int8_t codes[256];
+  alignas(32) float dj[16];
+  float lo = lo_out, hi = hi_out;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    const uint8_t* b = blocks + blk * kQ6kBytes;
+    const uint16_t d16 = fp::load_u16(b + 208);
+    if ((d16 & 0x7c00) == 0x7c00) continue;   // Inf * sc and NaN * sc: no finite value
+    const __m256 d = _mm256_set1_ps(fp::f16_to_f32(d16)), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    int wider = 0;
+    for (int h = 0; h < 2; ++h) {
+      const __m256 scales = _mm256_mul_ps(
+          d,
+          _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(b + 192 + 8 * h)))));
+      const __m256 first = _mm256_mul_ps(scales, _mm256_set1_ps(-32.0f)),
+                   last = _mm256_mul_ps(scales, _mm256_set1_ps(31.0f));
+      wider |= _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(_mm256_min_ps(first, last), vlo, _CMP_LT_OQ),
+                                               _mm256_cmp_ps(_mm256_max_ps(first, last), vhi, _CMP_GT_OQ)));
+    }
+    if (wider == 0) continue;
+    q6k_unpack_avx2(b, codes, dj);
+    __m256 block_lo = vlo, block_hi = vhi;
+    for (int step = 0; step < 32; ++step) {
+      const __m256 v = q6k_values_avx2(codes, dj, step);
+      block_lo = _mm256_min_ps(v, block_lo);
+      block_hi = _mm256_max_ps(v, block_hi);
+    }
+    lo = hmin8(block_lo);
+    hi = hmax8(block_hi);
+  }
+  lo_out = lo;
+  hi_out = hi;
+}
+
+// scan_q6k_avx512 on AVX2: pass 1 over a chunk of Q6_K blocks with finite d, binned over `b`.
+void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t top_k, const Binning& b, Worker& w,
+                   ChunkSummary& c) {
+  uint32_t* pairs = pair_table(w, b.bins, n_blocks * 256, true);
+  const int32_t copy = b.bins * kPairCols;
+  const __m256 bin_lo = _mm256_set1_ps(static_cast<float>(b.lo)), scale = _mm256_set1_ps(static_cast<float>(b.scale));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i lane_copy = _mm256_mullo_epi32(_mm256_and_si256(lane, _mm256_set1_epi32(3)), _mm256_set1_epi32(copy));
+  const __m256i last = _mm256_set1_epi32(b.bins - 1), abs_bits = _mm256_set1_epi32(kAbsBits);
+  const __m256i log_bias = _mm256_set1_epi32(127 + kLogMinExp), log_last = _mm256_set1_epi32(kLogBins - 1);
+  const __m256i zero = _mm256_setzero_si256(), zero_column = _mm256_set1_epi32(kZeroColumn);
+  const __m256d minus_zero = _mm256_set1_pd(-0.0);
+  alignas(32) int8_t codes[256];
+  alignas(32) float dj[16], xs[256];
+  alignas(32) int32_t index[kPendingSteps][8];
+  alignas(32) float values[kPendingSteps][8];   // the values of the steps whose increments are pending
+  int sure_of[kPendingSteps] = {};              // the lanes of each step binned by the multiply
+  size_t stored = 0;                            // steps whose indices were stored
+  auto add = [&](const int32_t* at, const float* x, int sure) {
+    if (sure == 0xff) {   // straight-line increments, no branch a lane
+      for (int l = 0; l < 8; ++l) ++pairs[at[l]];
+      return;
+    }
+    for (int l = 0; l < 8; ++l) {
+      const int32_t k = sure >> l & 1 ? at[l] : (l & 3) * copy + b.exact(x[l]) * kPairCols + log_column(bits_of(x[l]));
+      ++pairs[k];
+    }
+  };
+  __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
+  __m256i zeros = zero;
+  __m256d s = _mm256_setzero_pd(), sq = s, a = s;
+  double shift = 0;
+  for (size_t blk = 0; blk < n_blocks; ++blk) {
+    q6k_unpack_avx2(blocks + blk * kQ6kBytes, codes, dj);
+    __m256 block_abs_max = _mm256_setzero_ps();
+    for (int step = 0; step < 32; ++step) {
+      const __m256 v = q6k_values_avx2(codes, dj, step);
+      const __m256 q = _mm256_mul_ps(_mm256_sub_ps(v, bin_lo), scale);
+      const __m256i below = _mm256_cvttps_epi32(_mm256_mul_ps(q, _mm256_set1_ps(1 - 1e-6f)));
+      const __m256i above = _mm256_cvttps_epi32(_mm256_mul_ps(q, _mm256_set1_ps(1 + 1e-6f)));
+      const int sure = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(
+          _mm256_cmpeq_epi32(below, above), _mm256_cmpeq_epi32(_mm256_min_epu32(above, last), above))));
+      const __m256i abits = _mm256_and_si256(_mm256_castps_si256(v), abs_bits);
+      const __m256i is_zero = _mm256_cmpeq_epi32(abits, zero);
+      __m256i log_bin = _mm256_sub_epi32(_mm256_srli_epi32(abits, 23), log_bias);
+      log_bin = _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(log_bin, zero), log_last), zero_column, is_zero);
+      const __m256i at = _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_bin);
+      // The increments of the step three before this one (kPendingSteps), as scan_q6k_avx512.
+      const size_t slot = stored % kPendingSteps;
+      _mm256_store_si256(reinterpret_cast<__m256i*>(index[slot]), at);
+      _mm256_store_ps(values[slot], v);
+      sure_of[slot] = sure;
+      asm volatile("" ::: "memory");   // the reads below stay scalar loads
+      if (++stored >= kPendingSteps) {
+        const size_t old = stored % kPendingSteps;
+        add(index[old], values[old], sure_of[old]);
+      }
+
+      lo = _mm256_min_ps(v, lo);   // an equal value (-0 after +0) keeps the first, as sweep does
+      hi = _mm256_max_ps(v, hi);
+      zeros = _mm256_sub_epi32(zeros, is_zero);
+      block_abs_max = _mm256_max_ps(block_abs_max, _mm256_castsi256_ps(abits));
+      if (top_k > 0) _mm256_store_ps(xs + 8 * step, v);
+      const __m256d v0 = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), v1 = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+      if (blk == 0 && step == 0) shift = hsum4(_mm256_add_pd(v0, v1)) / 8.0;   // the first step's mean
+      const __m256d sh = _mm256_set1_pd(shift);
+      const __m256d d0 = _mm256_sub_pd(v0, sh), d1 = _mm256_sub_pd(v1, sh);
+      s = _mm256_add_pd(s, _mm256_add_pd(d0, d1));
+      sq = _mm256_fmadd_pd(d0, d0, _mm256_fmadd_pd(d1, d1, sq));
+      a = _mm256_add_pd(a, _mm256_add_pd(_mm256_andnot_pd(minus_zero, v0), _mm256_andnot_pd(minus_zero, v1)));
+    }
+    if (top_k == 0) continue;
+    const float block_max = hmax8(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
+      const uint64_t p0 = pos0 + blk * 256;
+      for (size_t i = 0; i < 256; ++i) {
+        const float ax = std::fabs(xs[i]);
+        if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + i, xs[i]}, top_k);
+      }
+    }
+  }
+  for (size_t k = first_pending(stored); k < stored; ++k)
+    add(index[k % kPendingSteps], values[k % kPendingSteps], sure_of[k % kPendingSteps]);
+  alignas(32) float lo_l[8], hi_l[8];
+  alignas(32) int32_t z[8];
+  _mm256_store_ps(lo_l, lo);
+  _mm256_store_ps(hi_l, hi);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(z), zeros);
+  c.values = c.finite = n_blocks * 256;
+  for (int l = 0; l < 8; ++l) {
+    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
+    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
+    w.zeros += static_cast<uint32_t>(z[l]);
+  }
+  close_level_chunk(c, w, shift, hsum4(s), hsum4(sq), hsum4(a));
+}
+#endif
+
+// The Q6_K block kernels this build has.
+#if defined(AKVIEW_STATS_Q6K_AVX512)
+#define AKVIEW_STATS_Q6K_BLOCKS 1
+constexpr auto q6k_bounds_blocks = q6k_bounds_avx512;
+constexpr auto scan_q6k_blocks = scan_q6k_avx512;
+#elif defined(AKVIEW_STATS_Q6K_AVX2)
+#define AKVIEW_STATS_Q6K_BLOCKS 1
+constexpr auto q6k_bounds_blocks = q6k_bounds_avx2;
+constexpr auto scan_q6k_blocks = scan_q6k_avx2;
+#endif
+
 // Q4_K's bounds are the min and max of its finite values, so that pass 1 bins the histogram over its
 // final range and there is never a second pass. (d * sc) * q - dmin * m is monotone in q where d and
 // dmin are finite (rounding keeps the order), so a sub-block's values lie between its levels of codes
@@ -1556,18 +1754,18 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
   if (levels_scan != nullptr && (info.block_elems == 0 || n_cols % info.block_elems != 0 ||
                                  v.row_bytes != n_cols / info.block_elems * info.block_bytes))
     levels_scan = nullptr;
-  // Q6_K rows of whole blocks are read as blocks by the AVX-512 kernels (scan_q6k_avx512).
+  // Q6_K rows of whole blocks are read as blocks by the block kernels (scan_q6k_avx512, scan_q6k_avx2).
   [[maybe_unused]] const bool q6k_blocks = v.type == TypeId::q6_k && n_cols % info.block_elems == 0 &&
                                            v.row_bytes == n_cols / info.block_elems * info.block_bytes;
   // The kernels that decode nothing into the chunk buffer read larger chunks: fewer reads (each a
   // system call, 0.1-0.2 s of system time over an 8 B model's 4.9 GB at the default size) over the same
   // bytes. A level form takes 4x the default and up to 16x (576 KiB of Q4_K, which a core's L2 still
-  // holds while it is scanned), Q6_K on AVX-512 up to 4x, as long as the tensor still makes 64 chunks
+  // holds while it is scanned), Q6_K on AVX-512 or AVX2 up to 4x, as long as the tensor still makes 64 chunks
   // (for the threads of large machines; the chunks depend on the shape alone, never on the threads).
   constexpr size_t kMinChunks = 64;
   size_t chunk_elems = opt.block_elems;
   size_t widest = levels_scan != nullptr ? 16 : 1;
-#if defined(AKVIEW_STATS_Q6K_AVX512)
+#if defined(AKVIEW_STATS_Q6K_BLOCKS)
   if (q6k_blocks) widest = 4;
 #endif
   if (widest > 1)
@@ -1661,11 +1859,11 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
     parallel_chunks(n_chunks, n_threads, [&](size_t chunk, int worker) {
       if (stop_for_cancel()) return false;
       Worker& w = *workers[static_cast<size_t>(worker)];
-#if defined(AKVIEW_STATS_Q6K_AVX512)
+#if defined(AKVIEW_STATS_Q6K_BLOCKS)
       if (q6k_blocks) {
         const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
         auto& [lo, hi] = bounds[static_cast<size_t>(worker)];
-        q6k_bounds_avx512(blocks, n_blocks, lo, hi);
+        q6k_bounds_blocks(blocks, n_blocks, lo, hi);
         return true;
       }
 #endif
@@ -1706,11 +1904,11 @@ Result<TensorStats> compute_stats(const TensorView& v, const StatsOptions& opt) 
           chunks[chunk].done = true;
           return true;
         }
-#if defined(AKVIEW_STATS_Q6K_AVX512)
+#if defined(AKVIEW_STATS_Q6K_BLOCKS)
         if (q6k_blocks && early) {
           const auto [blocks, n_blocks] = chunk_blocks(chunk, w);
           if (q6k_scales_finite(blocks, n_blocks)) {
-            scan_q6k_avx512(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k, *early, w,
+            scan_q6k_blocks(blocks, n_blocks, static_cast<uint64_t>(rows_of(chunk).first) * n_cols, top_k, *early, w,
                             chunks[chunk]);
             chunks[chunk].done = true;
             return true;

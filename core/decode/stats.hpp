@@ -21,7 +21,7 @@ struct StatsOptions {
   size_t block_elems = size_t{1} << 16;   // values a chunk decodes at once (rounded to whole rows, at least
                                           // one): 256 KiB of floats, which stay in a core's L2 while scanned;
                                           // the 16-level types, which decode nothing, read 4x to 16x as
-                                          // many (Q6_K on AVX-512 up to 4x), never fewer than 64 chunks
+                                          // many (Q6_K on AVX-512 or AVX2 up to 4x), never fewer than 64 chunks
   int threads = 0;                        // threads that decode and scan (0: all the machine has)
   std::function<void(double)> progress;   // fraction in [0, 1], called on the calling thread; may be empty
   const std::atomic<bool>* cancel = nullptr;
@@ -63,7 +63,7 @@ struct TensorStats {
 // summed per sub-block level, and their histogram is binned in the one pass over the bounds of
 // their levels (read from the scales first); only where the values do not reach those bounds is
 // there a second pass. The other block-quantized types (Q6_K, Q8_0, ...) find the min and max of
-// their decoded values first (a decode and a min/max sweep, progress not shown; Q6_K on AVX-512 makes
+// their decoded values first (a decode and a min/max sweep, progress not shown; Q6_K on AVX-512 or AVX2 makes
 // its values in registers from the blocks for both passes) and bin both histograms in pass 1; plain
 // floats keep the two passes. On cancellation the result holds the
 // chunks finished so far with `cancelled` set.
