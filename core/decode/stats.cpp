@@ -143,6 +143,15 @@ void offer(std::vector<TopItem>& heap, const TopItem& item, size_t k) {
   }
 }
 
+// Values p0, p0 + 1, ... (all finite) offered in turn: those that beat the K-th kept (within one thread
+// positions only grow, so an |x| equal to the K-th kept never replaces it).
+void offer_values(std::vector<TopItem>& heap, const float* xs, size_t n, uint64_t p0, size_t k) {
+  for (size_t i = 0; i < n; ++i) {
+    const float ax = std::fabs(xs[i]);
+    if (heap.size() < k || ax > heap.front().abs) offer(heap, {ax, p0 + i, xs[i]}, k);
+  }
+}
+
 // The vector sweep of pass 1. Its sums are of x - shift (a value near the chunk's mean), so the
 // sum of squares gives the chunk's m2 without a second sweep: m2 = S2 - S1^2 / n loses nothing
 // worth a bit when the shift is within a few std of the mean. Only used when non_finite == 0.
@@ -353,6 +362,25 @@ int32_t log_column(uint32_t bits) {
   return (bits & kAbsBits) == 0 ? kZeroColumn : std::clamp(e, 0, kLogBins - 1);
 }
 
+// The increments of one step's `lanes` values: each lane's table index, or where it is -1 (the
+// multiply left the bin unsure) the formula's bin; lane l uses copy l mod 4.
+[[maybe_unused]] inline void add_checked_pairs(uint32_t* pairs, const int32_t* at, const float* xs, int lanes,
+                                               const Binning& b) {
+  const int32_t copy = b.bins * kPairCols;
+  for (int l = 0; l < lanes; ++l)
+    ++pairs[at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]))];
+}
+
+#if defined(__AVX2__) && defined(__FMA__)
+// log_column of 8 finite |x| bit patterns.
+inline __m256i log_columns_avx2(__m256i abits) {
+  const __m256i zero = _mm256_setzero_si256();
+  const __m256i e = _mm256_sub_epi32(_mm256_srli_epi32(abits, 23), _mm256_set1_epi32(127 + kLogMinExp));
+  return _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(e, zero), _mm256_set1_epi32(kLogBins - 1)),
+                            _mm256_set1_epi32(kZeroColumn), _mm256_cmpeq_epi32(abits, zero));
+}
+#endif
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 // bin_pairs on AVX-512, 16 values a step: each value's table index in one vector (the linear bin by a
 // float multiply: (x - lo) * (bins / width) in float is within 3 * 2^-24 of the real quotient and the
@@ -368,12 +396,7 @@ void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pair
   const __m512i last = _mm512_set1_epi32(b.bins - 1), abs_bits = _mm512_set1_epi32(kAbsBits);
   const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
   alignas(64) int32_t index[kPendingSteps][16];
-  auto add = [&](const int32_t* at, const float* xs) {
-    for (int l = 0; l < 16; ++l) {
-      const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]));
-      ++pairs[k];
-    }
-  };
+  auto add = [&](const int32_t* at, const float* xs) { add_checked_pairs(pairs, at, xs, 16, b); };
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
@@ -409,15 +432,8 @@ void bin_pairs_avx2(const float* x, size_t n, const Binning& b, uint32_t* pairs)
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i lane_copy = _mm256_mullo_epi32(_mm256_and_si256(lane, _mm256_set1_epi32(3)), _mm256_set1_epi32(copy));
   const __m256i last = _mm256_set1_epi32(b.bins - 1), abs_bits = _mm256_set1_epi32(kAbsBits);
-  const __m256i log_bias = _mm256_set1_epi32(127 + kLogMinExp), log_last = _mm256_set1_epi32(kLogBins - 1);
-  const __m256i zero = _mm256_setzero_si256(), zero_column = _mm256_set1_epi32(kZeroColumn);
   alignas(32) int32_t index[kPendingSteps][8];
-  auto add = [&](const int32_t* at, const float* xs) {
-    for (int l = 0; l < 8; ++l) {
-      const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]));
-      ++pairs[k];
-    }
-  };
+  auto add = [&](const int32_t* at, const float* xs) { add_checked_pairs(pairs, at, xs, 8, b); };
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
@@ -427,10 +443,8 @@ void bin_pairs_avx2(const float* x, size_t n, const Binning& b, uint32_t* pairs)
     const __m256i sure = _mm256_and_si256(_mm256_cmpeq_epi32(below, above),
                                           _mm256_cmpeq_epi32(_mm256_min_epu32(above, last), above));   // above <= last
     const __m256i abits = _mm256_and_si256(_mm256_castps_si256(v), abs_bits);
-    __m256i log_bin = _mm256_sub_epi32(_mm256_srli_epi32(abits, 23), log_bias);
-    log_bin = _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(log_bin, zero), log_last), zero_column,
-                                 _mm256_cmpeq_epi32(abits, zero));
-    const __m256i at = _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_bin);
+    const __m256i at =
+        _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_columns_avx2(abits));
     const size_t step = i / 8;
     _mm256_store_si256(reinterpret_cast<__m256i*>(index[step % kPendingSteps]),
                        _mm256_or_si256(_mm256_and_si256(sure, at), _mm256_andnot_si256(sure, _mm256_set1_epi32(-1))));
@@ -523,12 +537,8 @@ void scan_chunk(const float* x, size_t n, uint64_t pos0, size_t top_k, const Bin
     w.zeros += sw.zeros;
     if (binning != nullptr) bin_pairs(x, n, *binning, w);
     else add_exponents(x, n, sw.zeros, w);
-    // Within one thread positions only grow, so an |x| equal to the K-th kept never replaces it.
     if (top_k > 0 && (w.heap.size() < top_k || sw.abs_max > w.heap.front().abs))
-      for (size_t i = 0; i < n; ++i) {
-        const float a = std::fabs(x[i]);
-        if (w.heap.size() < top_k || a > w.heap.front().abs) offer(w.heap, {a, pos0 + i, x[i]}, top_k);
-      }
+      offer_values(w.heap, x, n, pos0, top_k);
   }
   w.lo = std::min(w.lo, c.lo);
   w.hi = std::max(w.hi, c.hi);
@@ -846,8 +856,7 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
   const __m256i bin_last = _mm256_set1_epi32(bins - 1);
   const __m256 margin = _mm256_set1_ps(std::max(1e-4f, 4e-7f * static_cast<float>(bins)));
   const __m256i abs_bits = _mm256_set1_epi32(kAbsBits), exp_bits = _mm256_set1_epi32(kExpBits);
-  const __m256i log_bias = _mm256_set1_epi32(127 + kLogMinExp), log_last = _mm256_set1_epi32(kLogBins - 1);
-  const __m256i zero_column = _mm256_set1_epi32(kZeroColumn), zero = _mm256_setzero_si256();
+  const __m256i zero = _mm256_setzero_si256();
   const __m256 minus_zero = _mm256_set1_ps(-0.0f);
   const __m256d minus_zero_d = _mm256_set1_pd(-0.0);
 
@@ -885,9 +894,7 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
         const __m256i abits = _mm256_and_si256(bits, abs_bits);
         const __m256i is_zero = _mm256_cmpeq_epi32(abits, zero);
         const __m256i present = _mm256_cmpgt_epi32(n[h], zero);
-        // log2 bins: zeros to their own column, a subnormal level (exponent 0) to bin 0
-        __m256i log_bin = _mm256_sub_epi32(_mm256_srli_epi32(abits, 23), log_bias);
-        log_bin = _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(log_bin, zero), log_last), zero_column, is_zero);
+        const __m256i log_bin = log_columns_avx2(abits);   // zeros to their own column, subnormals to bin 0
         __m256i lin_bin = zero;
         if (binning != nullptr) {   // the margin check of bin_levels_f32, the rounding by vroundps
           const __m256 q = _mm256_mul_ps(_mm256_sub_ps(v[h], bin_lo), bin_scale);
@@ -1416,13 +1423,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
     }
     if (top_k == 0) continue;
     const float block_max = hmax16(block_abs_max);
-    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
-      const uint64_t p0 = pos0 + blk * 256;
-      for (size_t i = 0; i < 256; ++i) {
-        const float ax = std::fabs(xs[i]);
-        if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + i, xs[i]}, top_k);
-      }
-    }
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) offer_values(w.heap, xs, 256, pos0 + blk * 256, top_k);
   }
   for (size_t k = first_pending(stored); k < stored; ++k)
     add(index[k % kPendingSteps], step[k % kPendingSteps], sure_of[k % kPendingSteps]);
@@ -1525,8 +1526,7 @@ void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const __m256i lane_copy = _mm256_mullo_epi32(_mm256_and_si256(lane, _mm256_set1_epi32(3)), _mm256_set1_epi32(copy));
   const __m256i last = _mm256_set1_epi32(b.bins - 1), abs_bits = _mm256_set1_epi32(kAbsBits);
-  const __m256i log_bias = _mm256_set1_epi32(127 + kLogMinExp), log_last = _mm256_set1_epi32(kLogBins - 1);
-  const __m256i zero = _mm256_setzero_si256(), zero_column = _mm256_set1_epi32(kZeroColumn);
+  const __m256i zero = _mm256_setzero_si256();
   const __m256d minus_zero = _mm256_set1_pd(-0.0);
   alignas(32) int8_t codes[256];
   alignas(32) float dj[16], xs[256];
@@ -1560,9 +1560,8 @@ void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t
           _mm256_cmpeq_epi32(below, above), _mm256_cmpeq_epi32(_mm256_min_epu32(above, last), above))));
       const __m256i abits = _mm256_and_si256(_mm256_castps_si256(v), abs_bits);
       const __m256i is_zero = _mm256_cmpeq_epi32(abits, zero);
-      __m256i log_bin = _mm256_sub_epi32(_mm256_srli_epi32(abits, 23), log_bias);
-      log_bin = _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(log_bin, zero), log_last), zero_column, is_zero);
-      const __m256i at = _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_bin);
+      const __m256i at =
+          _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_columns_avx2(abits));
       // The increments of the step three before this one (kPendingSteps), as scan_q6k_avx512.
       const size_t slot = stored % kPendingSteps;
       _mm256_store_si256(reinterpret_cast<__m256i*>(index[slot]), at);
@@ -1589,13 +1588,7 @@ void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t
     }
     if (top_k == 0) continue;
     const float block_max = hmax8(block_abs_max);
-    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
-      const uint64_t p0 = pos0 + blk * 256;
-      for (size_t i = 0; i < 256; ++i) {
-        const float ax = std::fabs(xs[i]);
-        if (w.heap.size() < top_k || ax > w.heap.front().abs) offer(w.heap, {ax, p0 + i, xs[i]}, top_k);
-      }
-    }
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs) offer_values(w.heap, xs, 256, pos0 + blk * 256, top_k);
   }
   for (size_t k = first_pending(stored); k < stored; ++k)
     add(index[k % kPendingSteps], values[k % kPendingSteps], sure_of[k % kPendingSteps]);
