@@ -115,9 +115,8 @@ inline D8 max8(D8 ad, D8 m) {
 // sums are those of the whole chunk to the bit.
 class ChunkLanes {
  public:
-  // Adds n values, n a multiple of 16. Not inlined: inside compare_rows GCC kept the accumulators
-  // in memory (0.4 ns a value against 0.14 as a function of its own, AVX2).
-  __attribute__((noinline)) void add(const float* x, const float* y, size_t n) {
+  // Adds n values, n a multiple of 16.
+  void add(const float* x, const float* y, size_t n) {
 #if defined(__AVX2__) && defined(__FMA__)
     // With AVX2 and later: 8 values a step in the first set's lanes (value k in lane k mod 8, which
     // pieces of a multiple of 16 values also keep), as 4-lane halves. The two sets' 20 halves are

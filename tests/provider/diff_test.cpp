@@ -12,6 +12,7 @@
 #include "core/diff.hpp"
 #include "core/formats/format.hpp"
 #include "core/names/name_map.hpp"
+#include "tests/common/temp_dir.hpp"
 #include "tests/provider/oracle_util.hpp"
 
 namespace akview {
@@ -172,7 +173,10 @@ namespace {
 // its end changed (equal chunks, then unequal ones).
 TEST(Diff, RawRowsAndEqualChunksGiveTheMappingPathsErrorsToTheBit) {
   const std::string q4 = oracle("gguf/q4_0.gguf");
-  const auto changed = std::filesystem::temp_directory_path() / "akview_diff_changed_q4_0.gguf";
+  // A directory of its own: the same test runs at once in the haswell and x86-64-v2 builds
+  // (tests/provider/provider.cmake), which wrote and read one shared file.
+  const akview::testing::TempDir dir;
+  const std::filesystem::path changed = dir.file("changed_q4_0.gguf");
   std::filesystem::copy_file(q4, changed, std::filesystem::copy_options::overwrite_existing);
   {
     std::fstream f(changed, std::ios::in | std::ios::out | std::ios::binary);
@@ -213,7 +217,6 @@ TEST(Diff, RawRowsAndEqualChunksGiveTheMappingPathsErrorsToTheBit) {
   }
   EXPECT_GT(equal_rows, 0u);
   EXPECT_GT(unequal_rows, 0u) << "the changed byte changed no value";
-  std::filesystem::remove(changed);
 }
 
 }   // namespace
