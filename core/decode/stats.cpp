@@ -362,13 +362,20 @@ int32_t log_column(uint32_t bits) {
   return (bits & kAbsBits) == 0 ? kZeroColumn : std::clamp(e, 0, kLogBins - 1);
 }
 
-// The increments of one step's `lanes` values: each lane's table index, or where it is -1 (the
-// multiply left the bin unsure) the formula's bin; lane l uses copy l mod 4.
-[[maybe_unused]] inline void add_checked_pairs(uint32_t* pairs, const int32_t* at, const float* xs, int lanes,
-                                               const Binning& b) {
+// The increments of one step of kLanes values: lane l's table index at[l] where bit l of `sure` says
+// the multiply binned it, else the formula's bin (copy l mod 4); straight-line increments when every
+// lane is sure.
+template <int kLanes>
+[[maybe_unused]] inline void add_sure_pairs(uint32_t* pairs, const int32_t* at, const float* xs, uint32_t sure,
+                                            const Binning& b) {
+  if (sure == (1u << kLanes) - 1) {
+#pragma GCC unroll 16
+    for (int l = 0; l < kLanes; ++l) ++pairs[at[l]];
+    return;
+  }
   const int32_t copy = b.bins * kPairCols;
-  for (int l = 0; l < lanes; ++l)
-    ++pairs[at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]))];
+  for (int l = 0; l < kLanes; ++l)
+    ++pairs[sure >> l & 1 ? at[l] : (l & 3) * copy + b.exact(xs[l]) * kPairCols + log_column(bits_of(xs[l]))];
 }
 
 #if defined(__AVX2__) && defined(__FMA__)
@@ -379,13 +386,46 @@ inline __m256i log_columns_avx2(__m256i abits) {
   return _mm256_blendv_epi8(_mm256_min_epi32(_mm256_max_epi32(e, zero), _mm256_set1_epi32(kLogBins - 1)),
                             _mm256_set1_epi32(kZeroColumn), _mm256_cmpeq_epi32(abits, zero));
 }
+
+double hsum4(__m256d v) {
+  alignas(32) double x[4];
+  _mm256_store_pd(x, v);
+  return (x[0] + x[1]) + (x[2] + x[3]);
+}
+float hmin8(__m256 v) {
+  alignas(32) float x[8];
+  _mm256_store_ps(x, v);
+  float r = x[0];
+  for (int k = 1; k < 8; ++k) r = x[k] < r ? x[k] : r;
+  return r;
+}
+float hmax8(__m256 v) {
+  alignas(32) float x[8];
+  _mm256_store_ps(x, v);
+  float r = x[0];
+  for (int k = 1; k < 8; ++k) r = x[k] > r ? x[k] : r;
+  return r;
+}
+
+// The AVX2 kernels' last step, as close_avx512_chunk's: the chunk's bounds and the worker's zeros
+// from their lanes, its moments from the lanes' sums of x - shift (close_level_chunk). The caller
+// sets c.values and c.finite.
+void close_avx2_chunk(ChunkSummary& c, Worker& w, __m256 lo, __m256 hi, __m256i zeros, double shift, __m256d s,
+                      __m256d sq, __m256d a) {
+  alignas(32) int32_t z[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(z), zeros);
+  for (int32_t k : z) w.zeros += static_cast<uint32_t>(k);
+  c.lo = std::min(c.lo, hmin8(lo));
+  c.hi = std::max(c.hi, hmax8(hi));
+  close_level_chunk(c, w, shift, hsum4(s), hsum4(sq), hsum4(a));
+}
 #endif
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__AVX512DQ__)
 // bin_pairs on AVX-512, 16 values a step: each value's table index in one vector (the linear bin by a
 // float multiply: (x - lo) * (bins / width) in float is within 3 * 2^-24 of the real quotient and the
 // formula's double quotient within 2^-50 of it, so where the float quotient times 1 -+ 1e-6
-// truncates to one bin in range, that is the formula's bin; -1 leaves the value to the formula),
+// truncates to one bin in range, that is the formula's bin; other lanes go to the formula),
 // and the increments of each step made three steps later (kPendingSteps), when its stores have
 // reached the cache.
 void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pairs) {
@@ -396,7 +436,10 @@ void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pair
   const __m512i last = _mm512_set1_epi32(b.bins - 1), abs_bits = _mm512_set1_epi32(kAbsBits);
   const __m512i log_bias = _mm512_set1_epi32(127 + kLogMinExp);
   alignas(64) int32_t index[kPendingSteps][16];
-  auto add = [&](const int32_t* at, const float* xs) { add_checked_pairs(pairs, at, xs, 16, b); };
+  uint32_t sure_of[kPendingSteps] = {};   // the lanes of each step binned by the multiply
+  auto add = [&](size_t step) {
+    add_sure_pairs<16>(pairs, index[step % kPendingSteps], x + 16 * step, sure_of[step % kPendingSteps], b);
+  };
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m512 v = _mm512_loadu_ps(x + i);
@@ -411,14 +454,12 @@ void bin_pairs_avx512(const float* x, size_t n, const Binning& b, uint32_t* pair
                                     _mm512_set1_epi32(kZeroColumn));
     const __m512i at = _mm512_add_epi32(_mm512_add_epi32(lane_copy, _mm512_slli_epi32(above, 6)), log_bin);
     const size_t step = i / 16;
-    _mm512_store_si512(index[step % kPendingSteps], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), sure, at));
-    asm volatile("" ::: "memory");     // the reads below stay scalar loads
-    if (step + 1 >= kPendingSteps) {   // the step kPendingSteps - 1 before this one
-      const size_t old = step + 1 - kPendingSteps;
-      add(index[old % kPendingSteps], x + 16 * old);
-    }
+    _mm512_store_si512(index[step % kPendingSteps], at);
+    sure_of[step % kPendingSteps] = sure;
+    asm volatile("" ::: "memory");                                  // the reads below stay scalar loads
+    if (step + 1 >= kPendingSteps) add(step + 1 - kPendingSteps);   // the step kPendingSteps - 1 before this one
   }
-  for (size_t old = first_pending(i / 16); old < i / 16; ++old) add(index[old % kPendingSteps], x + 16 * old);
+  for (size_t old = first_pending(i / 16); old < i / 16; ++old) add(old);
   for (; i < n; ++i) ++pairs[(i & 3) * copy + b.exact(x[i]) * kPairCols + log_column(bits_of(x[i]))];
 }
 #endif
@@ -433,28 +474,29 @@ void bin_pairs_avx2(const float* x, size_t n, const Binning& b, uint32_t* pairs)
   const __m256i lane_copy = _mm256_mullo_epi32(_mm256_and_si256(lane, _mm256_set1_epi32(3)), _mm256_set1_epi32(copy));
   const __m256i last = _mm256_set1_epi32(b.bins - 1), abs_bits = _mm256_set1_epi32(kAbsBits);
   alignas(32) int32_t index[kPendingSteps][8];
-  auto add = [&](const int32_t* at, const float* xs) { add_checked_pairs(pairs, at, xs, 8, b); };
+  uint32_t sure_of[kPendingSteps] = {};   // the lanes of each step binned by the multiply
+  auto add = [&](size_t step) {
+    add_sure_pairs<8>(pairs, index[step % kPendingSteps], x + 8 * step, sure_of[step % kPendingSteps], b);
+  };
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
     const __m256 q = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(v, lo), scale), _mm256_set1_ps(1e9f));   // NaN: 1e9
     const __m256i below = _mm256_cvttps_epi32(_mm256_mul_ps(q, _mm256_set1_ps(1 - 1e-6f)));
     const __m256i above = _mm256_cvttps_epi32(_mm256_mul_ps(q, _mm256_set1_ps(1 + 1e-6f)));
-    const __m256i sure = _mm256_and_si256(_mm256_cmpeq_epi32(below, above),
-                                          _mm256_cmpeq_epi32(_mm256_min_epu32(above, last), above));   // above <= last
+    const uint32_t sure = static_cast<uint32_t>(_mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_and_si256(_mm256_cmpeq_epi32(below, above),
+                         _mm256_cmpeq_epi32(_mm256_min_epu32(above, last), above)))));   // above <= last
     const __m256i abits = _mm256_and_si256(_mm256_castps_si256(v), abs_bits);
     const __m256i at =
         _mm256_add_epi32(_mm256_add_epi32(lane_copy, _mm256_slli_epi32(above, 6)), log_columns_avx2(abits));
     const size_t step = i / 8;
-    _mm256_store_si256(reinterpret_cast<__m256i*>(index[step % kPendingSteps]),
-                       _mm256_or_si256(_mm256_and_si256(sure, at), _mm256_andnot_si256(sure, _mm256_set1_epi32(-1))));
-    asm volatile("" ::: "memory");     // the reads below stay scalar loads
-    if (step + 1 >= kPendingSteps) {   // the step kPendingSteps - 1 before this one
-      const size_t old = step + 1 - kPendingSteps;
-      add(index[old % kPendingSteps], x + 8 * old);
-    }
+    _mm256_store_si256(reinterpret_cast<__m256i*>(index[step % kPendingSteps]), at);
+    sure_of[step % kPendingSteps] = sure;
+    asm volatile("" ::: "memory");                                  // the reads below stay scalar loads
+    if (step + 1 >= kPendingSteps) add(step + 1 - kPendingSteps);   // the step kPendingSteps - 1 before this one
   }
-  for (size_t old = first_pending(i / 8); old < i / 8; ++old) add(index[old % kPendingSteps], x + 8 * old);
+  for (size_t old = first_pending(i / 8); old < i / 8; ++old) add(old);
   for (; i < n; ++i) ++pairs[(i & 3) * copy + b.exact(x[i]) * kPairCols + log_column(bits_of(x[i]))];
 }
 #endif
@@ -690,6 +732,25 @@ inline __attribute__((always_inline)) I16 bin_levels(V16 v, const Binning& b) {
 // A level form's pairs (kPairCols) are counted per chunk; its four copies are used by level mod 4
 // (8-12 % of the scan on one thread, interleaved A/B runs).
 
+// A level form's block (its `n` values are levels lv[16 * sub-block + code]): the NaN and Inf among
+// them counted, the chunk marked as holding them.
+void count_non_finite_levels(const float* lv, const uint8_t* codes, size_t n, Worker& w, ChunkSummary& c) {
+  for (size_t i = 0; i < n; ++i) {
+    const float x = lv[levels::kLevels * (i / levels::kSubElems) + codes[i]];
+    if (std::isnan(x)) ++w.nan;
+    else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
+  }
+  c.non_finite = true;
+}
+
+// The same block's finite values offered as outliers, value i at position p0 + i.
+void offer_levels(std::vector<TopItem>& heap, const float* lv, const uint8_t* codes, size_t n, uint64_t p0, size_t k) {
+  for (size_t i = 0; i < n; ++i) {
+    const float x = lv[levels::kLevels * (i / levels::kSubElems) + codes[i]], ax = std::fabs(x);
+    if (std::isfinite(x) && (heap.size() < k || ax > heap.front().abs)) offer(heap, {ax, p0 + i, x}, k);
+  }
+}
+
 // A chunk's pair table (w.pairs: four copies of `bins` rows) into the linear histogram (when binned)
 // and, in pass 1 (kFull), the log2 histogram.
 template <bool kFull>
@@ -738,14 +799,7 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
     if (kFull) {   // NaN and Inf levels: counted here, value by value (rare), then left out below
       I16 non_finite = I16{};
       for (int sub = 0; sub < kSubs; ++sub) non_finite |= (load16i_bits(lv + kL * sub) & exp_bits) == exp_bits;
-      if (any16(non_finite)) {
-        for (size_t i = 0; i < kElems; ++i) {
-          const float x = lv[kL * (i / levels::kSubElems) + codes[i]];
-          if (std::isnan(x)) ++w.nan;
-          else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
-        }
-        c.non_finite = true;
-      }
+      if (any16(non_finite)) count_non_finite_levels(lv, codes, kElems, w, c);
     }
     for (int sub = 0; sub < kSubs; ++sub) {
       I16 n = count_codes32(codes + levels::kSubElems * sub);
@@ -785,14 +839,8 @@ void scan_levels(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t t
     }
     if (!kFull || top_k == 0) continue;
     const float block_max = max16(block_abs_max);
-    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
-      const uint64_t p0 = pos0 + blk * kElems;
-      for (size_t i = 0; i < kElems; ++i) {
-        const float x = lv[kL * (i / levels::kSubElems) + codes[i]], ax = std::fabs(x);
-        if (std::isfinite(x) && (w.heap.size() < top_k || ax > w.heap.front().abs))
-          offer(w.heap, {ax, p0 + i, x}, top_k);
-      }
-    }
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs)
+      offer_levels(w.heap, lv, codes, kElems, pos0 + blk * kElems, top_k);
   }
   fold_chunk_pairs<kFull>(w, bins, binning != nullptr);
   if (!kFull) return;
@@ -823,12 +871,6 @@ inline __m256i popcount_epi32_avx2(__m256i v) {
   const __m256i bytes = _mm256_add_epi8(_mm256_shuffle_epi8(table, _mm256_and_si256(v, low4)),
                                         _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4)));
   return _mm256_madd_epi16(_mm256_maddubs_epi16(bytes, _mm256_set1_epi8(1)), _mm256_set1_epi16(1));
-}
-
-double hsum4(__m256d v) {
-  alignas(32) double x[4];
-  _mm256_store_pd(x, v);
-  return (x[0] + x[1]) + (x[2] + x[3]);
 }
 
 template <class Form, bool kFull>
@@ -956,46 +998,22 @@ void scan_levels_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, siz
       }
     }
     if (!kFull) continue;
-    if (__builtin_expect(!_mm256_testz_si256(block_non_finite, block_non_finite), 0)) {   // rare
-      for (size_t i = 0; i < kElems; ++i) {
-        const float x = lv[kL * (i / levels::kSubElems) + codes[i]];
-        if (std::isnan(x)) ++w.nan;
-        else if (std::isinf(x)) ++(x > 0 ? w.pos_inf : w.neg_inf);
-      }
-      c.non_finite = true;
-    }
+    if (__builtin_expect(!_mm256_testz_si256(block_non_finite, block_non_finite), 0))   // rare
+      count_non_finite_levels(lv, codes, levels::kSubElems * kSubs, w, c);
     if (top_k == 0) continue;
-    alignas(32) float lane_max[8];
-    _mm256_store_ps(lane_max, block_abs_max);
-    float block_max = 0;
-    for (float x : lane_max) block_max = x > block_max ? x : block_max;
-    if (w.heap.size() < top_k || block_max > w.heap.front().abs) {
-      const uint64_t p0 = pos0 + blk * kElems;
-      for (size_t i = 0; i < kElems; ++i) {
-        const float x = lv[kL * (i / levels::kSubElems) + codes[i]], ax = std::fabs(x);
-        if (std::isfinite(x) && (w.heap.size() < top_k || ax > w.heap.front().abs))
-          offer(w.heap, {ax, p0 + i, x}, top_k);
-      }
-    }
+    const float block_max = hmax8(block_abs_max);
+    if (w.heap.size() < top_k || block_max > w.heap.front().abs)
+      offer_levels(w.heap, lv, codes, kElems, pos0 + blk * kElems, top_k);
   }
   for (size_t k = first_pending(stored); k < stored; ++k)
     for (int l = 0; l < kL; ++l) pairs[pair[k % kPendingSteps][l]] += static_cast<uint32_t>(cnt[k % kPendingSteps][l]);
   fold_chunk_pairs<kFull>(w, bins, binning != nullptr);
   if (!kFull) return;
-  alignas(32) float lo_l[8], hi_l[8];
-  alignas(32) int32_t z[8], f[8];
-  _mm256_store_ps(lo_l, lo);
-  _mm256_store_ps(hi_l, hi);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(z), zeros);
+  alignas(32) int32_t f[8];
   _mm256_store_si256(reinterpret_cast<__m256i*>(f), finite);
   c.values = n_blocks * kElems;
-  for (int l = 0; l < 8; ++l) {
-    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
-    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
-    w.zeros += static_cast<uint32_t>(z[l]);
-    c.finite += static_cast<uint32_t>(f[l]);
-  }
-  close_level_chunk(c, w, shift, hsum4(s), hsum4(sq), hsum4(a));
+  for (int32_t k : f) c.finite += static_cast<uint32_t>(k);
+  close_avx2_chunk(c, w, lo, hi, zeros, shift, s, sq, a);
 }
 #endif
 
@@ -1364,17 +1382,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
   alignas(64) float step[kPendingSteps][16];   // the values of the steps whose increments are pending
   __mmask16 sure_of[kPendingSteps] = {};       // the lanes of each step binned by the multiply
   size_t stored = 0;                           // steps whose indices were stored
-  auto add = [&](const int32_t* at, const float* x, __mmask16 sure) {
-    if (sure == 0xffff) {   // straight-line increments, no branch a lane
-#pragma GCC unroll 16
-      for (int l = 0; l < 16; ++l) ++pairs[at[l]];
-      return;
-    }
-    for (int l = 0; l < 16; ++l) {
-      const int32_t k = at[l] >= 0 ? at[l] : (l & 3) * copy + b.exact(x[l]) * kPairCols + log_column(bits_of(x[l]));
-      ++pairs[k];
-    }
-  };
+  auto add = [&](const int32_t* at, const float* x, __mmask16 sure) { add_sure_pairs<16>(pairs, at, x, sure, b); };
   __m512 lo = _mm512_set1_ps(INFINITY), hi = _mm512_set1_ps(-INFINITY);
   __m512i zeros = _mm512_setzero_si512();
   __m512d s = _mm512_setzero_pd(), sq = _mm512_setzero_pd(), a = _mm512_setzero_pd();
@@ -1398,7 +1406,7 @@ void scan_q6k_avx512(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size
       // The increments of the step three before this one (kPendingSteps), whose stores have reached
       // the cache by now.
       const size_t slot = stored % kPendingSteps;
-      _mm512_store_si512(index[slot], _mm512_mask_mov_epi32(_mm512_set1_epi32(-1), sure, at));
+      _mm512_store_si512(index[slot], at);
       _mm512_store_ps(step[slot], v);
       sure_of[slot] = sure;
       asm volatile("" ::: "memory");   // the reads below stay scalar loads
@@ -1467,21 +1475,6 @@ inline __m256 q6k_values_avx2(const int8_t* codes, const float* dj, int step) {
   return _mm256_mul_ps(_mm256_set1_ps(dj[step / 2]), _mm256_cvtepi32_ps(q));
 }
 
-float hmin8(__m256 v) {
-  alignas(32) float x[8];
-  _mm256_store_ps(x, v);
-  float r = x[0];
-  for (int k = 1; k < 8; ++k) r = x[k] < r ? x[k] : r;
-  return r;
-}
-float hmax8(__m256 v) {
-  alignas(32) float x[8];
-  _mm256_store_ps(x, v);
-  float r = x[0];
-  for (int k = 1; k < 8; ++k) r = x[k] > r ? x[k] : r;
-  return r;
-}
-
 // q6k_bounds_avx512 on AVX2: a block is decoded only where its levels could widen the bounds so far.
 void q6k_bounds_avx2(const uint8_t* blocks, size_t n_blocks, float& lo_out, float& hi_out) {
   alignas(32) int8_t codes[256];
@@ -1534,16 +1527,7 @@ void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t
   alignas(32) float values[kPendingSteps][8];   // the values of the steps whose increments are pending
   int sure_of[kPendingSteps] = {};              // the lanes of each step binned by the multiply
   size_t stored = 0;                            // steps whose indices were stored
-  auto add = [&](const int32_t* at, const float* x, int sure) {
-    if (sure == 0xff) {   // straight-line increments, no branch a lane
-      for (int l = 0; l < 8; ++l) ++pairs[at[l]];
-      return;
-    }
-    for (int l = 0; l < 8; ++l) {
-      const int32_t k = sure >> l & 1 ? at[l] : (l & 3) * copy + b.exact(x[l]) * kPairCols + log_column(bits_of(x[l]));
-      ++pairs[k];
-    }
-  };
+  auto add = [&](const int32_t* at, const float* x, int sure) { add_sure_pairs<8>(pairs, at, x, sure, b); };
   __m256 lo = _mm256_set1_ps(INFINITY), hi = _mm256_set1_ps(-INFINITY);
   __m256i zeros = zero;
   __m256d s = _mm256_setzero_pd(), sq = s, a = s;
@@ -1592,18 +1576,8 @@ void scan_q6k_avx2(const uint8_t* blocks, size_t n_blocks, uint64_t pos0, size_t
   }
   for (size_t k = first_pending(stored); k < stored; ++k)
     add(index[k % kPendingSteps], values[k % kPendingSteps], sure_of[k % kPendingSteps]);
-  alignas(32) float lo_l[8], hi_l[8];
-  alignas(32) int32_t z[8];
-  _mm256_store_ps(lo_l, lo);
-  _mm256_store_ps(hi_l, hi);
-  _mm256_store_si256(reinterpret_cast<__m256i*>(z), zeros);
   c.values = c.finite = n_blocks * 256;
-  for (int l = 0; l < 8; ++l) {
-    c.lo = lo_l[l] < c.lo ? lo_l[l] : c.lo;
-    c.hi = hi_l[l] > c.hi ? hi_l[l] : c.hi;
-    w.zeros += static_cast<uint32_t>(z[l]);
-  }
-  close_level_chunk(c, w, shift, hsum4(s), hsum4(sq), hsum4(a));
+  close_avx2_chunk(c, w, lo, hi, zeros, shift, s, sq, a);
 }
 #endif
 
