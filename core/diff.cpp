@@ -107,9 +107,10 @@ inline D8 max8(D8 ad, D8 m) {
 #endif
 }
 
-// Two sets of lane accumulators (16 values a step), so the additions of one step do not wait on
-// the previous step's (each sum is a chain of dependent adds); the sets and lanes merge in a fixed
-// order, so the bits do not depend on where the chunk runs. Products of two floats are exact in
+// Lane accumulators, so the additions of one step do not wait on the previous step's (each sum is a
+// chain of dependent adds): with AVX2 and later the first set's 8 lanes as two 4-lane halves, else
+// two sets of 8 (16 values a step); the sets and lanes merge in a fixed order, so the bits do not
+// depend on where the chunk runs. Products of two floats are exact in
 // double: only the additions round. A chunk may be fed in pieces (add, then finish): pieces of a
 // multiple of 16 values keep every value in the lane it has in one pass over the chunk, so the
 // sums are those of the whole chunk to the bit.
